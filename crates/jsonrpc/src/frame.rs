@@ -1,0 +1,279 @@
+//! One JSON-RPC message: its original text plus the positions of its envelope.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+use crate::codes::ErrorCode;
+use crate::method::Method;
+
+/// What kind of message a frame is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Has a method and an id: expects a response.
+    Request,
+    /// Has a method and no id.
+    Notification,
+    /// Has an id and a `result`.
+    Response,
+    /// Has an id and an `error`.
+    ErrorResponse,
+}
+
+/// A validated JSON-RPC 2.0 message that keeps its original bytes.
+///
+/// Only the envelope is read. `params`, `result` and `error` stay as text and are
+/// reached through [`Frame::params`] and friends, which return slices of the
+/// original message.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    text: String,
+    kind: Kind,
+    method: Option<Method>,
+    id: Option<Range<usize>>,
+    params: Option<Range<usize>>,
+    payload: Option<Range<usize>>,
+}
+
+/// Why a line is not a valid JSON-RPC message.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct FrameError {
+    /// The JSON-RPC code to answer with.
+    pub code: ErrorCode,
+    /// What is wrong, for a person.
+    pub message: String,
+    /// The message's id (JSON text), when it could be read, so the error can
+    /// answer it.
+    pub id: Option<String>,
+}
+
+impl FrameError {
+    fn new(code: ErrorCode, message: impl Into<String>, id: Option<&RawValue>) -> Self {
+        FrameError {
+            code,
+            message: message.into(),
+            id: id.filter(|raw| is_valid_id(raw.get())).map(|raw| raw.get().to_owned()),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// Deserializes a field that is present, even as `null`, to `Some`: an explicit
+/// `"id": null` must not look like a missing id.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+/// MCP ids are strings or numbers, never null.
+fn is_valid_id(raw: &str) -> bool {
+    matches!(raw.as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9'))
+}
+
+impl Frame {
+    /// Parses and validates one message.
+    ///
+    /// Leading and trailing whitespace is ignored. Batches (JSON arrays) are
+    /// refused: MCP removed them in 2025-06-18.
+    pub fn parse(text: impl Into<String>) -> Result<Frame, FrameError> {
+        let mut text: String = text.into();
+        let trimmed = text.trim();
+        if trimmed.len() != text.len() {
+            text = trimmed.to_owned();
+        }
+        let (kind, method, id, params, payload) = {
+            let envelope = Self::envelope(&text)?;
+            let span = |raw: Option<&RawValue>| raw.map(|raw| span_in(&text, raw.get()));
+            let kind = Self::classify(&envelope)?;
+            (
+                kind,
+                envelope.method.as_deref().map(Method::parse),
+                span(envelope.id),
+                span(envelope.params),
+                span(envelope.result.or(envelope.error)),
+            )
+        };
+        Ok(Frame { text, kind, method, id, params, payload })
+    }
+
+    fn envelope(text: &str) -> Result<Envelope<'_>, FrameError> {
+        match text.as_bytes().first() {
+            Some(b'{') => {}
+            Some(b'[') => {
+                return Err(FrameError::new(
+                    ErrorCode::InvalidRequest,
+                    "JSON-RPC batches are not supported (MCP removed them in 2025-06-18)",
+                    None,
+                ));
+            }
+            _ if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => {
+                return Err(FrameError::new(ErrorCode::InvalidRequest, "a JSON-RPC message must be a JSON object", None));
+            }
+            _ => {}
+        }
+        serde_json::from_str::<Envelope>(text).map_err(|err| {
+            let code = if err.is_data() { ErrorCode::InvalidRequest } else { ErrorCode::ParseError };
+            FrameError::new(code, format!("invalid JSON-RPC message: {err}"), None)
+        })
+    }
+
+    fn classify(envelope: &Envelope<'_>) -> Result<Kind, FrameError> {
+        let invalid = |message: &str| FrameError::new(ErrorCode::InvalidRequest, message, envelope.id);
+        if envelope.jsonrpc.map(RawValue::get) != Some(r#""2.0""#) {
+            return Err(invalid(r#"the "jsonrpc" member must be "2.0""#));
+        }
+        if let Some(id) = envelope.id
+            && !is_valid_id(id.get())
+            && (envelope.method.is_some() || envelope.error.is_none() || id.get() != "null")
+        {
+            return Err(invalid("the id must be a string or a number"));
+        }
+        if let Some(params) = envelope.params
+            && !matches!(params.get().as_bytes().first(), Some(b'{' | b'['))
+        {
+            return Err(invalid("params must be an object or an array"));
+        }
+        match (&envelope.method, envelope.id, envelope.result, envelope.error) {
+            (Some(_), _, None, None) if envelope.id.is_some() => Ok(Kind::Request),
+            (Some(_), None, None, None) => Ok(Kind::Notification),
+            (Some(_), _, _, _) => Err(invalid("a request must not carry a result or an error")),
+            (None, None, _, _) => Err(invalid("a message without a method must have an id")),
+            (None, Some(_), Some(_), None) => Ok(Kind::Response),
+            (None, Some(_), None, Some(error)) if error.get().starts_with('{') => Ok(Kind::ErrorResponse),
+            (None, Some(_), None, Some(_)) => Err(invalid("error must be an object")),
+            (None, Some(_), _, _) => Err(invalid("a response must have exactly one of result and error")),
+        }
+    }
+
+    /// The message as received (trimmed).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Takes the text out of the frame.
+    pub fn into_text(self) -> String {
+        self.text
+    }
+
+    /// Request, notification or response.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The method of a request or notification.
+    pub fn method(&self) -> Option<&Method> {
+        self.method.as_ref()
+    }
+
+    /// The id as JSON text (`7`, `"abc"`), if the message has one.
+    pub fn id(&self) -> Option<&str> {
+        self.id.clone().map(|span| &self.text[span])
+    }
+
+    /// The byte range of the id, for splicing.
+    pub fn id_span(&self) -> Option<Range<usize>> {
+        self.id.clone()
+    }
+
+    /// The params as JSON text.
+    pub fn params(&self) -> Option<&str> {
+        self.params.clone().map(|span| &self.text[span])
+    }
+
+    /// The `result` of a response, or the `error` of an error response, as JSON text.
+    pub fn payload(&self) -> Option<&str> {
+        self.payload.clone().map(|span| &self.text[span])
+    }
+
+    /// The byte range of `part`, which must be a slice of this frame's text
+    /// (typically a `RawValue` deserialized from [`Frame::params`]).
+    pub fn span_of(&self, part: &str) -> Range<usize> {
+        span_in(&self.text, part)
+    }
+
+    /// The message with its id replaced by `id` (JSON text).
+    pub fn with_id(&self, id: &str) -> String {
+        match self.id.clone() {
+            Some(span) => {
+                let mut out = String::with_capacity(self.text.len() + id.len());
+                out.push_str(&self.text[..span.start]);
+                out.push_str(id);
+                out.push_str(&self.text[span.end..]);
+                out
+            }
+            None => self.text.clone(),
+        }
+    }
+}
+
+/// The byte range of `part` within `base`; `part` must be a sub-slice of `base`.
+fn span_in(base: &str, part: &str) -> Range<usize> {
+    let start = (part.as_ptr() as usize).wrapping_sub(base.as_ptr() as usize);
+    assert!(start <= base.len() && start + part.len() <= base.len(), "span_of: not a slice of this frame");
+    start..start + part.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_keeps_bytes_and_finds_envelope() {
+        let text = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a","arguments":{"n":1.50}},"x-extra":true}"#;
+        let frame = Frame::parse(text).unwrap();
+        assert_eq!(frame.kind(), Kind::Request);
+        assert_eq!(frame.method(), Some(&Method::ToolsCall));
+        assert_eq!(frame.id(), Some("7"));
+        assert_eq!(frame.params(), Some(r#"{"name":"a","arguments":{"n":1.50}}"#));
+        assert_eq!(frame.with_id("\"w-1\""), text.replace(r#""id":7"#, r#""id":"w-1""#));
+    }
+
+    #[test]
+    fn classifies_messages() {
+        let kind = |text: &str| Frame::parse(text).map(|f| f.kind());
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","method":"n"}"#).unwrap(), Kind::Notification);
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap(), Kind::Response);
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#).unwrap(), Kind::ErrorResponse);
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}"#).unwrap(), Kind::ErrorResponse);
+    }
+
+    #[test]
+    fn rejects_bad_envelopes_with_codes_and_ids() {
+        let err = |text: &str| Frame::parse(text).unwrap_err();
+        assert_eq!(err("{not json").code, ErrorCode::ParseError);
+        assert_eq!(err("[]").code, ErrorCode::InvalidRequest);
+        assert_eq!(err("42").code, ErrorCode::InvalidRequest);
+        let missing_version = err(r#"{"id":3,"method":"ping"}"#);
+        assert_eq!((missing_version.code, missing_version.id.as_deref()), (ErrorCode::InvalidRequest, Some("3")));
+        assert_eq!(err(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#).code, ErrorCode::InvalidRequest);
+        assert_eq!(err(r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#).id, None);
+        assert!(Frame::parse(r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{}}"#).is_err());
+        assert!(Frame::parse(r#"{"jsonrpc":"2.0","id":1}"#).is_err());
+        assert!(Frame::parse(r#"{"jsonrpc":"2.0","method":"m","params":3}"#).is_err());
+        assert!(Frame::parse(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#).is_err(), "duplicate ids");
+        assert!(Frame::parse(r#"{"jsonrpc":"2.0","method":7}"#).is_err());
+    }
+
+    #[test]
+    fn escaped_method_names_are_decoded() {
+        let frame = Frame::parse(r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call"}"#).unwrap();
+        assert_eq!(frame.method(), Some(&Method::ToolsCall));
+    }
+}

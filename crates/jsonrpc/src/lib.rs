@@ -1,0 +1,22 @@
+//! JSON-RPC 2.0 framing for Warden.
+//!
+//! A gateway must forward what it does not understand, byte for byte. This crate
+//! therefore never decodes a whole message into typed structs: [`Frame`] validates
+//! the envelope (`jsonrpc`, `id`, `method`, `params`, `result`, `error`) and keeps
+//! the original text; [`Splice`] rewrites a few values (an id, a tool name) in
+//! place and leaves every other byte untouched; [`LineReader`] reads
+//! newline-delimited messages with a size cap.
+
+mod build;
+mod codes;
+mod frame;
+mod lines;
+mod method;
+mod splice;
+
+pub use build::{error_response, notification, request, result_response};
+pub use codes::ErrorCode;
+pub use frame::{Frame, FrameError, Kind};
+pub use lines::{Line, LineReader};
+pub use method::Method;
+pub use splice::{Splice, json_string};

@@ -1,0 +1,138 @@
+//! Reading newline-delimited messages with a size cap.
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+/// One read from a [`LineReader`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A complete line without its terminator (`\n` or `\r\n`).
+    Text(String),
+    /// A line longer than the cap; its bytes were skipped up to the next newline.
+    TooLong {
+        /// How many bytes the line had.
+        bytes: usize,
+    },
+    /// A line that is not UTF-8.
+    NotUtf8,
+    /// The stream ended.
+    Eof,
+}
+
+/// Reads lines from an async stream, never holding more than `max` bytes of one
+/// line in memory.
+///
+/// Blank lines are skipped. A last line without a newline is still returned.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    inner: BufReader<R>,
+    max: usize,
+    line: Vec<u8>,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// A reader that refuses lines over `max` bytes.
+    pub fn new(inner: R, max: usize) -> Self {
+        LineReader { inner: BufReader::with_capacity(64 * 1024, inner), max, line: Vec::new() }
+    }
+
+    /// Reads the next line.
+    ///
+    /// Cancel safety: not cancel safe; call it from one task that owns the reader.
+    pub async fn next(&mut self) -> std::io::Result<Line> {
+        loop {
+            let line = self.next_raw().await?;
+            if let Line::Text(text) = &line
+                && text.trim().is_empty()
+            {
+                continue;
+            }
+            return Ok(line);
+        }
+    }
+
+    async fn next_raw(&mut self) -> std::io::Result<Line> {
+        self.line.clear();
+        let mut seen = 0usize;
+        loop {
+            let available = self.inner.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(if seen == 0 { Line::Eof } else { self.finish(seen) });
+            }
+            let (chunk, done) = match memchr::memchr(b'\n', available) {
+                Some(at) => (&available[..at], at + 1),
+                None => (available, available.len()),
+            };
+            seen += chunk.len();
+            if seen <= self.max {
+                self.line.extend_from_slice(chunk);
+            }
+            let found = done > chunk.len();
+            self.inner.consume(done);
+            if found {
+                return Ok(self.finish(seen));
+            }
+        }
+    }
+
+    fn finish(&mut self, seen: usize) -> Line {
+        if seen > self.max {
+            self.line = Vec::new();
+            return Line::TooLong { bytes: seen };
+        }
+        if self.line.last() == Some(&b'\r') {
+            self.line.pop();
+        }
+        match String::from_utf8(std::mem::take(&mut self.line)) {
+            Ok(text) => Line::Text(text),
+            Err(_) => Line::NotUtf8,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn read_all(input: &[u8], max: usize) -> Vec<Line> {
+        let mut reader = LineReader::new(input, max);
+        let mut out = Vec::new();
+        loop {
+            let line = reader.next().await.unwrap();
+            let end = line == Line::Eof;
+            out.push(line);
+            if end {
+                return out;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn splits_caps_and_recovers() {
+        let input = b"short\r\n\n0123456789abc\nnext\n\xff\xfe\nlast";
+        let lines = read_all(input, 10).await;
+        assert_eq!(
+            lines,
+            vec![
+                Line::Text("short".into()),
+                Line::TooLong { bytes: 13 },
+                Line::Text("next".into()),
+                Line::NotUtf8,
+                Line::Text("last".into()),
+                Line::Eof,
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn long_lines_across_buffer_refills() {
+        let mut input = vec![b'a'; 200_000];
+        input.push(b'\n');
+        input.extend_from_slice(b"ok\n");
+        let lines = read_all(&input, 300_000).await;
+        assert!(matches!(&lines[0], Line::Text(t) if t.len() == 200_000));
+        assert_eq!(lines[1], Line::Text("ok".into()));
+        let capped = read_all(&input, 100_000).await;
+        assert_eq!(capped[0], Line::TooLong { bytes: 200_000 });
+        assert_eq!(capped[1], Line::Text("ok".into()));
+    }
+}

@@ -1,0 +1,75 @@
+//! Rewriting a few values inside a JSON text while keeping every other byte.
+
+use std::ops::Range;
+
+/// A set of replacements in one JSON text.
+///
+/// Spans are byte ranges of the original text, usually found with
+/// [`Frame::span_of`](crate::Frame::span_of) on a `RawValue` borrowed from that
+/// same text. Everything outside the spans is copied unchanged.
+#[derive(Debug, Default)]
+pub struct Splice {
+    edits: Vec<(Range<usize>, String)>,
+}
+
+impl Splice {
+    /// An empty set of replacements.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the bytes in `span` with `text`.
+    pub fn replace(&mut self, span: Range<usize>, text: impl Into<String>) -> &mut Self {
+        self.edits.push((span, text.into()));
+        self
+    }
+
+    /// Whether there is nothing to replace.
+    pub fn is_empty(&self) -> bool {
+        self.edits.is_empty()
+    }
+
+    /// Applies the replacements to `base`.
+    ///
+    /// # Panics
+    /// When spans overlap or fall outside `base`: they come from Warden's own
+    /// parsing of `base`, never from input, so that is a bug.
+    pub fn apply(mut self, base: &str) -> String {
+        self.edits.sort_by_key(|(span, _)| span.start);
+        let added: usize = self.edits.iter().map(|(_, text)| text.len()).sum();
+        let mut out = String::with_capacity(base.len() + added);
+        let mut at = 0;
+        for (span, text) in &self.edits {
+            assert!(span.start >= at && span.end <= base.len(), "overlapping or out-of-range splice");
+            out.push_str(&base[at..span.start]);
+            out.push_str(text);
+            at = span.end;
+        }
+        out.push_str(&base[at..]);
+        out
+    }
+}
+
+/// Encodes `value` as a JSON string literal, quotes included.
+pub fn json_string(value: &str) -> String {
+    // Serialising a &str cannot fail.
+    serde_json::to_string(value).unwrap_or_else(|_| String::from("\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_only_the_spans() {
+        let base = r#"{"id": 1 ,"name":"a","x":[1.50,"é"]}"#;
+        let mut splice = Splice::new();
+        splice.replace(17..20, "\"b\"").replace(7..8, "42");
+        assert_eq!(splice.apply(base), r#"{"id": 42 ,"name":"b","x":[1.50,"é"]}"#);
+    }
+
+    #[test]
+    fn strings_are_escaped() {
+        assert_eq!(json_string("a\"b\n"), r#""a\"b\n""#);
+    }
+}

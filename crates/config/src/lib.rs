@@ -1,0 +1,18 @@
+//! Warden's configuration.
+//!
+//! One file, YAML or JSON, describes the upstream servers and how Warden presents
+//! them. The `servers:` section uses the field names of mcp2 (`displayName`,
+//! `transport: {kind, command, args, env}`), so existing configs carry over.
+//! `${VAR}` and `${VAR:-default}` in transport fields are expanded from the
+//! environment when the file is loaded.
+
+mod env;
+mod error;
+mod load;
+mod schema;
+mod validate;
+
+pub use env::expand;
+pub use error::ConfigError;
+pub use load::{load, parse};
+pub use schema::{Config, Limits, Naming, PrefixMode, ServerConfig, Supervision, Transport};

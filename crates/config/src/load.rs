@@ -1,0 +1,123 @@
+//! Reading a configuration file.
+
+use std::path::Path;
+
+use crate::env::expand;
+use crate::error::ConfigError;
+use crate::schema::{Config, Transport};
+use crate::validate::validate;
+
+/// Reads, expands and validates the configuration at `path`.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+    parse(path, &text, &|name| std::env::var(name).ok())
+}
+
+/// Parses configuration text. `path` names the file in errors and chooses the
+/// format: `.json` is JSON, anything else YAML. `lookup` reads environment
+/// variables.
+pub fn parse(path: &Path, text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+    let is_json = path.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+    let parsed = if is_json {
+        serde_json::from_str::<Config>(text)
+            .map_err(|err| format!("line {}, column {}: {err}", err.line(), err.column()))
+    } else {
+        serde_saphyr::from_str::<Config>(text).map_err(|err| err.to_string())
+    };
+    let mut config = parsed.map_err(|message| ConfigError::Parse { path: path.into(), message })?;
+    let mut problems = expand_transports(&mut config, lookup);
+    problems.extend(validate(&config));
+    if problems.is_empty() { Ok(config) } else { Err(ConfigError::Invalid { path: path.into(), problems }) }
+}
+
+/// Expands `${VAR}` in every transport field; returns one problem per failure.
+fn expand_transports(config: &mut Config, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (name, server) in &mut config.servers {
+        let mut expand_in = |field: &str, value: &mut String| match expand(value, lookup) {
+            Ok(expanded) => *value = expanded,
+            Err(why) => problems.push(format!("servers.{name}.transport.{field}: {why}")),
+        };
+        match &mut server.transport {
+            Transport::Stdio { command, args, env, cwd } => {
+                expand_in("command", command);
+                for arg in args.iter_mut() {
+                    expand_in("args", arg);
+                }
+                for value in env.values_mut() {
+                    expand_in("env", value);
+                }
+                if let Some(dir) = cwd
+                    && let Some(text) = dir.to_str()
+                {
+                    let mut text = text.to_owned();
+                    expand_in("cwd", &mut text);
+                    *dir = text.into();
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::PrefixMode;
+
+    fn env(name: &str) -> Option<String> {
+        (name == "TOKEN").then(|| "s3cret".to_owned())
+    }
+
+    #[test]
+    fn yaml_and_json_load_the_same_config() {
+        let yaml = r#"
+servers:
+  files:
+    displayName: Local Files
+    transport:
+      kind: stdio
+      command: npx
+      args: ["-y", "server", "${HOME_DIR:-/tmp}"]
+      env: { API_TOKEN: "${TOKEN}" }
+  db:
+    transport: { kind: stdio, command: db-server }
+naming: { separator: "-", prefix: multiple }
+"#;
+        let json = r#"{"servers":{"files":{"displayName":"Local Files","transport":{"kind":"stdio","command":"npx",
+            "args":["-y","server","${HOME_DIR:-/tmp}"],"env":{"API_TOKEN":"${TOKEN}"}}},
+            "db":{"transport":{"kind":"stdio","command":"db-server"}}},"naming":{"separator":"-","prefix":"multiple"}}"#;
+        for (file, text) in [("w.yaml", yaml), ("w.json", json)] {
+            let config = parse(Path::new(file), text, &env).unwrap();
+            assert_eq!(config.servers.keys().collect::<Vec<_>>(), ["files", "db"], "order kept");
+            let Transport::Stdio { args, env, .. } = &config.servers["files"].transport;
+            assert_eq!(args[2], "/tmp");
+            assert_eq!(env["API_TOKEN"], "s3cret");
+            assert_eq!(config.naming.prefix, PrefixMode::Multiple);
+            assert_eq!(config.naming.max_length, 64);
+        }
+    }
+
+    #[test]
+    fn errors_name_the_place() {
+        let err = parse(Path::new("w.yaml"), "servers:\n  a:\n    transport: {kind: stdio}\n", &env).unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("w.yaml:") && text.contains("command") && text.contains("line 3"), "{text}");
+
+        let err = parse(Path::new("w.json"), "{\"servers\": {\"a\": 3}}", &env).unwrap_err();
+        assert!(err.to_string().contains("line 1, column"), "{err}");
+
+        let err = parse(Path::new("w.yaml"), "servers:\n  a:\n    transport: {kind: ftp, command: x}\n", &env);
+        assert!(err.unwrap_err().to_string().contains("ftp"));
+
+        let err = parse(Path::new("w.yaml"), "servrs: {}\n", &env).unwrap_err();
+        assert!(err.to_string().contains("servrs"), "{err}");
+    }
+
+    #[test]
+    fn unset_variables_are_errors() {
+        let text = "servers:\n  a:\n    transport: {kind: stdio, command: \"${NOPE}\"}\n";
+        let err = parse(Path::new("w.yaml"), text, &env).unwrap_err();
+        assert_eq!(err.to_string(), "w.yaml: servers.a.transport.command: environment variable NOPE is not set");
+    }
+}

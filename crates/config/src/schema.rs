@@ -1,0 +1,132 @@
+//! The configuration's shape.
+
+use std::path::PathBuf;
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+
+/// A whole configuration file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Config {
+    /// The upstream MCP servers, by name, in the order they are written (the
+    /// order decides which server wins a name collision).
+    #[serde(default)]
+    pub servers: IndexMap<String, ServerConfig>,
+    /// How tool and prompt names are presented to the client.
+    #[serde(default)]
+    pub naming: Naming,
+    /// Size limits.
+    #[serde(default)]
+    pub limits: Limits,
+    /// How upstream processes are started and restarted.
+    #[serde(default)]
+    pub supervision: Supervision,
+}
+
+/// One upstream MCP server.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServerConfig {
+    /// A human-readable name, for logs and status.
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// How to reach the server.
+    pub transport: Transport,
+}
+
+/// How to reach an upstream server.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Transport {
+    /// A child process speaking newline-delimited JSON-RPC on stdin and stdout.
+    Stdio {
+        /// The program to run (looked up in `PATH`).
+        command: String,
+        /// Its arguments.
+        #[serde(default)]
+        args: Vec<String>,
+        /// Extra environment variables (Warden's own environment is inherited).
+        #[serde(default)]
+        env: IndexMap<String, String>,
+        /// The working directory (default: Warden's).
+        #[serde(default)]
+        cwd: Option<PathBuf>,
+    },
+}
+
+/// How tool and prompt names are shown to the client.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Naming {
+    /// Put between the server name and the tool name. Clients accept only
+    /// `[A-Za-z0-9_-]`, hence `__`.
+    pub separator: String,
+    /// When to prefix names with their server's name.
+    pub prefix: PrefixMode,
+    /// Longer names are shortened with a hash (clients reject names over 64).
+    pub max_length: usize,
+}
+
+impl Default for Naming {
+    fn default() -> Self {
+        Naming { separator: "__".into(), prefix: PrefixMode::Always, max_length: 64 }
+    }
+}
+
+/// When names get a `<server><separator>` prefix.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum PrefixMode {
+    /// Always: names stay the same when a second server is added.
+    #[default]
+    Always,
+    /// Only when more than one server is configured.
+    Multiple,
+    /// Never: names pass through; on a collision the first server wins and
+    /// the collision is reported.
+    Never,
+}
+
+/// Size limits.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Limits {
+    /// The largest message accepted from the client or an upstream, in bytes.
+    pub max_message_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_message_bytes: 16 * 1024 * 1024 }
+    }
+}
+
+/// How upstream processes are started and kept running.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Supervision {
+    /// How long an upstream may take to answer `initialize`, in milliseconds.
+    pub start_timeout_ms: u64,
+    /// The first restart delay after an upstream exits, in milliseconds.
+    pub backoff_initial_ms: u64,
+    /// The longest restart delay, in milliseconds.
+    pub backoff_max_ms: u64,
+    /// How many bytes of each upstream's stderr are kept for error messages.
+    pub stderr_tail_bytes: usize,
+    /// How long an upstream gets to exit after its stdin is closed, before it is
+    /// killed, in milliseconds.
+    pub shutdown_grace_ms: u64,
+}
+
+impl Default for Supervision {
+    fn default() -> Self {
+        Supervision {
+            start_timeout_ms: 60_000,
+            backoff_initial_ms: 250,
+            backoff_max_ms: 30_000,
+            stderr_tail_bytes: 8 * 1024,
+            shutdown_grace_ms: 2_000,
+        }
+    }
+}

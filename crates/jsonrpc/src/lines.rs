@@ -11,6 +11,8 @@ pub enum Line {
     TooLong {
         /// How many bytes the line had.
         bytes: usize,
+        /// Its first bytes (up to 256, lossily decoded), to say what it was.
+        head: String,
     },
     /// A line that is not UTF-8.
     NotUtf8,
@@ -63,9 +65,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 None => (available, available.len()),
             };
             seen += chunk.len();
-            if seen <= self.max {
-                self.line.extend_from_slice(chunk);
-            }
+            let room = self.max.saturating_sub(self.line.len());
+            self.line.extend_from_slice(&chunk[..chunk.len().min(room)]);
             let found = done > chunk.len();
             self.inner.consume(done);
             if found {
@@ -76,8 +77,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     fn finish(&mut self, seen: usize) -> Line {
         if seen > self.max {
+            let head = String::from_utf8_lossy(&self.line[..self.line.len().min(256)]).into_owned();
             self.line = Vec::new();
-            return Line::TooLong { bytes: seen };
+            return Line::TooLong { bytes: seen, head };
         }
         if self.line.last() == Some(&b'\r') {
             self.line.pop();
@@ -114,7 +116,7 @@ mod tests {
             lines,
             vec![
                 Line::Text("short".into()),
-                Line::TooLong { bytes: 13 },
+                Line::TooLong { bytes: 13, head: "0123456789".into() },
                 Line::Text("next".into()),
                 Line::NotUtf8,
                 Line::Text("last".into()),
@@ -132,7 +134,7 @@ mod tests {
         assert!(matches!(&lines[0], Line::Text(t) if t.len() == 200_000));
         assert_eq!(lines[1], Line::Text("ok".into()));
         let capped = read_all(&input, 100_000).await;
-        assert_eq!(capped[0], Line::TooLong { bytes: 200_000 });
+        assert_eq!(capped[0], Line::TooLong { bytes: 200_000, head: "a".repeat(256) });
         assert_eq!(capped[1], Line::Text("ok".into()));
     }
 }

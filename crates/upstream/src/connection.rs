@@ -1,0 +1,192 @@
+//! One live connection to an upstream: ids, pending requests, the write queue.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
+
+use tokio::sync::{mpsc, oneshot};
+use warden_jsonrpc::Frame;
+
+use crate::error::UpstreamError;
+use crate::handshake::Handshake;
+use crate::stderr::StderrTail;
+
+/// What the writer task sends to the process.
+#[derive(Debug)]
+pub(crate) enum Outgoing {
+    /// One message, without its newline.
+    Line(String),
+    /// Close the process's stdin, asking it to exit.
+    Close,
+}
+
+type Reply = Result<Frame, UpstreamError>;
+
+#[derive(Debug, Default)]
+struct Pending {
+    /// Set once the connection is gone: new requests fail at once.
+    closed: Option<UpstreamError>,
+    waiting: HashMap<u64, oneshot::Sender<Reply>>,
+}
+
+/// A live, initialized connection to one upstream process.
+///
+/// Ids of requests sent upstream are Warden's own (numbers from 1), so that
+/// requests from many clients and from Warden itself never collide.
+#[derive(Debug)]
+pub struct Connection {
+    name: Arc<str>,
+    generation: u64,
+    outbox: mpsc::UnboundedSender<Outgoing>,
+    next_id: AtomicU64,
+    pending: Mutex<Pending>,
+    handshake: OnceLock<Handshake>,
+    stderr: Arc<StderrTail>,
+}
+
+/// The answer to a request sent on a [`Connection`].
+#[derive(Debug)]
+pub struct ResponseFuture {
+    name: Arc<str>,
+    receiver: oneshot::Receiver<Reply>,
+}
+
+impl Future for ResponseFuture {
+    type Output = Reply;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
+        Pin::new(&mut self.receiver).poll(cx).map(|reply| {
+            // The sender is dropped only when the request is forgotten (cancelled).
+            reply.unwrap_or_else(|_| {
+                Err(UpstreamError::Lost { name: self.name.to_string(), reason: "the request was cancelled".into() })
+            })
+        })
+    }
+}
+
+impl Connection {
+    pub(crate) fn new(
+        name: Arc<str>,
+        generation: u64,
+        outbox: mpsc::UnboundedSender<Outgoing>,
+        stderr: Arc<StderrTail>,
+    ) -> Self {
+        Connection {
+            name,
+            generation,
+            outbox,
+            next_id: AtomicU64::new(1),
+            pending: Mutex::new(Pending::default()),
+            handshake: OnceLock::new(),
+            stderr,
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Counts the server's (re)starts: a message from an older generation
+    /// must not be answered on a newer one.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// What the server said in its `initialize` result.
+    ///
+    /// # Panics
+    /// Before the handshake; connections are handed out only after it.
+    pub fn handshake(&self) -> &Handshake {
+        self.handshake.get().expect("connection used before its handshake")
+    }
+
+    pub(crate) fn set_handshake(&self, handshake: Handshake) {
+        let _ = self.handshake.set(handshake);
+    }
+
+    /// The tail of the server's stderr.
+    pub fn stderr(&self) -> &StderrTail {
+        &self.stderr
+    }
+
+    /// Sends a request. `build` receives the id Warden chose (JSON text) and
+    /// returns the whole message. Returns that id and the future answer.
+    pub fn send_request(&self, build: impl FnOnce(&str) -> String) -> Result<(u64, ResponseFuture), UpstreamError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (sender, receiver) = oneshot::channel();
+        {
+            let mut pending = self.lock();
+            if let Some(error) = &pending.closed {
+                return Err(error.clone());
+            }
+            pending.waiting.insert(id, sender);
+        }
+        let text = build(&id.to_string());
+        if self.outbox.send(Outgoing::Line(text)).is_err() {
+            self.forget(id);
+            return Err(self.unavailable("its input is closed"));
+        }
+        Ok((id, ResponseFuture { name: self.name.clone(), receiver }))
+    }
+
+    /// Sends Warden's own request and waits for the answer.
+    pub async fn request(&self, method: &str, params: Option<&str>) -> Result<Frame, UpstreamError> {
+        let (_, response) = self.send_request(|id| warden_jsonrpc::request(id, method, params))?;
+        response.await
+    }
+
+    /// Sends a notification, or a response to one of the server's requests.
+    pub fn send(&self, text: String) -> Result<(), UpstreamError> {
+        self.outbox.send(Outgoing::Line(text)).map_err(|_| self.unavailable("its input is closed"))
+    }
+
+    /// Stops waiting for request `id` (after a cancellation); its future ends
+    /// with an error and a late answer is dropped.
+    pub fn forget(&self, id: u64) {
+        self.lock().waiting.remove(&id);
+    }
+
+    /// How many requests are waiting for an answer.
+    pub fn in_flight(&self) -> usize {
+        self.lock().waiting.len()
+    }
+
+    /// Delivers a response from the server. Returns it back when no request
+    /// with that id is waiting.
+    pub(crate) fn resolve(&self, id: Option<u64>, reply: Reply) -> Result<(), Reply> {
+        let sender = id.and_then(|id| self.lock().waiting.remove(&id));
+        match sender {
+            Some(sender) => {
+                // The requester may have gone (cancelled); then the answer is dropped.
+                let _ = sender.send(reply);
+                Ok(())
+            }
+            None => Err(reply),
+        }
+    }
+
+    /// Marks the connection gone and fails every waiting request with `error`.
+    pub(crate) fn close(&self, error: UpstreamError) {
+        let waiting = {
+            let mut pending = self.lock();
+            pending.closed = Some(error.clone());
+            std::mem::take(&mut pending.waiting)
+        };
+        for (_, sender) in waiting {
+            let _ = sender.send(Err(error.clone()));
+        }
+        let _ = self.outbox.send(Outgoing::Close);
+    }
+
+    fn unavailable(&self, reason: &str) -> UpstreamError {
+        UpstreamError::Unavailable { name: self.name.to_string(), reason: self.stderr.explain(reason) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}

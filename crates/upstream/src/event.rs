@@ -1,0 +1,39 @@
+//! What an upstream reports to its owner.
+
+use std::sync::Arc;
+
+use warden_jsonrpc::Frame;
+
+use crate::connection::Connection;
+
+/// Something that happened on upstream number `upstream`.
+#[derive(Debug)]
+pub struct Event {
+    /// The index the owner gave the upstream when spawning it.
+    pub upstream: usize,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// What happened on an upstream.
+#[derive(Debug)]
+pub enum EventKind {
+    /// The handshake completed; requests can be sent on `Connection`.
+    Ready(Arc<Connection>),
+    /// The connection ended (exit, crash, failed start). Its pending requests
+    /// have already been answered with errors.
+    Down {
+        /// Why, with the tail of its stderr.
+        reason: String,
+    },
+    /// A request or notification from the server. Answers to a request go back
+    /// on the connection it came from.
+    Message(Arc<Connection>, warden_jsonrpc::Frame),
+}
+
+impl EventKind {
+    /// A message event.
+    pub fn message(connection: &Arc<Connection>, frame: Frame) -> Self {
+        EventKind::Message(connection.clone(), frame)
+    }
+}

@@ -1,0 +1,76 @@
+//! The MCP `initialize` exchange with an upstream.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// What an upstream said about itself in its `initialize` result.
+#[derive(Debug, Clone)]
+pub struct Handshake {
+    /// The protocol revision the server chose.
+    pub protocol_version: String,
+    /// Its capabilities, by name, as JSON text.
+    pub capabilities: HashMap<String, Box<RawValue>>,
+    /// Its `serverInfo`, as JSON text.
+    pub server_info: Option<Box<RawValue>>,
+    /// Its `instructions`.
+    pub instructions: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeResult {
+    protocol_version: String,
+    #[serde(default)]
+    capabilities: HashMap<String, Box<RawValue>>,
+    #[serde(default)]
+    server_info: Option<Box<RawValue>>,
+    #[serde(default)]
+    instructions: Option<String>,
+}
+
+impl Handshake {
+    /// Reads an `initialize` result.
+    pub fn parse(result: &str) -> Result<Handshake, String> {
+        let parsed: InitializeResult =
+            serde_json::from_str(result).map_err(|err| format!("invalid initialize result: {err}"))?;
+        Ok(Handshake {
+            protocol_version: parsed.protocol_version,
+            capabilities: parsed.capabilities,
+            server_info: parsed.server_info,
+            instructions: parsed.instructions,
+        })
+    }
+
+    /// Whether the server declared capability `name` (e.g. `tools`).
+    pub fn has(&self, name: &str) -> bool {
+        self.capabilities.get(name).is_some_and(|raw| raw.get() != "null" && raw.get() != "false")
+    }
+
+    /// Whether capability `name` has the boolean flag `flag` set (e.g.
+    /// `resources.subscribe`).
+    pub fn flag(&self, name: &str, flag: &str) -> bool {
+        self.capabilities
+            .get(name)
+            .and_then(|raw| serde_json::from_str::<HashMap<String, serde_json::Value>>(raw.get()).ok())
+            .and_then(|map| map.get(flag).and_then(serde_json::Value::as_bool))
+            .unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Handshake;
+
+    #[test]
+    fn reads_capabilities() {
+        let hs = Handshake::parse(
+            r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{"subscribe":true},"x":null},"serverInfo":{"name":"s","version":"1"}}"#,
+        )
+        .unwrap();
+        assert!(hs.has("tools") && hs.has("resources") && !hs.has("prompts") && !hs.has("x"));
+        assert!(hs.flag("resources", "subscribe") && !hs.flag("tools", "listChanged"));
+        assert!(Handshake::parse("{}").is_err());
+    }
+}

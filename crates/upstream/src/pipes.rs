@@ -1,0 +1,124 @@
+//! The tasks that move bytes between Warden and an upstream process.
+
+use std::sync::Arc;
+
+use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::process::ChildStdout;
+use tokio::sync::mpsc;
+use warden_jsonrpc::{Frame, Kind, Line, LineReader};
+
+use crate::connection::{Connection, Outgoing};
+use crate::error::UpstreamError;
+use crate::event::{Event, EventKind};
+
+/// Writes queued messages to the process, one per line, flushing whenever the
+/// queue runs empty so that bursts cost one system call.
+pub(crate) async fn write_all(mut outbox: mpsc::UnboundedReceiver<Outgoing>, stdin: impl AsyncWrite + Unpin) {
+    let mut stdin = BufWriter::with_capacity(64 * 1024, stdin);
+    while let Some(first) = outbox.recv().await {
+        let mut next = Some(first);
+        while let Some(item) = next {
+            match item {
+                Outgoing::Line(text) => {
+                    if stdin.write_all(text.as_bytes()).await.is_err() || stdin.write_all(b"\n").await.is_err() {
+                        return;
+                    }
+                }
+                Outgoing::Close => {
+                    let _ = stdin.flush().await;
+                    let _ = stdin.shutdown().await;
+                    return;
+                }
+            }
+            next = outbox.try_recv().ok();
+        }
+        if stdin.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Reads the process's stdout until it ends: responses resolve waiting
+/// requests, requests and notifications become events, anything else is
+/// dropped and logged (never forwarded).
+pub(crate) async fn read_all(
+    stdout: ChildStdout,
+    connection: Arc<Connection>,
+    limit: usize,
+    index: usize,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    let name = connection.name().to_owned();
+    let mut lines = LineReader::new(stdout, limit);
+    loop {
+        let line = match lines.next().await {
+            Ok(Line::Text(line)) => line,
+            Ok(Line::TooLong { bytes, head }) => {
+                tracing::warn!(server = %name, bytes, limit, "dropped an oversized message from upstream (limits.maxMessageBytes)");
+                if let Some(id) = id_of_oversized(&head) {
+                    let _ = connection.resolve(Some(id), Err(too_large(&name, bytes, limit)));
+                }
+                continue;
+            }
+            Ok(Line::NotUtf8) => {
+                tracing::warn!(server = %name, "dropped a line that is not UTF-8 from upstream stdout");
+                continue;
+            }
+            Ok(Line::Eof) => return,
+            Err(err) => {
+                tracing::warn!(server = %name, %err, "reading upstream stdout failed");
+                return;
+            }
+        };
+        let frame = match Frame::parse(line) {
+            Ok(frame) => frame,
+            Err(err) => {
+                tracing::warn!(server = %name, %err, "dropped a line from upstream stdout that is not JSON-RPC");
+                continue;
+            }
+        };
+        match frame.kind() {
+            Kind::Response | Kind::ErrorResponse => {
+                let id = frame.id().and_then(|id| id.parse::<u64>().ok());
+                if let Err(Ok(frame)) = connection.resolve(id, Ok(frame)) {
+                    tracing::warn!(server = %name, id = frame.id().unwrap_or("null"), "dropped a response to an id Warden did not send (or a cancelled request)");
+                }
+            }
+            Kind::Request | Kind::Notification => {
+                let event = Event { upstream: index, kind: EventKind::message(&connection, frame) };
+                if events.send(event).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Fails a request whose response was too large, when the id can be read
+/// from the start of the line. Only the common layout where `id` comes right
+/// after `jsonrpc` (or first) is recognised; anything else is left alone.
+pub(crate) fn id_of_oversized(head: &str) -> Option<u64> {
+    let rest = head
+        .strip_prefix(r#"{"jsonrpc":"2.0","id":"#)
+        .or_else(|| head.strip_prefix(r#"{"id":"#))?;
+    let digits: &str = &rest[..rest.find(|c: char| !c.is_ascii_digit())?];
+    digits.parse().ok()
+}
+
+/// The error for a response over the size limit.
+pub(crate) fn too_large(name: &str, bytes: usize, limit: usize) -> UpstreamError {
+    UpstreamError::TooLarge { name: name.to_owned(), bytes, limit }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::id_of_oversized;
+
+    #[test]
+    fn reads_leading_ids_only() {
+        assert_eq!(id_of_oversized(r#"{"jsonrpc":"2.0","id":42,"result":{"#), Some(42));
+        assert_eq!(id_of_oversized(r#"{"id":7,"jsonrpc":"2.0""#), Some(7));
+        assert_eq!(id_of_oversized(r#"{"result":{"id":3}"#), None);
+        assert_eq!(id_of_oversized(r#"{"jsonrpc":"2.0","id":"s""#), None);
+    }
+}

@@ -1,0 +1,65 @@
+//! Starting an upstream's process in its own process group.
+
+use std::process::Stdio;
+
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use warden_config::Transport;
+
+/// The pipes of a freshly started process.
+pub(crate) struct Pipes {
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+    pub stderr: ChildStderr,
+}
+
+/// A running upstream process.
+///
+/// The process leads its own process group, so that stopping it also stops the
+/// helpers it started (`npx` starts `node`, shells start their commands).
+/// Dropping a `Process` kills the whole group.
+pub(crate) struct Process {
+    pub child: Child,
+    group: Option<i32>,
+}
+
+impl Process {
+    /// Starts the process described by `transport`.
+    pub fn spawn(transport: &Transport) -> std::io::Result<(Process, Pipes)> {
+        let Transport::Stdio { command, args, env, cwd } = transport;
+        let mut cmd = Command::new(command);
+        cmd.args(args)
+            .envs(env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(dir) = cwd {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd.spawn()?;
+        let missing = || std::io::Error::other("child pipe missing");
+        let stdin = child.stdin.take().ok_or_else(missing)?;
+        let stdout = child.stdout.take().ok_or_else(missing)?;
+        let stderr = child.stderr.take().ok_or_else(missing)?;
+        let group = child.id().and_then(|pid| i32::try_from(pid).ok());
+        Ok((Process { child, group }, Pipes { stdin, stdout, stderr }))
+    }
+
+    /// Sends `signal` to every process of the group.
+    pub fn signal_group(&self, signal: i32) {
+        if let Some(group) = self.group {
+            // SAFETY: killpg has no memory-safety preconditions; the group id is
+            // the one this process was started with, and only its group is signalled.
+            unsafe {
+                libc::killpg(group, signal);
+            }
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.signal_group(libc::SIGKILL);
+    }
+}

@@ -223,8 +223,12 @@ impl Frame {
     }
 }
 
-/// The byte range of `part` within `base`; `part` must be a sub-slice of `base`.
-fn span_in(base: &str, part: &str) -> Range<usize> {
+/// The byte range of `part` within `base`; `part` must be a sub-slice of `base`
+/// (for example a `RawValue` deserialized from `base`).
+///
+/// # Panics
+/// When `part` does not lie within `base`.
+pub fn span_in(base: &str, part: &str) -> Range<usize> {
     let start = (part.as_ptr() as usize).wrapping_sub(base.as_ptr() as usize);
     assert!(start <= base.len() && start + part.len() <= base.len(), "span_of: not a slice of this frame");
     start..start + part.len()

@@ -12,11 +12,13 @@ mod codes;
 mod frame;
 mod lines;
 mod method;
+mod oversized;
 mod splice;
 
 pub use build::{error_response, notification, request, result_response};
 pub use codes::ErrorCode;
-pub use frame::{Frame, FrameError, Kind};
+pub use frame::{Frame, FrameError, Kind, span_in};
 pub use lines::{Line, LineReader};
 pub use method::Method;
+pub use oversized::guess_id;
 pub use splice::{Splice, json_string};

@@ -2,6 +2,9 @@
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
+/// How many bytes of an oversized line's start and end are kept.
+const TAIL: usize = 256;
+
 /// One read from a [`LineReader`].
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line {
@@ -13,6 +16,8 @@ pub enum Line {
         bytes: usize,
         /// Its first bytes (up to 256, lossily decoded), to say what it was.
         head: String,
+        /// Its last bytes (up to 256, lossily decoded).
+        tail: String,
     },
     /// A line that is not UTF-8.
     NotUtf8,
@@ -29,12 +34,14 @@ pub struct LineReader<R> {
     inner: BufReader<R>,
     max: usize,
     line: Vec<u8>,
+    /// The last bytes of an oversized line.
+    tail: Vec<u8>,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// A reader that refuses lines over `max` bytes.
     pub fn new(inner: R, max: usize) -> Self {
-        LineReader { inner: BufReader::with_capacity(64 * 1024, inner), max, line: Vec::new() }
+        LineReader { inner: BufReader::with_capacity(64 * 1024, inner), max, line: Vec::new(), tail: Vec::new() }
     }
 
     /// Reads the next line.
@@ -54,6 +61,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     async fn next_raw(&mut self) -> std::io::Result<Line> {
         self.line.clear();
+        self.tail.clear();
         let mut seen = 0usize;
         loop {
             let available = self.inner.fill_buf().await?;
@@ -67,6 +75,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             seen += chunk.len();
             let room = self.max.saturating_sub(self.line.len());
             self.line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if seen > self.max {
+                self.tail.extend_from_slice(&chunk[chunk.len().saturating_sub(TAIL)..]);
+                self.tail.drain(..self.tail.len().saturating_sub(TAIL));
+            }
             let found = done > chunk.len();
             self.inner.consume(done);
             if found {
@@ -77,9 +89,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     fn finish(&mut self, seen: usize) -> Line {
         if seen > self.max {
-            let head = String::from_utf8_lossy(&self.line[..self.line.len().min(256)]).into_owned();
+            let head = String::from_utf8_lossy(&self.line[..self.line.len().min(TAIL)]).into_owned();
+            let tail = String::from_utf8_lossy(&self.tail).trim_end_matches('\r').to_owned();
             self.line = Vec::new();
-            return Line::TooLong { bytes: seen, head };
+            return Line::TooLong { bytes: seen, head, tail };
         }
         if self.line.last() == Some(&b'\r') {
             self.line.pop();
@@ -116,7 +129,7 @@ mod tests {
             lines,
             vec![
                 Line::Text("short".into()),
-                Line::TooLong { bytes: 13, head: "0123456789".into() },
+                Line::TooLong { bytes: 13, head: "0123456789".into(), tail: "0123456789abc".into() },
                 Line::Text("next".into()),
                 Line::NotUtf8,
                 Line::Text("last".into()),
@@ -134,7 +147,7 @@ mod tests {
         assert!(matches!(&lines[0], Line::Text(t) if t.len() == 200_000));
         assert_eq!(lines[1], Line::Text("ok".into()));
         let capped = read_all(&input, 100_000).await;
-        assert_eq!(capped[0], Line::TooLong { bytes: 200_000, head: "a".repeat(256) });
+        assert_eq!(capped[0], Line::TooLong { bytes: 200_000, head: "a".repeat(256), tail: "a".repeat(256) });
         assert_eq!(capped[1], Line::Text("ok".into()));
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
-use warden_jsonrpc::{Frame, Kind, Line, LineReader};
+use warden_jsonrpc::{Frame, Kind, Line, LineReader, guess_id};
 
 use crate::connection::{Connection, Outgoing};
 use crate::error::UpstreamError;
@@ -53,10 +53,11 @@ pub(crate) async fn read_all(
     loop {
         let line = match lines.next().await {
             Ok(Line::Text(line)) => line,
-            Ok(Line::TooLong { bytes, head }) => {
+            Ok(Line::TooLong { bytes, head, tail }) => {
                 tracing::warn!(server = %name, bytes, limit, "dropped an oversized message from upstream (limits.maxMessageBytes)");
-                if let Some(id) = id_of_oversized(&head) {
-                    let _ = connection.resolve(Some(id), Err(too_large(&name, bytes, limit)));
+                if let Some(id) = guess_id(&head, &tail).and_then(|id| id.parse::<u64>().ok()) {
+                    let error = UpstreamError::TooLarge { name: name.clone(), bytes, limit };
+                    let _ = connection.resolve(Some(id), Err(error));
                 }
                 continue;
             }
@@ -91,34 +92,5 @@ pub(crate) async fn read_all(
                 }
             }
         }
-    }
-}
-
-/// Fails a request whose response was too large, when the id can be read
-/// from the start of the line. Only the common layout where `id` comes right
-/// after `jsonrpc` (or first) is recognised; anything else is left alone.
-pub(crate) fn id_of_oversized(head: &str) -> Option<u64> {
-    let rest = head
-        .strip_prefix(r#"{"jsonrpc":"2.0","id":"#)
-        .or_else(|| head.strip_prefix(r#"{"id":"#))?;
-    let digits: &str = &rest[..rest.find(|c: char| !c.is_ascii_digit())?];
-    digits.parse().ok()
-}
-
-/// The error for a response over the size limit.
-pub(crate) fn too_large(name: &str, bytes: usize, limit: usize) -> UpstreamError {
-    UpstreamError::TooLarge { name: name.to_owned(), bytes, limit }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::id_of_oversized;
-
-    #[test]
-    fn reads_leading_ids_only() {
-        assert_eq!(id_of_oversized(r#"{"jsonrpc":"2.0","id":42,"result":{"#), Some(42));
-        assert_eq!(id_of_oversized(r#"{"id":7,"jsonrpc":"2.0""#), Some(7));
-        assert_eq!(id_of_oversized(r#"{"result":{"id":3}"#), None);
-        assert_eq!(id_of_oversized(r#"{"jsonrpc":"2.0","id":"s""#), None);
     }
 }

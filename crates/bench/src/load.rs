@@ -1,0 +1,158 @@
+//! The load phases: sequential and concurrent `tools/call` loops.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use tokio::task::JoinSet;
+
+use crate::client::{Completed, Rpc};
+
+/// How many error messages a phase keeps for display.
+const KEPT_ERRORS: usize = 5;
+
+/// Measurements of one phase.
+pub struct PhaseResult {
+    /// Latency of every call.
+    pub latencies: Vec<Duration>,
+    /// Wall time of the whole phase.
+    pub wall: Duration,
+    /// Calls whose response was an error or had `isError: true`.
+    pub errors: u64,
+    /// The first few error descriptions.
+    pub error_samples: Vec<String>,
+}
+
+/// The `tools/call` params, serialized once and reused for every call.
+pub struct CallParams(Box<RawValue>);
+
+impl CallParams {
+    /// Params calling `tool` with `arguments`.
+    pub fn new(tool: &str, arguments: &RawValue) -> anyhow::Result<Self> {
+        #[derive(Serialize)]
+        struct Params<'a> {
+            name: &'a str,
+            arguments: &'a RawValue,
+        }
+        let raw = serde_json::value::to_raw_value(&Params {
+            name: tool,
+            arguments,
+        })?;
+        Ok(Self(raw))
+    }
+}
+
+/// Checks a completed call: `None` if it succeeded, else why not.
+fn call_error(done: &Completed) -> Option<String> {
+    #[derive(Deserialize)]
+    struct CallResult<'a> {
+        #[serde(default, rename = "isError")]
+        is_error: Option<bool>,
+        #[serde(default, borrow)]
+        content: Option<&'a RawValue>,
+    }
+    match &done.outcome {
+        Err(e) => Some(e.clone()),
+        Ok(raw) => match serde_json::from_str::<CallResult<'_>>(raw.get()) {
+            Err(e) => Some(format!("malformed tools/call result: {e}")),
+            Ok(r) if r.is_error == Some(true) => Some(format!(
+                "tool returned isError: {}",
+                r.content.map_or("", RawValue::get)
+            )),
+            Ok(_) => None,
+        },
+    }
+}
+
+/// Accumulates one worker's measurements.
+#[derive(Default)]
+struct Tally {
+    latencies: Vec<Duration>,
+    errors: u64,
+    error_samples: Vec<String>,
+}
+
+impl Tally {
+    fn record(&mut self, done: &Completed) {
+        self.latencies.push(done.latency);
+        if let Some(e) = call_error(done) {
+            self.errors += 1;
+            if self.error_samples.len() < KEPT_ERRORS {
+                self.error_samples.push(e);
+            }
+        }
+    }
+
+    fn merge(&mut self, other: Tally) {
+        self.latencies.extend(other.latencies);
+        self.errors += other.errors;
+        let room = KEPT_ERRORS.saturating_sub(self.error_samples.len());
+        self.error_samples
+            .extend(other.error_samples.into_iter().take(room));
+    }
+
+    fn finish(self, wall: Duration) -> PhaseResult {
+        PhaseResult {
+            latencies: self.latencies,
+            wall,
+            errors: self.errors,
+            error_samples: self.error_samples,
+        }
+    }
+}
+
+/// Makes `calls` calls one after the other.
+pub async fn sequential(rpc: &Rpc, params: &CallParams, calls: u64) -> anyhow::Result<PhaseResult> {
+    let mut tally = Tally {
+        latencies: Vec::with_capacity(usize::try_from(calls).unwrap_or(0)),
+        ..Tally::default()
+    };
+    let start = Instant::now();
+    for _ in 0..calls {
+        let done = rpc.request("tools/call", &params.0).await?;
+        tally.record(&done);
+    }
+    Ok(tally.finish(start.elapsed()))
+}
+
+/// Makes `calls` calls with `concurrency` workers, each keeping one call in
+/// flight, so that `concurrency` calls are outstanding at once.
+pub async fn concurrent(
+    rpc: &Arc<Rpc>,
+    params: &Arc<CallParams>,
+    calls: u64,
+    concurrency: u64,
+) -> anyhow::Result<PhaseResult> {
+    let remaining = Arc::new(AtomicU64::new(calls));
+    let mut workers = JoinSet::new();
+    let start = Instant::now();
+    for _ in 0..concurrency.clamp(1, calls.max(1)) {
+        let rpc = Arc::clone(rpc);
+        let params = Arc::clone(params);
+        let remaining = Arc::clone(&remaining);
+        workers.spawn(async move {
+            let mut tally = Tally::default();
+            // Claim one call at a time until none are left.
+            while remaining
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_ok()
+            {
+                let done = rpc.request("tools/call", &params.0).await?;
+                tally.record(&done);
+            }
+            anyhow::Ok(tally)
+        });
+    }
+    let mut total = Tally {
+        latencies: Vec::with_capacity(usize::try_from(calls).unwrap_or(0)),
+        ..Tally::default()
+    };
+    while let Some(joined) = workers.join_next().await {
+        let tally = joined.context("worker task failed")??;
+        total.merge(tally);
+    }
+    Ok(total.finish(start.elapsed()))
+}

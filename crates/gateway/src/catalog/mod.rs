@@ -1,0 +1,363 @@
+//! The merged view of every upstream's tools, prompts, resources and templates,
+//! and the maps that route a client's names and URIs back to their upstream.
+
+mod naming;
+mod surface;
+mod template;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use warden_jsonrpc::{Splice, json_string, span_in};
+
+pub use naming::Namer;
+pub use surface::{Item, ItemKind, Page, Surface};
+pub use template::UriTemplate;
+
+/// Where a client-facing name leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The upstream's index.
+    pub upstream: usize,
+    /// The name the upstream knows.
+    pub name: String,
+}
+
+/// One tool or prompt as the client sees it.
+#[derive(Debug)]
+struct Exposed {
+    upstream: usize,
+    original: String,
+    key: String,
+    /// The item's JSON with its name replaced by the exposed one.
+    raw: String,
+}
+
+/// Tools or prompts by client-facing name.
+#[derive(Debug, Default)]
+struct NameIndex {
+    entries: Vec<Exposed>,
+    by_name: HashMap<String, usize>,
+}
+
+/// Everything the upstreams offer, merged and indexed.
+#[derive(Debug)]
+pub struct Catalog {
+    namer: Namer,
+    servers: Vec<Arc<str>>,
+    surfaces: Vec<Option<Surface>>,
+    tools: NameIndex,
+    prompts: NameIndex,
+    resources: Vec<(usize, usize)>,
+    resource_owner: HashMap<String, usize>,
+    templates: Vec<(usize, usize, Option<UriTemplate>)>,
+    collisions: Vec<String>,
+}
+
+impl Catalog {
+    /// An empty catalog for `servers` (in configuration order).
+    pub fn new(namer: Namer, servers: Vec<Arc<str>>) -> Self {
+        let surfaces = vec![None; servers.len()];
+        Catalog {
+            namer,
+            servers,
+            surfaces,
+            tools: NameIndex::default(),
+            prompts: NameIndex::default(),
+            resources: Vec::new(),
+            resource_owner: HashMap::new(),
+            templates: Vec::new(),
+            collisions: Vec::new(),
+        }
+    }
+
+    /// The configured servers' names, by index.
+    pub fn servers(&self) -> &[Arc<str>] {
+        &self.servers
+    }
+
+    /// Whether upstream `upstream`'s surface has been loaded.
+    pub fn is_loaded(&self, upstream: usize) -> bool {
+        self.surfaces.get(upstream).is_some_and(Option::is_some)
+    }
+
+    /// Replaces upstream `upstream`'s items of `kind`. Returns whether
+    /// anything the client can see changed.
+    pub fn set(&mut self, upstream: usize, kind: ItemKind, items: Vec<Item>) -> bool {
+        let Some(slot) = self.surfaces.get_mut(upstream) else { return false };
+        let surface = slot.get_or_insert_with(Surface::default);
+        let old = surface.items(kind);
+        let same = old.len() == items.len() && old.iter().zip(&items).all(|(a, b)| a.raw.get() == b.raw.get());
+        *surface.items_mut(kind) = items;
+        self.rebuild();
+        !same
+    }
+
+    /// Marks upstream `upstream` as loaded, with no items yet.
+    pub fn mark_loaded(&mut self, upstream: usize) {
+        if let Some(slot) = self.surfaces.get_mut(upstream) {
+            slot.get_or_insert_with(Surface::default);
+        }
+    }
+
+    /// Forgets upstream `upstream`'s surface (it went down). Returns the kinds
+    /// that had items.
+    pub fn clear(&mut self, upstream: usize) -> Vec<ItemKind> {
+        let Some(surface) = self.surfaces.get_mut(upstream).and_then(Option::take) else { return Vec::new() };
+        self.rebuild();
+        ItemKind::ALL.into_iter().filter(|kind| !surface.items(*kind).is_empty()).collect()
+    }
+
+    /// Name collisions found by the last rebuild, one sentence each.
+    pub fn collisions(&self) -> &[String] {
+        &self.collisions
+    }
+
+    /// Where a client-facing tool name leads.
+    pub fn tool(&self, exposed: &str) -> Option<Route> {
+        Self::route(&self.tools, exposed)
+    }
+
+    /// Where a client-facing prompt name leads.
+    pub fn prompt(&self, exposed: &str) -> Option<Route> {
+        Self::route(&self.prompts, exposed)
+    }
+
+    fn route(index: &NameIndex, exposed: &str) -> Option<Route> {
+        let entry = &index.entries[*index.by_name.get(exposed)?];
+        Some(Route { upstream: entry.upstream, name: entry.original.clone() })
+    }
+
+    /// The upstream that serves `uri`: the one that listed it, else the first
+    /// whose template matches it, else the only upstream that offers resources.
+    pub fn resource_owner(&self, uri: &str) -> Option<usize> {
+        if let Some(owner) = self.resource_owner.get(uri) {
+            return Some(*owner);
+        }
+        if let Some((owner, _, _)) =
+            self.templates.iter().find(|(_, _, template)| template.as_ref().is_some_and(|t| t.matches(uri)))
+        {
+            return Some(*owner);
+        }
+        let mut offering = self.surfaces.iter().enumerate().filter(|(_, surface)| {
+            surface.as_ref().is_some_and(|s| !s.resources.is_empty() || !s.templates.is_empty())
+        });
+        match (offering.next(), offering.next()) {
+            (Some((only, _)), None) => Some(only),
+            _ => None,
+        }
+    }
+
+    /// The upstream that listed the URI template `template` (for completion).
+    pub fn template_owner(&self, template: &str) -> Option<usize> {
+        self.templates
+            .iter()
+            .find(|(upstream, item, _)| self.item(*upstream, ItemKind::Template, *item).is_some_and(|i| i.key == template))
+            .map(|(upstream, _, _)| *upstream)
+    }
+
+    /// The list result for `kind` (`{"tools":[...]}`), with only the items
+    /// `shows(server, key)` accepts. Keys are the upstream's own names.
+    pub fn list(&self, kind: ItemKind, shows: &dyn Fn(&str, &str) -> bool) -> String {
+        let mut out = String::with_capacity(4096);
+        out.push('{');
+        out.push_str(&json_string(kind.field()));
+        out.push_str(":[");
+        let mut first = true;
+        let mut push = |raw: &str| {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(raw);
+        };
+        match kind {
+            ItemKind::Tool | ItemKind::Prompt => {
+                let index = if kind == ItemKind::Tool { &self.tools } else { &self.prompts };
+                for entry in &index.entries {
+                    if shows(&self.servers[entry.upstream], &entry.original) {
+                        push(&entry.raw);
+                    }
+                }
+            }
+            ItemKind::Resource => {
+                for (upstream, item) in &self.resources {
+                    if let Some(item) = self.item(*upstream, kind, *item)
+                        && shows(&self.servers[*upstream], &item.key)
+                    {
+                        push(item.raw.get());
+                    }
+                }
+            }
+            ItemKind::Template => {
+                for (upstream, item, _) in &self.templates {
+                    if let Some(item) = self.item(*upstream, kind, *item)
+                        && shows(&self.servers[*upstream], &item.key)
+                    {
+                        push(item.raw.get());
+                    }
+                }
+            }
+        }
+        out.push_str("]}");
+        out
+    }
+
+    fn item(&self, upstream: usize, kind: ItemKind, index: usize) -> Option<&Item> {
+        self.surfaces.get(upstream)?.as_ref()?.items(kind).get(index)
+    }
+
+    /// Recomputes every index from the surfaces. Lists are small (hundreds of
+    /// items), and this runs only when an upstream's surface changes.
+    fn rebuild(&mut self) {
+        let mut collisions = Vec::new();
+        self.tools = self.index_names(ItemKind::Tool, &mut collisions);
+        self.prompts = self.index_names(ItemKind::Prompt, &mut collisions);
+        self.resources.clear();
+        self.resource_owner.clear();
+        self.templates.clear();
+        let mut template_owner: HashMap<&str, usize> = HashMap::new();
+        for (upstream, surface) in self.surfaces.iter().enumerate() {
+            let Some(surface) = surface else { continue };
+            for (index, item) in surface.resources.iter().enumerate() {
+                match self.resource_owner.get(&item.key) {
+                    Some(&owner) if owner != upstream => collisions.push(format!(
+                        "resource '{}' of server '{}' is hidden: server '{}' lists the same URI",
+                        item.key, self.servers[upstream], self.servers[owner]
+                    )),
+                    Some(_) => {}
+                    None => {
+                        self.resource_owner.insert(item.key.clone(), upstream);
+                        self.resources.push((upstream, index));
+                    }
+                }
+            }
+            for (index, item) in surface.templates.iter().enumerate() {
+                match template_owner.get(item.key.as_str()) {
+                    Some(&owner) if owner != upstream => collisions.push(format!(
+                        "resource template '{}' of server '{}' is hidden: server '{}' lists the same template",
+                        item.key, self.servers[upstream], self.servers[owner]
+                    )),
+                    Some(_) => {}
+                    None => {
+                        template_owner.insert(&item.key, upstream);
+                        self.templates.push((upstream, index, UriTemplate::new(&item.key)));
+                    }
+                }
+            }
+        }
+        for collision in &collisions {
+            if !self.collisions.contains(collision) {
+                tracing::warn!("name collision: {collision}");
+            }
+        }
+        self.collisions = collisions;
+    }
+
+    fn index_names(&self, kind: ItemKind, collisions: &mut Vec<String>) -> NameIndex {
+        let mut index = NameIndex::default();
+        for (upstream, surface) in self.surfaces.iter().enumerate() {
+            let Some(surface) = surface else { continue };
+            let server = &self.servers[upstream];
+            for item in surface.items(kind) {
+                let exposed = self.namer.expose(server, &item.key);
+                if let Some(&taken) = index.by_name.get(&exposed) {
+                    let owner = &self.servers[index.entries[taken].upstream];
+                    collisions.push(format!(
+                        "{} '{}' of server '{server}' is hidden: server '{owner}' already exposes that name",
+                        if kind == ItemKind::Tool { "tool" } else { "prompt" },
+                        item.key
+                    ));
+                    continue;
+                }
+                let raw = if exposed == item.key { item.raw.get().to_owned() } else { rename(&item.raw, &exposed) };
+                index.by_name.insert(exposed.clone(), index.entries.len());
+                index.entries.push(Exposed { upstream, original: item.key.clone(), key: exposed, raw });
+            }
+        }
+        index
+    }
+
+    /// The client-facing names of `kind`, in order (for status and tests).
+    pub fn exposed_names(&self, kind: ItemKind) -> Vec<&str> {
+        let index = if kind == ItemKind::Tool { &self.tools } else { &self.prompts };
+        index.entries.iter().map(|entry| entry.key.as_str()).collect()
+    }
+}
+
+/// `raw` with its top-level `name` replaced by `name`, every other byte kept.
+fn rename(raw: &RawValue, name: &str) -> String {
+    #[derive(Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow)]
+        name: &'a RawValue,
+    }
+    match serde_json::from_str::<Named>(raw.get()) {
+        Ok(named) => {
+            let mut splice = Splice::new();
+            splice.replace(span_in(raw.get(), named.name.get()), json_string(name));
+            splice.apply(raw.get())
+        }
+        // Unreachable: items are indexed only when their name was read.
+        Err(_) => raw.get().to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warden_config::{Naming, PrefixMode};
+
+    fn items(kind: ItemKind, json: &str) -> Vec<Item> {
+        Page::parse(kind, json).unwrap().items
+    }
+
+    fn catalog(prefix: PrefixMode) -> Catalog {
+        let naming = Naming { prefix, ..Naming::default() };
+        Catalog::new(Namer::new(&naming, 2), vec!["a".into(), "b".into()])
+    }
+
+    #[test]
+    fn prefixed_names_route_back_and_keep_other_bytes() {
+        let mut catalog = catalog(PrefixMode::Always);
+        catalog.set(0, ItemKind::Tool, items(ItemKind::Tool, r#"{"tools":[{"name":"echo","x":[1.50,"é"]}]}"#));
+        catalog.set(1, ItemKind::Tool, items(ItemKind::Tool, r#"{"tools":[{"name":"echo"}]}"#));
+        assert_eq!(catalog.tool("a__echo"), Some(Route { upstream: 0, name: "echo".into() }));
+        assert_eq!(catalog.tool("b__echo"), Some(Route { upstream: 1, name: "echo".into() }));
+        assert_eq!(catalog.tool("echo"), None);
+        assert_eq!(catalog.list(ItemKind::Tool, &|_, _| true), r#"{"tools":[{"name":"a__echo","x":[1.50,"é"]},{"name":"b__echo"}]}"#);
+        assert_eq!(catalog.list(ItemKind::Tool, &|server, _| server == "b"), r#"{"tools":[{"name":"b__echo"}]}"#);
+        assert!(catalog.collisions().is_empty());
+    }
+
+    #[test]
+    fn unprefixed_collisions_keep_the_first_server_and_are_reported() {
+        let mut catalog = catalog(PrefixMode::Never);
+        catalog.set(1, ItemKind::Tool, items(ItemKind::Tool, r#"{"tools":[{"name":"echo","from":"b"}]}"#));
+        catalog.set(0, ItemKind::Tool, items(ItemKind::Tool, r#"{"tools":[{"name":"echo","from":"a"}]}"#));
+        assert_eq!(catalog.tool("echo").unwrap().upstream, 0, "configuration order decides");
+        assert_eq!(catalog.collisions().len(), 1);
+        assert!(catalog.collisions()[0].contains("server 'b'"));
+        assert_eq!(catalog.clear(0), vec![ItemKind::Tool]);
+        assert_eq!(catalog.tool("echo").unwrap().upstream, 1);
+        assert!(catalog.collisions().is_empty());
+    }
+
+    #[test]
+    fn resources_route_by_uri_then_template_then_sole_owner() {
+        let mut catalog = catalog(PrefixMode::Always);
+        catalog.set(0, ItemKind::Resource, items(ItemKind::Resource, r#"{"resources":[{"uri":"x://readme"}]}"#));
+        catalog.set(1, ItemKind::Template, items(ItemKind::Template, r#"{"resourceTemplates":[{"uriTemplate":"y://items/{id}"}]}"#));
+        assert_eq!(catalog.resource_owner("x://readme"), Some(0));
+        assert_eq!(catalog.resource_owner("y://items/7"), Some(1));
+        assert_eq!(catalog.resource_owner("z://unknown"), None, "two upstreams offer resources");
+        assert_eq!(catalog.template_owner("y://items/{id}"), Some(1));
+        catalog.clear(1);
+        assert_eq!(catalog.resource_owner("z://unknown"), Some(0), "the only upstream with resources");
+        catalog.set(1, ItemKind::Resource, items(ItemKind::Resource, r#"{"resources":[{"uri":"x://readme"}]}"#));
+        assert_eq!(catalog.collisions().len(), 1);
+        assert_eq!(catalog.list(ItemKind::Resource, &|_, _| true), r#"{"resources":[{"uri":"x://readme"}]}"#);
+    }
+}

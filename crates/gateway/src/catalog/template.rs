@@ -1,0 +1,80 @@
+//! Matching resource URIs against RFC 6570 URI templates.
+
+use regex::Regex;
+
+/// A URI template compiled to an anchored regular expression.
+#[derive(Debug, Clone)]
+pub struct UriTemplate {
+    text: String,
+    matcher: Regex,
+}
+
+impl UriTemplate {
+    /// Compiles `template`. Returns `None` for a template that is not valid
+    /// (unbalanced braces); such a template never matches anything.
+    pub fn new(template: &str) -> Option<UriTemplate> {
+        let mut pattern = String::from("^");
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            pattern.push_str(&regex::escape(&rest[..open]));
+            let close = rest[open..].find('}')? + open;
+            pattern.push_str(expression(&rest[open + 1..close]));
+            rest = &rest[close + 1..];
+        }
+        if rest.contains('}') {
+            return None;
+        }
+        pattern.push_str(&regex::escape(rest));
+        pattern.push('$');
+        let matcher = Regex::new(&pattern).ok()?;
+        Some(UriTemplate { text: template.to_owned(), matcher })
+    }
+
+    /// The template as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether `uri` is an expansion of this template.
+    pub fn matches(&self, uri: &str) -> bool {
+        self.matcher.is_match(uri)
+    }
+}
+
+/// The pattern for one `{...}` expression, by its operator.
+fn expression(body: &str) -> &'static str {
+    match body.chars().next() {
+        // Reserved expansion and fragments may contain '/', '?' and '#'.
+        Some('+') => ".*",
+        Some('#') => "(?:#.*)?",
+        Some('/') => "(?:/[^/?#]*)*",
+        Some('.') => r"(?:\.[^/?#.]*)*",
+        Some(';') => "(?:;[^/?#]*)*",
+        Some('?') | Some('&') => "(?:[?&][^#]*)?",
+        // Simple expansion: one or more values without reserved characters.
+        _ => "[^/?#]*",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UriTemplate;
+
+    #[test]
+    fn matches_rfc6570_forms() {
+        let simple = UriTemplate::new("fixture://items/{id}").unwrap();
+        assert!(simple.matches("fixture://items/42"));
+        assert!(!simple.matches("fixture://items/42/more"));
+        assert!(!simple.matches("fixture://other/42"));
+        let reserved = UriTemplate::new("file:///{+path}").unwrap();
+        assert!(reserved.matches("file:///home/u/a.txt"));
+        let query = UriTemplate::new("https://api.example.com/search{?q,limit}").unwrap();
+        assert!(query.matches("https://api.example.com/search?q=x&limit=3"));
+        assert!(query.matches("https://api.example.com/search"));
+        let path = UriTemplate::new("repo://{owner}{/path}").unwrap();
+        assert!(path.matches("repo://me/a/b"));
+        let dots = UriTemplate::new("x://a.b/{id}").unwrap();
+        assert!(!dots.matches("x://aXb/1"), "literal dots are escaped");
+        assert!(UriTemplate::new("x://{unclosed").is_none());
+    }
+}

@@ -1,0 +1,62 @@
+//! The stdio front: one client on Warden's own stdin and stdout.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::mpsc;
+use warden_config::Config;
+use warden_jsonrpc::{Line, LineReader};
+
+use crate::pipeline::Hooks;
+use crate::session::Session;
+
+/// Serves one client over stdin/stdout until stdin ends or stdout breaks,
+/// then stops the upstreams.
+///
+/// Stdin is read by one task that is never cancelled (a read that is
+/// abandoned and restarted can lose a message, the hang seed 001 saw), and
+/// every message is handed off without waiting, so a slow request never
+/// delays the next read. Only protocol goes to stdout.
+pub async fn serve_stdio(config: Arc<Config>, hooks: Hooks) -> std::io::Result<()> {
+    let (to_client, outgoing) = mpsc::unbounded_channel();
+    let session = Session::start(config.clone(), hooks, to_client);
+    let mut writer = tokio::spawn(write_lines(outgoing, tokio::io::stdout()));
+    let mut lines = LineReader::new(tokio::io::stdin(), config.limits.max_message_bytes);
+    let result = loop {
+        let line = tokio::select! {
+            line = lines.next() => line,
+            _ = &mut writer => break Ok(()),
+        };
+        match line {
+            Ok(Line::Text(text)) => session.handle(text),
+            Ok(Line::TooLong { bytes, head, tail }) => session.reject_oversized(bytes, &head, &tail),
+            Ok(Line::NotUtf8) => session.reject_not_utf8(),
+            Ok(Line::Eof) => break Ok(()),
+            Err(err) => break Err(err),
+        }
+    };
+    tracing::info!(session = session.id(), "client disconnected; stopping upstreams");
+    session.shutdown().await;
+    drop(session);
+    // Answers still queued (errors for requests the shutdown ended) get a moment to go out.
+    let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
+    result
+}
+
+/// Writes each message as one line, flushing when the queue is empty.
+async fn write_lines(mut outgoing: mpsc::UnboundedReceiver<String>, out: impl AsyncWrite + Unpin) {
+    let mut out = BufWriter::with_capacity(64 * 1024, out);
+    while let Some(first) = outgoing.recv().await {
+        let mut next = Some(first);
+        while let Some(text) = next {
+            if out.write_all(text.as_bytes()).await.is_err() || out.write_all(b"\n").await.is_err() {
+                return;
+            }
+            next = outgoing.try_recv().ok();
+        }
+        if out.flush().await.is_err() {
+            return;
+        }
+    }
+}

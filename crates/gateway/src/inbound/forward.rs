@@ -1,0 +1,184 @@
+//! Forwarding one request to one upstream, through the guard and the audit.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Splice, error_response, json_string, result_response};
+use warden_upstream::UpstreamError;
+
+use crate::pipeline::{Call, Hooks, Outcome, Verdict};
+use crate::session::Shared;
+use crate::tokens::{InFlight, TokenTarget, lock};
+
+/// How a forwarded request ended.
+pub(super) enum Forwarded {
+    /// The upstream answered.
+    Answer(Frame),
+    /// It could not be reached, or went away.
+    Failed(UpstreamError),
+    /// The client cancelled it; nothing is sent back.
+    Cancelled,
+}
+
+/// The `_meta` of request params, as far as routing needs it.
+#[derive(Deserialize)]
+struct Meta<'a> {
+    #[serde(borrow, default, rename = "progressToken")]
+    progress_token: Option<&'a RawValue>,
+}
+
+/// The byte range of `params._meta.progressToken` in `frame`, if present.
+pub(super) fn progress_token(frame: &Frame, meta: Option<&RawValue>) -> Option<Range<usize>> {
+    let meta: Meta = serde_json::from_str(meta?.get()).ok()?;
+    Some(frame.span_of(meta.progress_token?.get()))
+}
+
+impl Shared {
+    /// Runs a request that names its upstream through the pipeline: guard,
+    /// forward, audit, answer. `splice` holds the renames the upstream needs;
+    /// `token` is the span of a progress token to substitute.
+    pub(super) async fn dispatch(
+        &self,
+        frame: &Frame,
+        hooks: &Arc<Hooks>,
+        call: Call<'_>,
+        upstream: usize,
+        splice: Splice,
+        token: Option<Range<usize>>,
+    ) {
+        let started = Instant::now();
+        let verdict = hooks.guard.decide(&call);
+        if let Some(refusal) = verdict.refusal() {
+            tracing::info!(session = %self.id, server = call.server, name = call.name, "refused: {refusal}");
+            // A refusal stands even if it cannot be recorded.
+            let _ = self.audit(hooks, call, &verdict, &Outcome::Refused, started).await;
+            self.send(refusal_response(frame, call.method, &refusal));
+            return;
+        }
+        let (reply, outcome) = match self.forward(frame, upstream, splice, token).await {
+            Forwarded::Cancelled => return,
+            Forwarded::Answer(answer) => {
+                let outcome = outcome_of(&answer, call.method, hooks.audit.is_some());
+                (answer.with_id(frame.id().unwrap_or("null")), outcome)
+            }
+            Forwarded::Failed(err) => {
+                let text = error_response(frame.id(), ErrorCode::UpstreamUnavailable, &err.to_string(), None);
+                (text, Outcome::Unreachable(err.to_string()))
+            }
+        };
+        match self.audit(hooks, call, &verdict, &outcome, started).await {
+            Ok(()) => self.send(reply),
+            Err(why) => {
+                tracing::error!(session = %self.id, "audit record failed, answer withheld: {why}");
+                let message = format!("the audit log could not be written, so the result was withheld: {why}");
+                self.send(error_response(frame.id(), ErrorCode::InternalError, &message, None));
+            }
+        }
+    }
+
+    async fn audit(
+        &self,
+        hooks: &Hooks,
+        call: Call<'_>,
+        verdict: &Verdict,
+        outcome: &Outcome,
+        started: Instant,
+    ) -> Result<(), String> {
+        let Some(audit) = &hooks.audit else { return Ok(()) };
+        let record = crate::pipeline::Record { call, verdict, outcome, elapsed: started.elapsed() };
+        audit.record(record).await
+    }
+
+    /// Sends `frame` to upstream `upstream` with Warden's id (and progress
+    /// token) in place of the client's, and waits for the answer.
+    pub(super) async fn forward(
+        &self,
+        frame: &Frame,
+        upstream: usize,
+        mut splice: Splice,
+        token: Option<Range<usize>>,
+    ) -> Forwarded {
+        let connection = match self.connection(upstream).await {
+            Ok(connection) => connection,
+            Err(err) => return Forwarded::Failed(err),
+        };
+        let client_id = frame.id().unwrap_or("null").to_owned();
+        let token = token.map(|span| {
+            let issued = format!("\"w{}\"", self.next());
+            let original = frame.text()[span.clone()].to_owned();
+            lock(&self.maps.tokens).insert(issued.clone(), TokenTarget::Client(original));
+            splice.replace(span, issued.clone());
+            issued
+        });
+        let release = |token: &Option<String>| {
+            if let Some(token) = token {
+                lock(&self.maps.tokens).remove(token);
+            }
+        };
+        let id_span = frame.id_span();
+        let sent = connection.send_request(|id| {
+            if let Some(span) = id_span {
+                splice.replace(span, id);
+            }
+            splice.apply(frame.text())
+        });
+        let (upstream_id, response) = match sent {
+            Ok(sent) => sent,
+            Err(err) => {
+                release(&token);
+                return Forwarded::Failed(err);
+            }
+        };
+        let entry = InFlight { upstream, connection: connection.clone(), upstream_id, token: token.clone() };
+        lock(&self.maps.in_flight).insert(client_id.clone(), entry);
+        let answer = response.await;
+        let entry = lock(&self.maps.in_flight).remove(&client_id);
+        release(&token);
+        match (entry, answer) {
+            (None, _) => Forwarded::Cancelled,
+            (Some(_), Ok(frame)) => Forwarded::Answer(frame),
+            (Some(_), Err(err)) => Forwarded::Failed(err),
+        }
+    }
+
+    /// Whether the client already has a request in flight with this id.
+    pub(super) fn id_in_use(&self, frame: &Frame) -> bool {
+        frame.id().is_some_and(|id| lock(&self.maps.in_flight).contains_key(id))
+    }
+}
+
+/// The answer to a refused request: a tool result with `isError` for
+/// tools/call (so the model reads the reason), a JSON-RPC error otherwise.
+fn refusal_response(frame: &Frame, method: &Method, refusal: &str) -> String {
+    let id = frame.id().unwrap_or("null");
+    if *method == Method::ToolsCall {
+        let result = format!(r#"{{"content":[{{"type":"text","text":{}}}],"isError":true}}"#, json_string(refusal));
+        result_response(id, &result)
+    } else {
+        error_response(Some(id), ErrorCode::Refused, refusal, None)
+    }
+}
+
+/// Classifies an upstream's answer for the audit record; reading `isError`
+/// costs a pass over the result, so only when an audit is configured.
+fn outcome_of(answer: &Frame, method: &Method, audited: bool) -> Outcome {
+    #[derive(Deserialize)]
+    struct ToolResult {
+        #[serde(default, rename = "isError")]
+        is_error: bool,
+    }
+    match answer.kind() {
+        Kind::ErrorResponse => Outcome::Error,
+        _ if audited && *method == Method::ToolsCall => {
+            let is_error = answer
+                .payload()
+                .and_then(|result| serde_json::from_str::<ToolResult>(result).ok())
+                .is_some_and(|result| result.is_error);
+            if is_error { Outcome::ToolError } else { Outcome::Result }
+        }
+        _ => Outcome::Result,
+    }
+}

@@ -1,0 +1,48 @@
+//! `initialize`: answered by Warden at once; its params go to every upstream.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use warden_jsonrpc::{ErrorCode, Frame, json_string, result_response};
+
+use crate::session::{ClientInit, Shared};
+
+/// Revisions Warden speaks, oldest first.
+pub(crate) const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// What Warden can route, whatever its upstreams turn out to offer: they start
+/// in the background, so their own capabilities are not known yet.
+const CAPABILITIES: &str = r#"{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"completions":{},"logging":{}}"#;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams {
+    protocol_version: String,
+}
+
+impl Shared {
+    /// Answers `initialize` and hands its params, byte for byte, to the
+    /// upstreams' handshakes (so servers see the client's real capabilities).
+    pub(super) fn initialize(&self, frame: &Frame) {
+        let params = frame.params().unwrap_or("{}");
+        let requested = match serde_json::from_str::<InitializeParams>(params) {
+            Ok(parsed) => parsed.protocol_version,
+            Err(err) => return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid initialize params: {err}")),
+        };
+        let version = if SUPPORTED_VERSIONS.contains(&requested.as_str()) {
+            requested
+        } else {
+            SUPPORTED_VERSIONS[SUPPORTED_VERSIONS.len() - 1].to_owned()
+        };
+        if self.client.set(ClientInit { protocol_version: version.clone() }).is_err() {
+            return self.fail(frame, ErrorCode::InvalidRequest, "the session is already initialized");
+        }
+        self.init_params.send_replace(Some(Arc::from(params)));
+        let result = format!(
+            r#"{{"protocolVersion":{},"capabilities":{CAPABILITIES},"serverInfo":{{"name":"warden","title":"Warden MCP gateway","version":{}}}}}"#,
+            json_string(&version),
+            json_string(env!("CARGO_PKG_VERSION")),
+        );
+        self.send(result_response(frame.id().unwrap_or("null"), &result));
+    }
+}

@@ -1,0 +1,136 @@
+//! Requests answered from every upstream at once: the four lists and
+//! `logging/setLevel`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio::task::JoinSet;
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, json_string, result_response};
+use warden_upstream::Connection;
+
+use crate::catalog::{Item, ItemKind, Page};
+use crate::session::Shared;
+use crate::tokens::lock;
+
+/// At most this many pages are read from one upstream list.
+const MAX_PAGES: usize = 1000;
+
+/// How long a client's list waits for an upstream's fresh answer before the
+/// last known one is used.
+const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Deserialize)]
+struct ListParams {
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+impl Shared {
+    /// A list: every ready upstream is asked afresh (all pages), the results
+    /// are merged under client-facing names and filtered by the view. The
+    /// whole list is returned in one page.
+    pub(super) async fn list(self: &Arc<Self>, frame: &Frame, method: &Method) {
+        let kind = match method {
+            Method::ToolsList => ItemKind::Tool,
+            Method::PromptsList => ItemKind::Prompt,
+            Method::ResourcesList => ItemKind::Resource,
+            _ => ItemKind::Template,
+        };
+        let cursor = frame.params().and_then(|params| serde_json::from_str::<ListParams>(params).ok()).and_then(|p| p.cursor);
+        if let Some(cursor) = cursor {
+            let message = format!("unknown cursor {cursor:?}: Warden returns complete lists, without pages");
+            return self.fail(frame, ErrorCode::InvalidParams, &message);
+        }
+        let mut refreshes = JoinSet::new();
+        for (index, upstream) in self.upstreams.iter().enumerate() {
+            let Some(connection) = upstream.connection() else { continue };
+            if !connection.handshake().has(kind.capability()) {
+                continue;
+            }
+            let shared = self.clone();
+            refreshes.spawn(async move {
+                match tokio::time::timeout(REFRESH_TIMEOUT, fetch_all(&connection, kind)).await {
+                    Ok(Ok(items)) => {
+                        shared.write_catalog().set(index, kind, items);
+                    }
+                    Ok(Err(why)) => tracing::warn!(server = connection.name(), "{} failed, using the last known list: {why}", kind.list_method()),
+                    Err(_) => tracing::warn!(server = connection.name(), "{} timed out, using the last known list", kind.list_method()),
+                }
+            });
+        }
+        while refreshes.join_next().await.is_some() {}
+        let hooks = self.hooks.load_full();
+        let result = self.read_catalog().list(kind, &|server, key| hooks.view.shows(server, kind, key));
+        self.send(result_response(frame.id().unwrap_or("null"), &result));
+    }
+
+    /// Fetches every kind upstream `index` offers into the catalog. Returns
+    /// the kinds whose visible items changed.
+    pub(crate) async fn load_surface(&self, index: usize, connection: &Connection) -> Vec<ItemKind> {
+        let mut changed = Vec::new();
+        for kind in ItemKind::ALL {
+            if !connection.handshake().has(kind.capability()) {
+                continue;
+            }
+            match tokio::time::timeout(self.start_timeout(), fetch_all(connection, kind)).await {
+                Ok(Ok(items)) => {
+                    if self.write_catalog().set(index, kind, items) && !changed.contains(&kind) {
+                        changed.push(kind);
+                    }
+                }
+                Ok(Err(why)) => tracing::warn!(server = connection.name(), "{} failed: {why}", kind.list_method()),
+                Err(_) => tracing::warn!(server = connection.name(), "{} timed out", kind.list_method()),
+            }
+        }
+        self.write_catalog().mark_loaded(index);
+        changed
+    }
+
+    /// `logging/setLevel` goes to every ready upstream that logs, and is
+    /// replayed to upstreams that start later.
+    pub(super) async fn set_level(&self, frame: &Frame) {
+        let params = frame.params().unwrap_or("{}").to_owned();
+        *lock(&self.log_level) = Some(params.clone());
+        let mut answers = JoinSet::new();
+        for upstream in &self.upstreams {
+            let Some(connection) = upstream.connection() else { continue };
+            if connection.handshake().has("logging") {
+                let params = params.clone();
+                answers.spawn(async move {
+                    if let Ok(answer) = connection.request("logging/setLevel", Some(&params)).await
+                        && answer.kind() == Kind::ErrorResponse
+                    {
+                        tracing::warn!(server = connection.name(), "logging/setLevel refused: {}", answer.payload().unwrap_or(""));
+                    }
+                });
+            }
+        }
+        while answers.join_next().await.is_some() {}
+        self.send(result_response(frame.id().unwrap_or("null"), "{}"));
+    }
+}
+
+/// Reads every page of one list from an upstream.
+pub(crate) async fn fetch_all(connection: &Connection, kind: ItemKind) -> Result<Vec<Item>, String> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    for _ in 0..MAX_PAGES {
+        let params = cursor.as_ref().map(|cursor| format!(r#"{{"cursor":{}}}"#, json_string(cursor)));
+        let answer = connection.request(kind.list_method(), params.as_deref()).await.map_err(|err| err.to_string())?;
+        let payload = answer.payload().unwrap_or("null");
+        if answer.kind() == Kind::ErrorResponse {
+            return Err(format!("error {payload}"));
+        }
+        let page = Page::parse(kind, payload)?;
+        items.extend(page.items);
+        match page.next_cursor {
+            None => return Ok(items),
+            Some(next) if !seen.insert(next.clone()) => return Err(format!("the cursor {next:?} came back twice")),
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(format!("more than {MAX_PAGES} pages"))
+}

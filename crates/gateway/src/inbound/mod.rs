@@ -1,0 +1,50 @@
+//! Client → upstream: what happens to each message the client sends.
+//!
+//! Requests are dispatched by method to a handler that resolves which
+//! upstream serves them ([`named`], [`resources`], [`lists`]), runs the
+//! pipeline and forwards them ([`forward`]). Notifications and the client's
+//! answers to upstream requests are handled in [`notify`].
+
+mod forward;
+mod initialize;
+mod lists;
+pub(crate) use lists::fetch_all;
+mod named;
+mod notify;
+mod resources;
+
+use warden_jsonrpc::{ErrorCode, Frame, Method, error_response, result_response};
+
+use crate::session::Shared;
+
+impl Shared {
+    /// Serves one client request, in its own task.
+    pub(crate) async fn request(self: &std::sync::Arc<Self>, frame: Frame) {
+        let Some(method) = frame.method().cloned() else { return };
+        let id = frame.id().unwrap_or("null");
+        if !matches!(method, Method::Initialize | Method::Ping) && self.client.get().is_none() {
+            let message = format!("'{}' received before initialize: send initialize first", method.as_str());
+            self.send(error_response(Some(id), ErrorCode::InvalidRequest, &message, None));
+            return;
+        }
+        match method {
+            Method::Initialize => self.initialize(&frame),
+            Method::Ping => self.send(result_response(id, "{}")),
+            Method::ToolsList | Method::PromptsList | Method::ResourcesList | Method::ResourceTemplatesList => {
+                self.list(&frame, &method).await
+            }
+            Method::ToolsCall | Method::PromptsGet => self.call_named(&frame, &method).await,
+            Method::ResourcesRead | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
+                self.call_resource(&frame, &method).await
+            }
+            Method::Complete => self.complete(&frame).await,
+            Method::SetLevel => self.set_level(&frame).await,
+            _ => self.call_unrouted(&frame, &method).await,
+        }
+    }
+
+    /// Answers `id` with an error.
+    pub(crate) fn fail(&self, frame: &Frame, code: ErrorCode, message: &str) {
+        self.send(error_response(frame.id(), code, message, None));
+    }
+}

@@ -1,0 +1,126 @@
+//! Requests that name a tool or a prompt: `tools/call`, `prompts/get`,
+//! `completion/complete` for a prompt, and methods Warden cannot route by name.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, json_string};
+
+use super::forward::progress_token;
+use crate::catalog::{ItemKind, Route};
+use crate::pipeline::Call;
+use crate::session::Shared;
+
+#[derive(Deserialize)]
+struct NamedParams<'a> {
+    #[serde(borrow)]
+    name: &'a RawValue,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+impl Shared {
+    /// `tools/call` and `prompts/get`: resolve the client-facing name, check
+    /// it is visible, and forward with the upstream's own name.
+    pub(super) async fn call_named(&self, frame: &Frame, method: &Method) {
+        let kind = if *method == Method::ToolsCall { ItemKind::Tool } else { ItemKind::Prompt };
+        let noun = if kind == ItemKind::Tool { "tool" } else { "prompt" };
+        let params: NamedParams = match frame.params().map(serde_json::from_str).transpose() {
+            Ok(Some(params)) => params,
+            Ok(None) => return self.fail(frame, ErrorCode::InvalidParams, "params with a name are required"),
+            Err(err) => return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid params: {err}")),
+        };
+        let Ok(exposed) = serde_json::from_str::<String>(params.name.get()) else {
+            return self.fail(frame, ErrorCode::InvalidParams, "name must be a string");
+        };
+        if self.id_in_use(frame) {
+            return self.fail(frame, ErrorCode::InvalidRequest, "that id is already used by a request in flight");
+        }
+        let hooks = self.hooks.load_full();
+        let route = self.resolve(kind, &exposed).await;
+        let Some(Route { upstream, name }) = route.filter(|route| {
+            hooks.view.shows(self.upstreams[route.upstream].name(), kind, &route.name)
+        }) else {
+            // Hidden components answer exactly like missing ones.
+            return self.fail(frame, ErrorCode::InvalidParams, &format!("Unknown {noun}: {exposed}"));
+        };
+        let mut splice = Splice::new();
+        if name != exposed {
+            splice.replace(frame.span_of(params.name.get()), json_string(&name));
+        }
+        let token = progress_token(frame, params.meta);
+        let call = Call {
+            session: &self.id,
+            server: self.upstreams[upstream].name(),
+            method,
+            name: &name,
+            arguments: params.arguments.map(RawValue::get),
+        };
+        self.dispatch(frame, &hooks, call, upstream, splice, token).await;
+    }
+
+    /// Where a client-facing tool or prompt name leads. A name not known yet
+    /// may belong to an upstream still starting: wait for those (up to the
+    /// start timeout) before saying it does not exist.
+    pub(super) async fn resolve(&self, kind: ItemKind, exposed: &str) -> Option<Route> {
+        let lookup = |shared: &Shared| {
+            let catalog = shared.read_catalog();
+            if kind == ItemKind::Tool { catalog.tool(exposed) } else { catalog.prompt(exposed) }
+        };
+        if let Some(route) = lookup(self) {
+            return Some(route);
+        }
+        if self.await_unloaded().await {
+            lookup(self)
+        } else {
+            None
+        }
+    }
+
+    /// Waits for upstreams that are starting, or ready but not yet listed, and
+    /// loads their surfaces. Returns whether there were any.
+    pub(super) async fn await_unloaded(&self) -> bool {
+        let unloaded: Vec<usize> = {
+            let catalog = self.read_catalog();
+            (0..self.upstreams.len())
+                .filter(|index| !catalog.is_loaded(*index))
+                .filter(|index| {
+                    matches!(
+                        self.upstreams[*index].state(),
+                        warden_upstream::State::Starting | warden_upstream::State::Ready(_)
+                    )
+                })
+                .collect()
+        };
+        for index in &unloaded {
+            if let Some(connection) = self.upstreams[*index].settled(self.start_timeout()).await {
+                self.load_surface(*index, &connection).await;
+            }
+        }
+        !unloaded.is_empty()
+    }
+
+    /// Methods Warden does not route by name (vendor extensions, tasks): with
+    /// one upstream they pass through untouched; with several, which one is
+    /// meant cannot be known.
+    pub(super) async fn call_unrouted(&self, frame: &Frame, method: &Method) {
+        if self.upstreams.len() != 1 {
+            let message = format!(
+                "Method not found: Warden cannot tell which of its {} upstreams serves '{}'",
+                self.upstreams.len(),
+                method.as_str()
+            );
+            return self.fail(frame, ErrorCode::MethodNotFound, &message);
+        }
+        let hooks = self.hooks.load_full();
+        let call = Call {
+            session: &self.id,
+            server: self.upstreams[0].name(),
+            method,
+            name: method.as_str(),
+            arguments: frame.params(),
+        };
+        self.dispatch(frame, &hooks, call, 0, Splice::new(), None).await;
+    }
+}

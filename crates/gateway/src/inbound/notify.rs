@@ -1,0 +1,98 @@
+//! Notifications from the client, and its answers to upstreams' requests.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use warden_jsonrpc::{Frame, Method, Splice};
+
+use crate::session::Shared;
+use crate::tokens::{TokenTarget, lock};
+
+#[derive(Deserialize)]
+struct CancelledParams<'a> {
+    #[serde(borrow, rename = "requestId")]
+    request_id: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct ProgressParams<'a> {
+    #[serde(borrow, rename = "progressToken")]
+    progress_token: &'a RawValue,
+}
+
+impl Shared {
+    /// Handles a notification from the client.
+    pub(crate) fn notification(&self, frame: Frame) {
+        match frame.method() {
+            Some(Method::Initialized) => {
+                self.initialized.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            Some(Method::Cancelled) => self.client_cancelled(&frame),
+            Some(Method::Progress) => self.client_progress(&frame),
+            // Roots changes and anything unknown concern every upstream.
+            _ => self.broadcast(&frame),
+        }
+    }
+
+    /// The client cancels one of its requests: tell the one upstream serving
+    /// it, under the id Warden gave it there, and stop waiting for it.
+    fn client_cancelled(&self, frame: &Frame) {
+        let Some(params) = frame.params().and_then(|p| serde_json::from_str::<CancelledParams>(p).ok()) else {
+            tracing::warn!(session = %self.id, "ignored notifications/cancelled without a requestId");
+            return;
+        };
+        let Some(entry) = lock(&self.maps.in_flight).remove(params.request_id.get()) else {
+            tracing::debug!(session = %self.id, id = params.request_id.get(), "cancellation for a request not in flight");
+            return;
+        };
+        if let Some(token) = &entry.token {
+            lock(&self.maps.tokens).remove(token);
+        }
+        entry.connection.forget(entry.upstream_id);
+        let mut splice = Splice::new();
+        splice.replace(frame.span_of(params.request_id.get()), entry.upstream_id.to_string());
+        let _ = entry.connection.send(splice.apply(frame.text()));
+        tracing::debug!(session = %self.id, upstream = entry.upstream, "forwarded a cancellation");
+    }
+
+    /// Progress the client reports on an upstream's request: back to that
+    /// upstream, under its own token.
+    fn client_progress(&self, frame: &Frame) {
+        let Some(params) = frame.params().and_then(|p| serde_json::from_str::<ProgressParams>(p).ok()) else {
+            return;
+        };
+        let target = lock(&self.maps.tokens).get(params.progress_token.get()).cloned();
+        if let Some(TokenTarget::Upstream(connection, original)) = target {
+            let mut splice = Splice::new();
+            splice.replace(frame.span_of(params.progress_token.get()), original);
+            let _ = connection.send(splice.apply(frame.text()));
+        }
+    }
+
+    /// Sends a client notification to every ready upstream.
+    fn broadcast(&self, frame: &Frame) {
+        for upstream in &self.upstreams {
+            if let Some(connection) = upstream.connection() {
+                let _ = connection.send(frame.text().to_owned());
+            }
+        }
+    }
+
+    /// The client answers a request an upstream made (sampling, elicitation,
+    /// roots): back to that upstream under its own id.
+    pub(crate) fn client_response(&self, frame: Frame) {
+        let request = frame
+            .id()
+            .and_then(|id| id.parse::<u64>().ok())
+            .and_then(|id| lock(&self.maps.server_requests).remove(&id));
+        let Some(request) = request else {
+            tracing::warn!(session = %self.id, id = frame.id().unwrap_or("null"), "dropped a response from the client to an id Warden never sent");
+            return;
+        };
+        if let Some(token) = &request.token {
+            lock(&self.maps.tokens).remove(token);
+        }
+        if request.connection.send(frame.with_id(&request.upstream_id)).is_err() {
+            tracing::warn!(session = %self.id, upstream = request.upstream, "the upstream that asked is gone; its answer was dropped");
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Requests routed by URI or by reference: `resources/read`,
+//! `resources/subscribe`, `resources/unsubscribe` and `completion/complete`.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, error_response, json_string};
+
+use super::forward::progress_token;
+use crate::catalog::{ItemKind, Route};
+use crate::pipeline::Call;
+use crate::session::Shared;
+use crate::tokens::lock;
+
+#[derive(Deserialize)]
+struct UriParams<'a> {
+    uri: String,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CompleteParams<'a> {
+    #[serde(borrow, rename = "ref")]
+    reference: Reference<'a>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Reference<'a> {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(default)]
+    uri: Option<String>,
+}
+
+impl Shared {
+    /// Reads and subscriptions go to the upstream that listed the URI, or whose
+    /// template matches it.
+    pub(super) async fn call_resource(&self, frame: &Frame, method: &Method) {
+        let params: UriParams = match frame.params().map(serde_json::from_str).transpose() {
+            Ok(Some(params)) => params,
+            Ok(None) => return self.fail(frame, ErrorCode::InvalidParams, "params with a uri are required"),
+            Err(err) => return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid params: {err}")),
+        };
+        if self.id_in_use(frame) {
+            return self.fail(frame, ErrorCode::InvalidRequest, "that id is already used by a request in flight");
+        }
+        let hooks = self.hooks.load_full();
+        let owner = self.resource_owner(&params.uri).await;
+        let Some(upstream) =
+            owner.filter(|owner| hooks.view.shows(self.upstreams[*owner].name(), ItemKind::Resource, &params.uri))
+        else {
+            let data = format!(r#"{{"uri":{}}}"#, json_string(&params.uri));
+            let message = format!("Resource not found: {}", params.uri);
+            return self.send(error_response(frame.id(), ErrorCode::ResourceNotFound, &message, Some(&data)));
+        };
+        match method {
+            Method::ResourcesSubscribe => {
+                let text = frame.params().unwrap_or("{}").to_owned();
+                lock(&self.subscriptions).insert(params.uri.clone(), (upstream, text));
+            }
+            Method::ResourcesUnsubscribe => {
+                lock(&self.subscriptions).remove(&params.uri);
+            }
+            _ => {}
+        }
+        let token = progress_token(frame, params.meta);
+        let call = Call { session: &self.id, server: self.upstreams[upstream].name(), method, name: &params.uri, arguments: None };
+        self.dispatch(frame, &hooks, call, upstream, Splice::new(), token).await;
+    }
+
+    /// The upstream serving `uri`, waiting for upstreams still starting when
+    /// none is known yet.
+    async fn resource_owner(&self, uri: &str) -> Option<usize> {
+        if let Some(owner) = self.read_catalog().resource_owner(uri) {
+            return Some(owner);
+        }
+        if self.await_unloaded().await { self.read_catalog().resource_owner(uri) } else { None }
+    }
+
+    /// Completion is routed by its reference: a prompt by name (renamed for
+    /// its upstream), a resource template by its owner.
+    pub(super) async fn complete(&self, frame: &Frame) {
+        let params: CompleteParams = match frame.params().map(serde_json::from_str).transpose() {
+            Ok(Some(params)) => params,
+            Ok(None) => return self.fail(frame, ErrorCode::InvalidParams, "params with a ref are required"),
+            Err(err) => return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid params: {err}")),
+        };
+        let hooks = self.hooks.load_full();
+        let mut splice = Splice::new();
+        let (upstream, name) = match (params.reference.kind.as_str(), params.reference.name, &params.reference.uri) {
+            ("ref/prompt", Some(raw), _) => {
+                let Ok(exposed) = serde_json::from_str::<String>(raw.get()) else {
+                    return self.fail(frame, ErrorCode::InvalidParams, "ref.name must be a string");
+                };
+                let route = self.resolve(ItemKind::Prompt, &exposed).await.filter(|route| {
+                    hooks.view.shows(self.upstreams[route.upstream].name(), ItemKind::Prompt, &route.name)
+                });
+                let Some(Route { upstream, name }) = route else {
+                    return self.fail(frame, ErrorCode::InvalidParams, &format!("Unknown prompt: {exposed}"));
+                };
+                if name != exposed {
+                    splice.replace(frame.span_of(raw.get()), json_string(&name));
+                }
+                (upstream, name)
+            }
+            ("ref/resource", _, Some(uri)) => {
+                let owner = self.read_catalog().template_owner(uri);
+                let owner = match owner {
+                    Some(owner) => Some(owner),
+                    None => self.resource_owner(uri).await,
+                };
+                let Some(upstream) =
+                    owner.filter(|owner| hooks.view.shows(self.upstreams[*owner].name(), ItemKind::Template, uri))
+                else {
+                    return self.fail(frame, ErrorCode::ResourceNotFound, &format!("Resource not found: {uri}"));
+                };
+                (upstream, uri.clone())
+            }
+            (other, _, _) => {
+                return self.fail(frame, ErrorCode::InvalidParams, &format!("unsupported completion ref type '{other}'"));
+            }
+        };
+        let token = progress_token(frame, params.meta);
+        let call =
+            Call { session: &self.id, server: self.upstreams[upstream].name(), method: &Method::Complete, name: &name, arguments: None };
+        self.dispatch(frame, &hooks, call, upstream, splice, token).await;
+    }
+}

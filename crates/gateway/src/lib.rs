@@ -1,0 +1,19 @@
+//! Warden's message path: one client session in front of many upstream MCP
+//! servers.
+//!
+//! A message from the client enters at a front ([`front`]), is parsed into a
+//! frame and dispatched by [`inbound`]: requests are resolved against the
+//! [`catalog`] of upstream names, pass the [`pipeline`] seams (view, guard,
+//! audit) and are forwarded to their upstream. What upstreams send back
+//! arrives in [`outbound`], which maps ids and tokens back and writes to the
+//! client. A [`Session`] holds one client's state and its upstreams.
+
+pub mod catalog;
+pub mod front;
+mod inbound;
+mod outbound;
+pub mod pipeline;
+mod session;
+mod tokens;
+
+pub use session::{Session, Status, UpstreamStatus};

@@ -1,0 +1,80 @@
+//! Upstream → client: what happens to everything an upstream sends that is not
+//! an answer to a forwarded request (those return through
+//! [`inbound`](crate::inbound)'s forwarding).
+//!
+//! One task per session reads the upstreams' events in order: state changes
+//! update the catalog and tell the client its lists changed; requests get a
+//! client-facing id; notifications get their ids and tokens mapped back.
+
+mod notifications;
+mod requests;
+
+use std::sync::{Arc, Weak};
+
+use tokio::sync::mpsc;
+use warden_jsonrpc::{Kind, notification};
+use warden_upstream::{Connection, Event, EventKind};
+
+use crate::catalog::ItemKind;
+use crate::session::Shared;
+use crate::tokens::lock;
+
+/// Processes upstream events until the session is gone.
+pub(crate) async fn run(shared: Weak<Shared>, mut events: mpsc::UnboundedReceiver<Event>) {
+    while let Some(event) = events.recv().await {
+        let Some(shared) = shared.upgrade() else { return };
+        match event.kind {
+            EventKind::Ready(connection) => {
+                // Listing takes round trips; do not hold up other events.
+                tokio::spawn(async move { shared.upstream_ready(event.upstream, connection).await });
+            }
+            EventKind::Down { .. } => shared.upstream_down(event.upstream),
+            EventKind::Message(connection, frame) => match frame.kind() {
+                Kind::Request => shared.upstream_request(event.upstream, &connection, frame),
+                _ => shared.upstream_notification(event.upstream, &connection, frame),
+            },
+        }
+    }
+}
+
+impl Shared {
+    /// An upstream finished its handshake: load what it offers, replay the
+    /// session's log level and subscriptions, and tell the client.
+    async fn upstream_ready(self: Arc<Self>, index: usize, connection: Arc<Connection>) {
+        let changed = self.load_surface(index, &connection).await;
+        let level = lock(&self.log_level).clone();
+        if let Some(params) = level
+            && connection.handshake().has("logging")
+        {
+            let _ = connection.request("logging/setLevel", Some(&params)).await;
+        }
+        let subscriptions: Vec<String> =
+            lock(&self.subscriptions).values().filter(|(owner, _)| *owner == index).map(|(_, p)| p.clone()).collect();
+        for params in subscriptions {
+            let _ = connection.request("resources/subscribe", Some(&params)).await;
+        }
+        self.list_changed(&changed);
+    }
+
+    /// An upstream went down: its items disappear until it is back.
+    fn upstream_down(&self, index: usize) {
+        let gone = self.write_catalog().clear(index);
+        self.list_changed(&gone);
+    }
+
+    /// Sends one `list_changed` per affected list, once the client is ready
+    /// for notifications.
+    pub(crate) fn list_changed(&self, kinds: &[ItemKind]) {
+        if !self.initialized.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let mut sent: Vec<&str> = Vec::new();
+        for kind in kinds {
+            let method = kind.list_changed();
+            if !sent.contains(&method) {
+                sent.push(method);
+                self.send(notification(method, None));
+            }
+        }
+    }
+}

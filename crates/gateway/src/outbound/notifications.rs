@@ -1,0 +1,103 @@
+//! Notifications from upstreams to the client.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use warden_jsonrpc::{Frame, Method, Splice};
+use warden_upstream::Connection;
+
+use crate::catalog::ItemKind;
+use crate::inbound::fetch_all;
+use crate::session::Shared;
+use crate::tokens::{TokenTarget, lock};
+
+#[derive(Deserialize)]
+struct ProgressParams<'a> {
+    #[serde(borrow, rename = "progressToken")]
+    progress_token: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct CancelledParams<'a> {
+    #[serde(borrow, rename = "requestId")]
+    request_id: &'a RawValue,
+}
+
+impl Shared {
+    /// Maps what must be mapped and passes the rest through unchanged.
+    pub(super) fn upstream_notification(self: &Arc<Self>, index: usize, connection: &Arc<Connection>, frame: Frame) {
+        match frame.method() {
+            Some(Method::Progress) => self.upstream_progress(frame),
+            Some(Method::Cancelled) => self.upstream_cancelled(connection, frame),
+            Some(Method::ToolsListChanged) => self.refresh(index, connection, &[ItemKind::Tool]),
+            Some(Method::PromptsListChanged) => self.refresh(index, connection, &[ItemKind::Prompt]),
+            Some(Method::ResourcesListChanged) => {
+                self.refresh(index, connection, &[ItemKind::Resource, ItemKind::Template])
+            }
+            _ => self.send(frame.into_text()),
+        }
+    }
+
+    /// Progress goes to the client under the token the client chose. Progress
+    /// for a token Warden never issued (or that is finished) is dropped, so an
+    /// upstream cannot speak for another's request.
+    fn upstream_progress(&self, frame: Frame) {
+        let Some(params) = frame.params().and_then(|p| serde_json::from_str::<ProgressParams>(p).ok()) else {
+            return;
+        };
+        let target = lock(&self.maps.tokens).get(params.progress_token.get()).cloned();
+        let Some(TokenTarget::Client(original)) = target else {
+            tracing::debug!(session = %self.id, token = params.progress_token.get(), "dropped progress for an unknown token");
+            return;
+        };
+        let mut splice = Splice::new();
+        splice.replace(frame.span_of(params.progress_token.get()), original);
+        self.send(splice.apply(frame.text()));
+    }
+
+    /// An upstream gives up on a request it made to the client.
+    fn upstream_cancelled(&self, connection: &Arc<Connection>, frame: Frame) {
+        let Some(params) = frame.params().and_then(|p| serde_json::from_str::<CancelledParams>(p).ok()) else {
+            return;
+        };
+        let client_id = {
+            let mut requests = lock(&self.maps.server_requests);
+            let found = requests
+                .iter()
+                .find(|(_, request)| {
+                    Arc::ptr_eq(&request.connection, connection) && request.upstream_id == params.request_id.get()
+                })
+                .map(|(id, _)| *id);
+            found.inspect(|id| {
+                requests.remove(id);
+            })
+        };
+        let Some(client_id) = client_id else { return };
+        let mut splice = Splice::new();
+        splice.replace(frame.span_of(params.request_id.get()), client_id.to_string());
+        self.send(splice.apply(frame.text()));
+    }
+
+    /// An upstream's list changed: reload it so routing stays right, then
+    /// tell the client.
+    fn refresh(self: &Arc<Self>, index: usize, connection: &Arc<Connection>, kinds: &'static [ItemKind]) {
+        let shared = self.clone();
+        let connection = connection.clone();
+        tokio::spawn(async move {
+            for kind in kinds {
+                if !connection.handshake().has(kind.capability()) {
+                    continue;
+                }
+                match tokio::time::timeout(shared.start_timeout(), fetch_all(&connection, *kind)).await {
+                    Ok(Ok(items)) => {
+                        shared.write_catalog().set(index, *kind, items);
+                    }
+                    Ok(Err(why)) => tracing::warn!(server = connection.name(), "{} failed: {why}", kind.list_method()),
+                    Err(_) => tracing::warn!(server = connection.name(), "{} timed out", kind.list_method()),
+                }
+            }
+            shared.list_changed(kinds);
+        });
+    }
+}

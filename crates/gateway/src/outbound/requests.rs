@@ -1,0 +1,58 @@
+//! Requests from upstreams to the client: sampling, elicitation, roots, and
+//! anything else, each under a client-facing id.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use warden_jsonrpc::{Frame, Splice};
+use warden_upstream::Connection;
+
+use crate::session::Shared;
+use crate::tokens::{ServerRequest, TokenTarget, lock};
+
+#[derive(Deserialize)]
+struct WithMeta<'a> {
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Meta<'a> {
+    #[serde(borrow, default, rename = "progressToken")]
+    progress_token: Option<&'a RawValue>,
+}
+
+impl Shared {
+    /// Forwards an upstream's request to the client. Ids from different
+    /// upstreams may collide, so the client sees Warden's own; the answer is
+    /// routed back in [`Shared::client_response`].
+    pub(super) fn upstream_request(&self, index: usize, connection: &Arc<Connection>, frame: Frame) {
+        let client_id = self.next();
+        let mut splice = Splice::new();
+        if let Some(span) = frame.id_span() {
+            splice.replace(span, client_id.to_string());
+        }
+        let token = progress_span(&frame).map(|span| {
+            let issued = format!("\"w{}\"", self.next());
+            let original = frame.text()[span.clone()].to_owned();
+            lock(&self.maps.tokens).insert(issued.clone(), TokenTarget::Upstream(connection.clone(), original));
+            splice.replace(span, issued.clone());
+            issued
+        });
+        let request = ServerRequest {
+            upstream: index,
+            connection: connection.clone(),
+            upstream_id: frame.id().unwrap_or("null").to_owned(),
+            token,
+        };
+        lock(&self.maps.server_requests).insert(client_id, request);
+        self.send(splice.apply(frame.text()));
+    }
+}
+
+fn progress_span(frame: &Frame) -> Option<std::ops::Range<usize>> {
+    let with_meta: WithMeta = serde_json::from_str(frame.params()?).ok()?;
+    let meta: Meta = serde_json::from_str(with_meta.meta?.get()).ok()?;
+    Some(frame.span_of(meta.progress_token?.get()))
+}

@@ -1,0 +1,46 @@
+//! The record written for every decision.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use super::guard::{Call, Verdict};
+
+/// How a request ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The upstream answered with a result.
+    Result,
+    /// The upstream answered with a tool result flagged `isError`.
+    ToolError,
+    /// The upstream answered with a JSON-RPC error.
+    Error,
+    /// The upstream could not be reached or went away.
+    Unreachable(String),
+    /// Warden refused the request (the verdict says why).
+    Refused,
+}
+
+/// One decision and its outcome.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'a> {
+    /// The request.
+    pub call: Call<'a>,
+    /// The decision.
+    pub verdict: &'a Verdict,
+    /// How it ended.
+    pub outcome: &'a Outcome,
+    /// From the request's arrival to its answer.
+    pub elapsed: Duration,
+}
+
+/// The future an [`Audit`] returns.
+pub type AuditFuture<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
+
+/// Records decisions. The answer goes back to the client only after the
+/// record is written; if it cannot be written, the client gets an error
+/// instead of the result (fail closed).
+pub trait Audit: Send + Sync {
+    /// Writes `record`.
+    fn record<'a>(&'a self, record: Record<'a>) -> AuditFuture<'a>;
+}

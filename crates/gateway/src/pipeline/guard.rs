@@ -1,0 +1,71 @@
+//! The decision taken before a request is forwarded.
+
+use warden_jsonrpc::Method;
+
+/// A request about to be forwarded, as a guard sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    /// The client session.
+    pub session: &'a str,
+    /// The upstream server it goes to.
+    pub server: &'a str,
+    /// The method.
+    pub method: &'a Method,
+    /// The tool or prompt name as the upstream knows it, or the resource URI.
+    pub name: &'a str,
+    /// The arguments as JSON text (`arguments` of tools/call and prompts/get).
+    pub arguments: Option<&'a str>,
+}
+
+/// What a guard decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Forward the request.
+    Allow,
+    /// Refuse it.
+    Deny {
+        /// The rule that decided.
+        rule: String,
+        /// Why, in words the model can act on.
+        reason: String,
+    },
+    /// A person must approve it first.
+    Escalate {
+        /// The rule that decided.
+        rule: String,
+        /// Why approval is needed.
+        reason: String,
+    },
+}
+
+impl Verdict {
+    /// The message sent back for a refused request, or `None` if allowed.
+    ///
+    /// Until an approval channel exists, escalation is a refusal that says
+    /// approval was required.
+    pub fn refusal(&self) -> Option<String> {
+        match self {
+            Verdict::Allow => None,
+            Verdict::Deny { rule, reason } => Some(format!("Denied by policy '{rule}': {reason}")),
+            Verdict::Escalate { rule, reason } => Some(format!(
+                "Approval required by policy '{rule}': {reason}. No approval channel is available in this session, so the call was denied."
+            )),
+        }
+    }
+}
+
+/// Decides, from the request alone, whether it may go ahead. Must not do I/O.
+pub trait Guard: Send + Sync {
+    /// The verdict for `call`.
+    fn decide(&self, call: &Call<'_>) -> Verdict;
+}
+
+/// Allows everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllowAll;
+
+impl Guard for AllowAll {
+    fn decide(&self, _call: &Call<'_>) -> Verdict {
+        Verdict::Allow
+    }
+}

@@ -1,0 +1,44 @@
+//! The seams every client request passes, where profiles, policies, approval
+//! and audit plug in.
+//!
+//! A request that names a component goes through, in order:
+//! 1. **view** ([`View`]): is the component visible to this client? If not, it
+//!    is answered as if it did not exist. The same view filters list results.
+//! 2. **guard** ([`Guard`]): a pure decision, allow, deny or escalate, from
+//!    the call alone (no I/O, so it can be tested in microseconds).
+//! 3. forwarding to the upstream.
+//! 4. **audit** ([`Audit`]): one record per decision, written before the
+//!    answer goes back to the client.
+
+mod audit;
+mod guard;
+mod view;
+
+use std::sync::Arc;
+
+pub use audit::{Audit, AuditFuture, Outcome, Record};
+pub use guard::{AllowAll, Call, Guard, Verdict};
+pub use view::{ShowAll, View};
+
+/// The pluggable stages of the pipeline. Swapped as a whole on reload.
+#[derive(Clone)]
+pub struct Hooks {
+    /// Which components a client may see.
+    pub view: Arc<dyn View>,
+    /// Whether a call may go ahead.
+    pub guard: Arc<dyn Guard>,
+    /// Where decisions are recorded, if anywhere.
+    pub audit: Option<Arc<dyn Audit>>,
+}
+
+impl Default for Hooks {
+    fn default() -> Self {
+        Hooks { view: Arc::new(ShowAll), guard: Arc::new(AllowAll), audit: None }
+    }
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks").field("audit", &self.audit.is_some()).finish_non_exhaustive()
+    }
+}

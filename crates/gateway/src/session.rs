@@ -1,0 +1,237 @@
+//! One client session and the upstreams that serve it.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use tokio::sync::{mpsc, watch};
+use warden_config::Config;
+use warden_jsonrpc::{ErrorCode, Frame, Kind, error_response, guess_id};
+use warden_upstream::{Connection, State, Upstream, UpstreamError, UpstreamSpec};
+
+use crate::catalog::{Catalog, Namer};
+use crate::pipeline::Hooks;
+use crate::tokens::Maps;
+
+/// Every session gets a distinct id, for logs and audit records.
+static SESSIONS: AtomicU64 = AtomicU64::new(1);
+
+/// One client connected to Warden, with its own upstream connections.
+///
+/// Fronts (stdio now, HTTP later) feed it the client's messages with
+/// [`Session::handle`]; everything for the client comes out of the channel
+/// given to [`Session::start`], one JSON-RPC message per string.
+#[derive(Clone)]
+pub struct Session {
+    shared: Arc<Shared>,
+}
+
+/// What the client said in `initialize`.
+#[derive(Debug)]
+pub(crate) struct ClientInit {
+    /// The revision both sides speak.
+    pub protocol_version: String,
+}
+
+/// The state a session's tasks share.
+pub(crate) struct Shared {
+    pub id: String,
+    pub config: Arc<Config>,
+    pub hooks: ArcSwap<Hooks>,
+    pub upstreams: Vec<Upstream>,
+    pub init_params: watch::Sender<Option<Arc<str>>>,
+    pub client: OnceLock<ClientInit>,
+    pub initialized: AtomicBool,
+    pub to_client: mpsc::UnboundedSender<String>,
+    pub catalog: RwLock<Catalog>,
+    pub maps: Maps,
+    /// Source of Warden-issued ids and tokens.
+    pub counter: AtomicU64,
+    /// `resources/subscribe` params by URI, replayed when an upstream restarts.
+    pub subscriptions: std::sync::Mutex<std::collections::HashMap<String, (usize, String)>>,
+    /// The last `logging/setLevel` params, replayed when an upstream restarts.
+    pub log_level: std::sync::Mutex<Option<String>>,
+}
+
+impl Session {
+    /// Starts a session: every configured upstream starts at once, in the
+    /// background; their handshakes wait for the client's `initialize`.
+    pub fn start(config: Arc<Config>, hooks: Hooks, to_client: mpsc::UnboundedSender<String>) -> Session {
+        let (init_params, init_rx) = watch::channel(None);
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let upstreams: Vec<Upstream> = config
+            .servers
+            .iter()
+            .enumerate()
+            .map(|(index, (name, server))| {
+                let spec = UpstreamSpec {
+                    name: Arc::from(name.as_str()),
+                    transport: server.transport.clone(),
+                    supervision: config.supervision.clone(),
+                    max_message_bytes: config.limits.max_message_bytes,
+                };
+                Upstream::spawn(index, spec, init_rx.clone(), events_tx.clone())
+            })
+            .collect();
+        let names = config.servers.keys().map(|name| Arc::from(name.as_str())).collect();
+        let catalog = Catalog::new(Namer::new(&config.naming, config.servers.len()), names);
+        let shared = Arc::new(Shared {
+            id: format!("s{}", SESSIONS.fetch_add(1, Ordering::Relaxed)),
+            config,
+            hooks: ArcSwap::from_pointee(hooks),
+            upstreams,
+            init_params,
+            client: OnceLock::new(),
+            initialized: AtomicBool::new(false),
+            to_client,
+            catalog: RwLock::new(catalog),
+            maps: Maps::default(),
+            counter: AtomicU64::new(1),
+            subscriptions: Default::default(),
+            log_level: Default::default(),
+        });
+        tokio::spawn(crate::outbound::run(Arc::downgrade(&shared), events));
+        Session { shared }
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.shared.id
+    }
+
+    /// Handles one message from the client. Never blocks: requests are served
+    /// by their own tasks, so a slow call delays nothing else.
+    pub fn handle(&self, text: String) {
+        let frame = match Frame::parse(text) {
+            Ok(frame) => frame,
+            Err(err) => {
+                tracing::warn!(session = %self.shared.id, "invalid message from the client: {err}");
+                self.shared.send(error_response(err.id.as_deref(), err.code, &err.message, None));
+                return;
+            }
+        };
+        match frame.kind() {
+            Kind::Request => {
+                let shared = self.shared.clone();
+                tokio::spawn(async move { shared.request(frame).await });
+            }
+            Kind::Notification => self.shared.notification(frame),
+            Kind::Response | Kind::ErrorResponse => self.shared.client_response(frame),
+        }
+    }
+
+    /// Answers a message that exceeded the size limit. Its id is recovered
+    /// from its first or last bytes when possible, so the client's request
+    /// fails at once instead of waiting forever.
+    pub fn reject_oversized(&self, bytes: usize, head: &str, tail: &str) {
+        let limit = self.shared.config.limits.max_message_bytes;
+        tracing::warn!(session = %self.shared.id, bytes, limit, "refused an oversized message from the client");
+        let message = format!("message of {bytes} bytes exceeds the limit of {limit} bytes (limits.maxMessageBytes)");
+        let id = guess_id(head, tail);
+        self.shared.send(error_response(id.as_deref(), ErrorCode::InvalidRequest, &message, None));
+    }
+
+    /// Answers a line that is not UTF-8.
+    pub fn reject_not_utf8(&self) {
+        self.shared.send(error_response(None, ErrorCode::ParseError, "message is not valid UTF-8", None));
+    }
+
+    /// Replaces the pipeline hooks (on reload); requests already past a stage
+    /// keep the hooks they started with.
+    pub fn set_hooks(&self, hooks: Hooks) {
+        self.shared.hooks.store(Arc::new(hooks));
+    }
+
+    /// Each upstream's state.
+    pub fn status(&self) -> Status {
+        let catalog = self.shared.read_catalog();
+        Status {
+            upstreams: self
+                .shared
+                .upstreams
+                .iter()
+                .map(|upstream| UpstreamStatus {
+                    name: upstream.name().to_owned(),
+                    state: match upstream.state() {
+                        State::Starting => "starting".into(),
+                        State::Ready(_) => "ready".into(),
+                        State::Down { reason, .. } => format!("down: {reason}"),
+                        State::Stopped => "stopped".into(),
+                    },
+                })
+                .collect(),
+            collisions: catalog.collisions().to_vec(),
+            protocol_version: self.shared.client.get().map(|client| client.protocol_version.clone()),
+        }
+    }
+
+    /// Stops every upstream, all at once, and waits until they are gone.
+    pub async fn shutdown(&self) {
+        let mut stopping = tokio::task::JoinSet::new();
+        for upstream in self.shared.upstreams.iter().cloned() {
+            stopping.spawn(async move { upstream.shutdown().await });
+        }
+        while stopping.join_next().await.is_some() {}
+    }
+}
+
+/// A snapshot of a session's upstreams.
+#[derive(Debug, Clone)]
+pub struct Status {
+    /// Each upstream, in configuration order.
+    pub upstreams: Vec<UpstreamStatus>,
+    /// Name collisions, one sentence each.
+    pub collisions: Vec<String>,
+    /// The protocol revision agreed with the client, once initialized.
+    pub protocol_version: Option<String>,
+}
+
+/// One upstream's state.
+#[derive(Debug, Clone)]
+pub struct UpstreamStatus {
+    /// Its name.
+    pub name: String,
+    /// `starting`, `ready`, `down: <reason>` or `stopped`.
+    pub state: String,
+}
+
+impl Shared {
+    /// Queues a message for the client.
+    pub fn send(&self, text: String) {
+        // The front is gone when this fails; the session ends with it.
+        let _ = self.to_client.send(text);
+    }
+
+    /// A fresh number for an id or a token.
+    pub fn next(&self) -> u64 {
+        self.counter.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn read_catalog(&self) -> std::sync::RwLockReadGuard<'_, Catalog> {
+        self.catalog.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn write_catalog(&self) -> std::sync::RwLockWriteGuard<'_, Catalog> {
+        self.catalog.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// How long Warden waits for an upstream to start.
+    pub fn start_timeout(&self) -> Duration {
+        Duration::from_millis(self.config.supervision.start_timeout_ms)
+    }
+
+    /// The connection of upstream `index`, waiting for it while it starts.
+    pub async fn connection(&self, index: usize) -> Result<Arc<Connection>, UpstreamError> {
+        let upstream = &self.upstreams[index];
+        if let Some(connection) = upstream.connection() {
+            return Ok(connection);
+        }
+        if matches!(upstream.state(), State::Starting) {
+            if let Some(connection) = upstream.settled(self.start_timeout()).await {
+                return Ok(connection);
+            }
+        }
+        Err(upstream.unavailable())
+    }
+}

@@ -1,0 +1,59 @@
+//! Ids and tokens Warden substitutes, and what they stand for.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use warden_upstream::Connection;
+
+/// A client request that is being served by an upstream.
+#[derive(Debug, Clone)]
+pub(crate) struct InFlight {
+    /// The upstream's index.
+    pub upstream: usize,
+    /// The connection the request went out on.
+    pub connection: Arc<Connection>,
+    /// The id Warden gave it upstream.
+    pub upstream_id: u64,
+    /// The progress token Warden substituted, if the request had one.
+    pub token: Option<String>,
+}
+
+/// A request from an upstream that is waiting for the client's answer.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerRequest {
+    /// The upstream's index.
+    pub upstream: usize,
+    /// The connection to answer on.
+    pub connection: Arc<Connection>,
+    /// The upstream's own id, as JSON text.
+    pub upstream_id: String,
+    /// The progress token Warden substituted, if the request had one.
+    pub token: Option<String>,
+}
+
+/// Where progress for a Warden-issued token goes.
+#[derive(Debug, Clone)]
+pub(crate) enum TokenTarget {
+    /// To the client, as its own token (JSON text).
+    Client(String),
+    /// To an upstream, as its own token (JSON text), on that connection.
+    Upstream(Arc<Connection>, String),
+}
+
+/// The maps of one session, behind one lock each.
+#[derive(Debug, Default)]
+pub(crate) struct Maps {
+    /// Client request id (JSON text) → the upstream request serving it.
+    pub in_flight: Mutex<HashMap<String, InFlight>>,
+    /// Client-facing id → request from an upstream.
+    pub server_requests: Mutex<HashMap<u64, ServerRequest>>,
+    /// Warden-issued progress token (JSON text) → where progress goes.
+    pub tokens: Mutex<HashMap<String, TokenTarget>>,
+}
+
+/// Locks a mutex, ignoring poisoning: the maps stay consistent because every
+/// critical section is a single insert or remove.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

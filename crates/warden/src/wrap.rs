@@ -1,0 +1,47 @@
+//! `warden wrap`: Warden in front of exactly one server, no config needed.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context;
+use warden_config::{Config, PrefixMode, ServerConfig, Transport};
+use warden_gateway::front::serve_stdio;
+use warden_gateway::pipeline::Hooks;
+
+use crate::cli::WrapArgs;
+
+/// Builds a one-server configuration and serves it.
+pub async fn run(args: WrapArgs) -> anyhow::Result<()> {
+    let mut config = match &args.config {
+        Some(path) => warden_config::load(path)?,
+        None => Config::default(),
+    };
+    if !config.servers.is_empty() {
+        tracing::info!("wrap ignores the servers of the config file; it serves only the wrapped command");
+        config.servers.clear();
+    }
+    let (command, rest) = args.command.split_first().context("no command to wrap")?;
+    let name = args.name.clone().unwrap_or_else(|| server_name(command));
+    config.servers.insert(
+        name,
+        ServerConfig {
+            display_name: None,
+            transport: Transport::Stdio {
+                command: command.clone(),
+                args: rest.to_vec(),
+                env: Default::default(),
+                cwd: None,
+            },
+        },
+    );
+    // Drop-in use: the client sees the server's own names.
+    config.naming.prefix = PrefixMode::Never;
+    serve_stdio(Arc::new(config), Hooks::default()).await.context("stdio front failed")
+}
+
+/// A name for logs from the command's file name.
+fn server_name(command: &str) -> String {
+    let stem = Path::new(command).file_stem().and_then(|stem| stem.to_str()).unwrap_or("server");
+    let name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    if name.is_empty() { "server".into() } else { name }
+}

@@ -1,0 +1,311 @@
+//! A real MCP client for end-to-end tests: it starts the `warden` binary,
+//! speaks newline-delimited JSON-RPC on its stdio, and keeps every message.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long any single expectation may take before the test fails.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The warden binary under test.
+pub fn warden_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_warden"))
+}
+
+/// The fixture server, built beside warden by `cargo test --workspace`.
+pub fn fixture_bin() -> String {
+    let path = warden_bin().with_file_name("warden-fixture");
+    assert!(path.exists(), "{} is missing: run `cargo build -p warden-fixture` (or `cargo test --workspace`)", path.display());
+    path.to_string_lossy().into_owned()
+}
+
+/// A unique scratch directory for one test.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "warden-test-{}-{}-{name}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// One message from warden: its exact text and its parsed value.
+#[derive(Debug, Clone)]
+pub struct Message {
+    pub raw: String,
+    pub value: Value,
+}
+
+impl std::ops::Index<&str> for Message {
+    type Output = Value;
+    fn index(&self, key: &str) -> &Value {
+        &self.value[key]
+    }
+}
+
+/// A client connected to a running warden.
+pub struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    incoming: Receiver<Message>,
+    backlog: VecDeque<Message>,
+    not_json: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<String>>,
+    next_id: u64,
+}
+
+impl Client {
+    /// `warden serve` with `config` (YAML) written to a scratch file.
+    pub fn serve(config: &str) -> Client {
+        let dir = scratch_dir("serve");
+        let path = dir.join("warden.yaml");
+        std::fs::write(&path, config).expect("write config");
+        Client::start(&["serve", "--config", path.to_str().expect("utf-8 path")], &[])
+    }
+
+    /// Starts warden with `args` and extra environment variables.
+    pub fn start(args: &[&str], env: &[(&str, &str)]) -> Client {
+        let mut child = Command::new(warden_bin())
+            .args(args)
+            .envs(env.iter().copied())
+            .env("WARDEN_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start warden");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr = child.stderr.take().expect("stderr");
+        let (sender, incoming) = channel();
+        let not_json = Arc::new(Mutex::new(Vec::new()));
+        let bad = not_json.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                match serde_json::from_str::<Value>(&line) {
+                    Ok(value) => {
+                        if sender.send(Message { raw: line, value }).is_err() {
+                            return;
+                        }
+                    }
+                    Err(_) => bad.lock().unwrap().push(line),
+                }
+            }
+        });
+        let log = Arc::new(Mutex::new(String::new()));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { return };
+                let mut sink = sink.lock().unwrap();
+                sink.push_str(&line);
+                sink.push('\n');
+            }
+        });
+        let stdin = child.stdin.take();
+        Client { child, stdin, incoming, backlog: VecDeque::new(), not_json, stderr: log, next_id: 1 }
+    }
+
+    /// `serve` and `initialize`.
+    pub fn serve_initialized(config: &str) -> Client {
+        let mut client = Client::serve(config);
+        client.initialize();
+        client
+    }
+
+    /// Sends one raw line.
+    pub fn send_raw(&mut self, text: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(text.as_bytes()).expect("write to warden");
+        stdin.write_all(b"\n").expect("write to warden");
+        stdin.flush().expect("flush");
+    }
+
+    /// Sends a JSON value as one line.
+    pub fn send(&mut self, value: Value) {
+        self.send_raw(&value.to_string());
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> Value {
+        let id = json!(self.next_id);
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// Sends a request and waits for its response (other messages are kept).
+    pub fn request(&mut self, method: &str, params: Value) -> Message {
+        let id = self.send_request(method, params);
+        self.response(&id)
+    }
+
+    /// Waits for the response to `id`.
+    pub fn response(&mut self, id: &Value) -> Message {
+        let id = id.clone();
+        self.wait_for(&format!("the response to id {id}"), move |m| m["id"] == id && m.value.get("method").is_none())
+    }
+
+    /// A tools/call that must succeed; returns its result.
+    pub fn call_tool(&mut self, name: &str, arguments: Value) -> Value {
+        let response = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        assert!(response.value.get("result").is_some(), "tools/call {name} failed: {}", response.raw);
+        response["result"].clone()
+    }
+
+    /// The text of a tools/call that must succeed.
+    pub fn call_text(&mut self, name: &str, arguments: Value) -> String {
+        let result = self.call_tool(name, arguments);
+        result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    }
+
+    /// `initialize` and `notifications/initialized`, with sampling,
+    /// elicitation and roots capabilities.
+    pub fn initialize(&mut self) -> Message {
+        let response = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": true}},
+                "clientInfo": {"name": "warden-tests", "version": "1.0.0"}
+            }),
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        response
+    }
+
+    /// Waits for the first message (kept or new) that `matches`, and removes it.
+    pub fn wait_for(&mut self, what: &str, matches: impl Fn(&Message) -> bool) -> Message {
+        if let Some(at) = self.backlog.iter().position(&matches) {
+            return self.backlog.remove(at).expect("position is valid");
+        }
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.incoming.recv_timeout(left) {
+                Ok(message) if matches(&message) => return message,
+                Ok(message) => self.backlog.push_back(message),
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("timed out waiting for {what}; kept messages: {:#?}\nwarden stderr:\n{}", self.backlog, self.stderr())
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("warden closed stdout while waiting for {what}\nwarden stderr:\n{}", self.stderr())
+                }
+            }
+        }
+    }
+
+    /// Waits for a notification or request with `method`.
+    pub fn wait_method(&mut self, method: &str) -> Message {
+        let wanted = method.to_owned();
+        self.wait_for(method, move |m| m["method"] == wanted.as_str())
+    }
+
+    /// Messages that arrive within `period`, without waiting longer.
+    pub fn drain(&mut self, period: Duration) -> Vec<Message> {
+        let deadline = Instant::now() + period;
+        let mut all: Vec<Message> = self.backlog.drain(..).collect();
+        while let Ok(message) = self.incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            all.push(message);
+        }
+        all
+    }
+
+    /// Polls tools/list until `name` is listed.
+    pub fn wait_for_tool(&mut self, name: &str) -> Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let list = self.request("tools/list", json!({}));
+            if let Some(tool) = list["result"]["tools"].as_array().and_then(|tools| tools.iter().find(|t| t["name"] == name)) {
+                return tool.clone();
+            }
+            assert!(Instant::now() < deadline, "tool {name} never appeared; last list: {}", list.raw);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The names in tools/list.
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let list = self.request("tools/list", json!({}));
+        list["result"]["tools"]
+            .as_array()
+            .map(|tools| tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Everything warden wrote on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits until warden's stderr contains `text`.
+    pub fn wait_stderr(&self, text: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        while !self.stderr().contains(text) {
+            assert!(Instant::now() < deadline, "stderr never said {text:?}:\n{}", self.stderr());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Closes warden's stdin and waits for it to exit.
+    pub fn close(&mut self) -> std::process::ExitStatus {
+        self.stdin.take();
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "warden did not exit after stdin closed");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The process id of warden.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if !std::thread::panicking() {
+            let bad = self.not_json.lock().unwrap();
+            assert!(bad.is_empty(), "warden wrote non-JSON on stdout: {bad:?}");
+        }
+    }
+}
+
+/// A config with one fixture server per `(name, extra args)`.
+pub fn fixtures(servers: &[(&str, &[&str])], extra: &str) -> String {
+    let fixture = fixture_bin();
+    let mut config = String::from("servers:\n");
+    for (name, args) in servers {
+        let args: Vec<String> = args.iter().map(|arg| format!("{arg:?}")).collect();
+        config.push_str(&format!(
+            "  {name}:\n    transport: {{kind: stdio, command: {fixture:?}, args: [{}]}}\n",
+            args.join(", ")
+        ));
+    }
+    config.push_str(extra);
+    config
+}
+
+/// Whether a process is still alive.
+pub fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && std::fs::read_to_string(format!("/proc/{pid}/stat")).map(|stat| !stat.contains(") Z ")).unwrap_or(false)
+}

@@ -8,9 +8,10 @@ use arc_swap::ArcSwap;
 use tokio::sync::{mpsc, watch};
 use warden_config::Config;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, error_response, guess_id};
-use warden_upstream::{Connection, State, Upstream, UpstreamError, UpstreamSpec};
+use warden_upstream::{Connection, EventSink, State, Upstream, UpstreamError, UpstreamSpec};
 
 use crate::catalog::{Catalog, Namer};
+use crate::outbound::Sink;
 use crate::pipeline::Hooks;
 use crate::tokens::Maps;
 
@@ -59,39 +60,42 @@ impl Session {
     /// background; their handshakes wait for the client's `initialize`.
     pub fn start(config: Arc<Config>, hooks: Hooks, to_client: mpsc::UnboundedSender<String>) -> Session {
         let (init_params, init_rx) = watch::channel(None);
-        let (events_tx, events) = mpsc::unbounded_channel();
-        let upstreams: Vec<Upstream> = config
-            .servers
-            .iter()
-            .enumerate()
-            .map(|(index, (name, server))| {
-                let spec = UpstreamSpec {
-                    name: Arc::from(name.as_str()),
-                    transport: server.transport.clone(),
-                    supervision: config.supervision.clone(),
-                    max_message_bytes: config.limits.max_message_bytes,
-                };
-                Upstream::spawn(index, spec, init_rx.clone(), events_tx.clone())
-            })
-            .collect();
         let names = config.servers.keys().map(|name| Arc::from(name.as_str())).collect();
         let catalog = Catalog::new(Namer::new(&config.naming, config.servers.len()), names);
-        let shared = Arc::new(Shared {
-            id: format!("s{}", SESSIONS.fetch_add(1, Ordering::Relaxed)),
-            config,
-            hooks: ArcSwap::from_pointee(hooks),
-            upstreams,
-            init_params,
-            client: OnceLock::new(),
-            initialized: AtomicBool::new(false),
-            to_client,
-            catalog: RwLock::new(catalog),
-            maps: Maps::default(),
-            counter: AtomicU64::new(1),
-            subscriptions: Default::default(),
-            log_level: Default::default(),
+        let shared = Arc::new_cyclic(|weak| {
+            // Upstream events are handled in the tasks that read them (in order);
+            // the sink holds the session weakly, so dropping the session ends it.
+            let sink: Arc<dyn EventSink> = Arc::new(Sink(weak.clone()));
+            let upstreams = config
+                .servers
+                .iter()
+                .enumerate()
+                .map(|(index, (name, server))| {
+                    let spec = UpstreamSpec {
+                        name: Arc::from(name.as_str()),
+                        transport: server.transport.clone(),
+                        supervision: config.supervision.clone(),
+                        max_message_bytes: config.limits.max_message_bytes,
+                    };
+                    Upstream::spawn(index, spec, init_rx.clone(), sink.clone())
+                })
+                .collect();
+            Shared {
+                id: format!("s{}", SESSIONS.fetch_add(1, Ordering::Relaxed)),
+                config,
+                hooks: ArcSwap::from_pointee(hooks),
+                upstreams,
+                init_params,
+                client: OnceLock::new(),
+                initialized: AtomicBool::new(false),
+                to_client,
+                catalog: RwLock::new(catalog),
+                maps: Maps::default(),
+                counter: AtomicU64::new(1),
+                subscriptions: Default::default(),
+                log_level: Default::default(),
+            }
         });
-        tokio::spawn(crate::outbound::run(Arc::downgrade(&shared), events));
         Session { shared }
     }
 

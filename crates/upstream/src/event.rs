@@ -31,6 +31,16 @@ pub enum EventKind {
     Message(Arc<Connection>, warden_jsonrpc::Frame),
 }
 
+/// Receives an upstream's events, in the order the upstream sent them.
+///
+/// Called from the tasks that read the upstream, so that a notification is
+/// handled before any response that follows it (progress before the result it
+/// leads to). Implementations must not block; spawn for anything slow.
+pub trait EventSink: Send + Sync + 'static {
+    /// Handles one event.
+    fn deliver(&self, event: Event);
+}
+
 impl EventKind {
     /// A message event.
     pub fn message(connection: &Arc<Connection>, frame: Frame) -> Self {

@@ -18,7 +18,7 @@ mod supervisor;
 
 pub use connection::{Connection, ResponseFuture};
 pub use error::UpstreamError;
-pub use event::{Event, EventKind};
+pub use event::{Event, EventKind, EventSink};
 pub use handshake::Handshake;
 pub use stderr::StderrTail;
 pub use supervisor::{State, Upstream, UpstreamSpec};

@@ -9,7 +9,7 @@ use warden_jsonrpc::{Frame, Kind, Line, LineReader, guess_id};
 
 use crate::connection::{Connection, Outgoing};
 use crate::error::UpstreamError;
-use crate::event::{Event, EventKind};
+use crate::event::{Event, EventKind, EventSink};
 
 /// Writes queued messages to the process, one per line, flushing whenever the
 /// queue runs empty so that bursts cost one system call.
@@ -46,7 +46,7 @@ pub(crate) async fn read_all(
     connection: Arc<Connection>,
     limit: usize,
     index: usize,
-    events: mpsc::UnboundedSender<Event>,
+    events: Arc<dyn EventSink>,
 ) {
     let name = connection.name().to_owned();
     let mut lines = LineReader::new(stdout, limit);
@@ -86,10 +86,7 @@ pub(crate) async fn read_all(
                 }
             }
             Kind::Request | Kind::Notification => {
-                let event = Event { upstream: index, kind: EventKind::message(&connection, frame) };
-                if events.send(event).is_err() {
-                    return;
-                }
+                events.deliver(Event { upstream: index, kind: EventKind::message(&connection, frame) });
             }
         }
     }

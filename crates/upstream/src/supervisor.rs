@@ -9,7 +9,7 @@ use warden_jsonrpc::Kind;
 
 use crate::connection::Connection;
 use crate::error::UpstreamError;
-use crate::event::{Event, EventKind};
+use crate::event::{Event, EventKind, EventSink};
 use crate::handshake::Handshake;
 use crate::pipes;
 use crate::process::Process;
@@ -61,12 +61,12 @@ impl Upstream {
     /// The handshake waits until `init_params` holds the parameters of the
     /// client's `initialize` (JSON text), which are sent as they are, so the
     /// server sees the client's real capabilities; a restart sends them again.
-    /// Events are reported on `events`, tagged with `index`.
+    /// Events are delivered to `events`, tagged with `index`.
     pub fn spawn(
         index: usize,
         spec: UpstreamSpec,
         init_params: watch::Receiver<Option<Arc<str>>>,
-        events: mpsc::UnboundedSender<Event>,
+        events: Arc<dyn EventSink>,
     ) -> Upstream {
         let (state_tx, state) = watch::channel(State::Starting);
         let (stop, stop_rx) = watch::channel(false);
@@ -143,7 +143,7 @@ struct Supervisor {
     index: usize,
     spec: UpstreamSpec,
     init_params: watch::Receiver<Option<Arc<str>>>,
-    events: mpsc::UnboundedSender<Event>,
+    events: Arc<dyn EventSink>,
     state: watch::Sender<State>,
     stop: watch::Receiver<bool>,
     generation: u64,
@@ -168,7 +168,7 @@ impl Supervisor {
             let delay = backoff(&sup, failures);
             failures = failures.saturating_add(1);
             tracing::warn!(server = %self.spec.name, retry_in_ms = delay.as_millis() as u64, "upstream down: {reason}");
-            let _ = self.events.send(Event { upstream: self.index, kind: EventKind::Down { reason: reason.clone() } });
+            self.events.deliver(Event { upstream: self.index, kind: EventKind::Down { reason: reason.clone() } });
             self.state.send_replace(State::Down { reason, retry_at: Instant::now() + delay });
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
@@ -206,7 +206,7 @@ impl Supervisor {
                 Ok(()) => {
                     tracing::info!(server = %name, "upstream ready");
                     self.state.send_replace(State::Ready(connection.clone()));
-                    let _ = self.events.send(Event { upstream: self.index, kind: EventKind::Ready(connection.clone()) });
+                    self.events.deliver(Event { upstream: self.index, kind: EventKind::Ready(connection.clone()) });
                     tokio::select! {
                         status = process.child.wait() => Ended::Failed(describe_exit(status)),
                         _ = &mut reader => Ended::Failed("it closed its stdout".into()),

@@ -2,30 +2,32 @@
 //! an answer to a forwarded request (those return through
 //! [`inbound`](crate::inbound)'s forwarding).
 //!
-//! One task per session reads the upstreams' events in order: state changes
-//! update the catalog and tell the client its lists changed; requests get a
-//! client-facing id; notifications get their ids and tokens mapped back.
+//! Events are handled in the task that read them, so they keep the order the
+//! upstream sent them in: state changes update the catalog and tell the client
+//! its lists changed; requests get a client-facing id; notifications get
+//! their ids and tokens mapped back.
 
 mod notifications;
 mod requests;
 
 use std::sync::{Arc, Weak};
 
-use tokio::sync::mpsc;
 use warden_jsonrpc::{Kind, notification};
-use warden_upstream::{Connection, Event, EventKind};
+use warden_upstream::{Connection, Event, EventKind, EventSink};
 
 use crate::catalog::ItemKind;
 use crate::session::Shared;
 use crate::tokens::lock;
 
-/// Processes upstream events until the session is gone.
-pub(crate) async fn run(shared: Weak<Shared>, mut events: mpsc::UnboundedReceiver<Event>) {
-    while let Some(event) = events.recv().await {
-        let Some(shared) = shared.upgrade() else { return };
+/// Receives every upstream's events for one session.
+pub(crate) struct Sink(pub Weak<Shared>);
+
+impl EventSink for Sink {
+    fn deliver(&self, event: Event) {
+        let Some(shared) = self.0.upgrade() else { return };
         match event.kind {
             EventKind::Ready(connection) => {
-                // Listing takes round trips; do not hold up other events.
+                // Listing takes round trips: not in the reading task.
                 tokio::spawn(async move { shared.upstream_ready(event.upstream, connection).await });
             }
             EventKind::Down { .. } => shared.upstream_down(event.upstream),

@@ -115,6 +115,11 @@ impl Catalog {
         &self.collisions
     }
 
+    /// The server whose prefix `exposed` carries, if names are prefixed.
+    pub fn prefixed_server(&self, exposed: &str) -> Option<usize> {
+        self.servers.iter().position(|server| self.namer.has_prefix(exposed, server))
+    }
+
     /// Where a client-facing tool name leads.
     pub fn tool(&self, exposed: &str) -> Option<Route> {
         Self::route(&self.tools, exposed)

@@ -30,6 +30,11 @@ impl Namer {
         self.prefix
     }
 
+    /// Whether `exposed` carries `server`'s prefix.
+    pub fn has_prefix(&self, exposed: &str, server: &str) -> bool {
+        self.prefix && exposed.strip_prefix(server).is_some_and(|rest| rest.starts_with(&self.separator))
+    }
+
     /// The client-facing name of `name` on `server`.
     ///
     /// A name longer than the budget keeps its start and gets a short hash of

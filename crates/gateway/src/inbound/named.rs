@@ -42,6 +42,9 @@ impl Shared {
         let Some(Route { upstream, name }) = route.filter(|route| {
             hooks.view.shows(self.upstreams[route.upstream].name(), kind, &route.name)
         }) else {
+            if let Some(down) = self.down_owner(&exposed) {
+                return self.fail(frame, ErrorCode::UpstreamUnavailable, &format!("{noun} {exposed} is unavailable: {down}"));
+            }
             // Hidden components answer exactly like missing ones.
             return self.fail(frame, ErrorCode::InvalidParams, &format!("Unknown {noun}: {exposed}"));
         };
@@ -99,6 +102,13 @@ impl Shared {
             }
         }
         !unloaded.is_empty()
+    }
+
+    /// Why the server a prefixed name points at is not running, if it is not.
+    fn down_owner(&self, exposed: &str) -> Option<String> {
+        let index = self.read_catalog().prefixed_server(exposed)?;
+        let upstream = &self.upstreams[index];
+        upstream.connection().is_none().then(|| upstream.unavailable().to_string())
     }
 
     /// Methods Warden does not route by name (vendor extensions, tasks): with

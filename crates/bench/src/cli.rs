@@ -56,8 +56,7 @@ pub struct Cli {
 impl Cli {
     /// The `--args` value checked to be a JSON object, kept as raw JSON text.
     pub fn tool_arguments(&self) -> anyhow::Result<Box<RawValue>> {
-        let value: serde_json::Value =
-            serde_json::from_str(&self.args).context("--args is not valid JSON")?;
+        let value: serde_json::Value = serde_json::from_str(&self.args).context("--args is not valid JSON")?;
         if !value.is_object() {
             bail!("--args must be a JSON object, got {}", self.args);
         }

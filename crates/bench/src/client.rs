@@ -83,19 +83,12 @@ impl Rpc {
     /// error response is an `Ok` with an `Err` outcome.
     pub async fn request(&self, method: &str, params: &RawValue) -> anyhow::Result<Completed> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut line = serde_json::to_vec(&Request {
-            jsonrpc: "2.0",
-            id,
-            method,
-            params,
-        })?;
+        let mut line = serde_json::to_vec(&Request { jsonrpc: "2.0", id, method, params })?;
         line.push(b'\n');
         let (tx, rx) = oneshot::channel();
         {
             let mut guard = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            let map = guard
-                .as_mut()
-                .ok_or_else(|| anyhow!("server closed its stdout"))?;
+            let map = guard.as_mut().ok_or_else(|| anyhow!("server closed its stdout"))?;
             map.insert(id, tx);
         }
         let start = Instant::now();
@@ -103,38 +96,24 @@ impl Rpc {
             bail!("cannot write to server: its stdin is closed");
         }
         match tokio::time::timeout(self.timeout, rx).await {
-            Ok(Ok(reply)) => Ok(Completed {
-                outcome: reply.outcome,
-                latency: reply.received.saturating_duration_since(start),
-            }),
+            Ok(Ok(reply)) => {
+                Ok(Completed { outcome: reply.outcome, latency: reply.received.saturating_duration_since(start) })
+            }
             Ok(Err(_)) => bail!("server closed its stdout before answering {method} (id {id})"),
             Err(_) => {
-                if let Some(map) = self
-                    .pending
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .as_mut()
-                {
+                if let Some(map) = self.pending.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
                     map.remove(&id);
                 }
-                bail!(
-                    "no response to {method} (id {id}) within {:?}",
-                    self.timeout
-                )
+                bail!("no response to {method} (id {id}) within {:?}", self.timeout)
             }
         }
     }
 
     /// Sends a notification (no response expected).
     pub fn notify(&self, method: &str) -> anyhow::Result<()> {
-        let mut line = serde_json::to_vec(&Notification {
-            jsonrpc: "2.0",
-            method,
-        })?;
+        let mut line = serde_json::to_vec(&Notification { jsonrpc: "2.0", method })?;
         line.push(b'\n');
-        self.writer
-            .send(WriterMsg::Line(line))
-            .map_err(|_| anyhow!("cannot write to server: its stdin is closed"))
+        self.writer.send(WriterMsg::Line(line)).map_err(|_| anyhow!("cannot write to server: its stdin is closed"))
     }
 }
 
@@ -150,9 +129,7 @@ impl McpClient {
     /// Spawns `command` (program and arguments) with piped stdin/stdout and
     /// inherited stderr, and starts the reader and writer tasks.
     pub fn spawn(command: &[String], timeout: Duration) -> anyhow::Result<Self> {
-        let (program, args) = command
-            .split_first()
-            .ok_or_else(|| anyhow!("no command given"))?;
+        let (program, args) = command.split_first().ok_or_else(|| anyhow!("no command given"))?;
         let mut child = Command::new(program)
             .args(args)
             .stdin(Stdio::piped())
@@ -161,30 +138,14 @@ impl McpClient {
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("cannot start {program}"))?;
-        let stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| anyhow!("child has no stdin"))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| anyhow!("child has no stdout"))?;
+        let stdin = child.stdin.take().ok_or_else(|| anyhow!("child has no stdin"))?;
+        let stdout = child.stdout.take().ok_or_else(|| anyhow!("child has no stdout"))?;
         let (tx, rx) = mpsc::unbounded_channel();
         let pending: Arc<Pending> = Arc::new(Mutex::new(Some(HashMap::new())));
         let writer_task = tokio::spawn(write_loop(stdin, rx));
         let reader_task = tokio::spawn(read_loop(stdout, Arc::clone(&pending), tx.clone()));
-        let rpc = Arc::new(Rpc {
-            writer: tx,
-            pending,
-            next_id: AtomicU64::new(1),
-            timeout,
-        });
-        Ok(Self {
-            child,
-            rpc,
-            writer_task,
-            reader_task,
-        })
+        let rpc = Arc::new(Rpc { writer: tx, pending, next_id: AtomicU64::new(1), timeout });
+        Ok(Self { child, rpc, writer_task, reader_task })
     }
 
     /// The handle used to send requests.
@@ -232,10 +193,7 @@ impl McpClient {
                 return Ok(found.clone());
             }
             if Instant::now() >= deadline {
-                bail!(
-                    "no tool named {name} or *{suffix} listed after {wait:?}; tools: [{}]",
-                    names.join(", ")
-                );
+                bail!("no tool named {name} or *{suffix} listed after {wait:?}; tools: [{}]", names.join(", "));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -268,8 +226,7 @@ impl McpClient {
                 .await?
                 .outcome
                 .map_err(|e| anyhow!("tools/list returned an error: {e}"))?;
-            let page: ListResult =
-                serde_json::from_str(raw.get()).context("tools/list result is not a tool list")?;
+            let page: ListResult = serde_json::from_str(raw.get()).context("tools/list result is not a tool list")?;
             names.extend(page.tools.into_iter().map(|t| t.name));
             match page.next_cursor {
                 Some(c) if !c.is_empty() && cursor.as_deref() != Some(c.as_str()) => {
@@ -345,11 +302,7 @@ struct RpcErrorObject {
 }
 
 /// Reads the child's stdout line by line and dispatches each message.
-async fn read_loop(
-    stdout: ChildStdout,
-    pending: Arc<Pending>,
-    writer: mpsc::UnboundedSender<WriterMsg>,
-) {
+async fn read_loop(stdout: ChildStdout, pending: Arc<Pending>, writer: mpsc::UnboundedSender<WriterMsg>) {
     let mut input = BufReader::with_capacity(64 * 1024, stdout);
     let mut line = Vec::with_capacity(4096);
     loop {
@@ -381,11 +334,8 @@ async fn read_loop(
                     (Some(r), None) => Ok(r.to_owned()),
                     (None, None) => Err("response has neither result nor error".to_owned()),
                 };
-                let waiter = pending
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .as_mut()
-                    .and_then(|map| map.remove(&id));
+                let waiter =
+                    pending.lock().unwrap_or_else(PoisonError::into_inner).as_mut().and_then(|map| map.remove(&id));
                 if let Some(tx) = waiter {
                     let _ = tx.send(Reply { received, outcome });
                 }
@@ -394,8 +344,5 @@ async fn read_loop(
         }
     }
     // Server gone: fail everything pending and refuse new requests.
-    pending
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .take();
+    pending.lock().unwrap_or_else(PoisonError::into_inner).take();
 }

@@ -37,10 +37,7 @@ impl CallParams {
             name: &'a str,
             arguments: &'a RawValue,
         }
-        let raw = serde_json::value::to_raw_value(&Params {
-            name: tool,
-            arguments,
-        })?;
+        let raw = serde_json::value::to_raw_value(&Params { name: tool, arguments })?;
         Ok(Self(raw))
     }
 }
@@ -58,10 +55,9 @@ fn call_error(done: &Completed) -> Option<String> {
         Err(e) => Some(e.clone()),
         Ok(raw) => match serde_json::from_str::<CallResult<'_>>(raw.get()) {
             Err(e) => Some(format!("malformed tools/call result: {e}")),
-            Ok(r) if r.is_error == Some(true) => Some(format!(
-                "tool returned isError: {}",
-                r.content.map_or("", RawValue::get)
-            )),
+            Ok(r) if r.is_error == Some(true) => {
+                Some(format!("tool returned isError: {}", r.content.map_or("", RawValue::get)))
+            }
             Ok(_) => None,
         },
     }
@@ -90,26 +86,17 @@ impl Tally {
         self.latencies.extend(other.latencies);
         self.errors += other.errors;
         let room = KEPT_ERRORS.saturating_sub(self.error_samples.len());
-        self.error_samples
-            .extend(other.error_samples.into_iter().take(room));
+        self.error_samples.extend(other.error_samples.into_iter().take(room));
     }
 
     fn finish(self, wall: Duration) -> PhaseResult {
-        PhaseResult {
-            latencies: self.latencies,
-            wall,
-            errors: self.errors,
-            error_samples: self.error_samples,
-        }
+        PhaseResult { latencies: self.latencies, wall, errors: self.errors, error_samples: self.error_samples }
     }
 }
 
 /// Makes `calls` calls one after the other.
 pub async fn sequential(rpc: &Rpc, params: &CallParams, calls: u64) -> anyhow::Result<PhaseResult> {
-    let mut tally = Tally {
-        latencies: Vec::with_capacity(usize::try_from(calls).unwrap_or(0)),
-        ..Tally::default()
-    };
+    let mut tally = Tally { latencies: Vec::with_capacity(usize::try_from(calls).unwrap_or(0)), ..Tally::default() };
     let start = Instant::now();
     for _ in 0..calls {
         let done = rpc.request("tools/call", &params.0).await?;
@@ -136,20 +123,14 @@ pub async fn concurrent(
         workers.spawn(async move {
             let mut tally = Tally::default();
             // Claim one call at a time until none are left.
-            while remaining
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-                .is_ok()
-            {
+            while remaining.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).is_ok() {
                 let done = rpc.request("tools/call", &params.0).await?;
                 tally.record(&done);
             }
             anyhow::Ok(tally)
         });
     }
-    let mut total = Tally {
-        latencies: Vec::with_capacity(usize::try_from(calls).unwrap_or(0)),
-        ..Tally::default()
-    };
+    let mut total = Tally { latencies: Vec::with_capacity(usize::try_from(calls).unwrap_or(0)), ..Tally::default() };
     while let Some(joined) = workers.join_next().await {
         let tally = joined.context("worker task failed")??;
         total.merge(tally);

@@ -34,10 +34,7 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("warden-bench: cannot start runtime: {e}");
@@ -73,9 +70,7 @@ async fn run(cli: &Cli) -> anyhow::Result<u64> {
 
     if let Some(ms) = cli.rss_of_child_after_ms {
         tokio::time::sleep(Duration::from_millis(ms)).await;
-        let pid = client
-            .pid()
-            .context("child exited before its memory could be read")?;
+        let pid = client.pid().context("child exited before its memory could be read")?;
         let rss_kb = rss::vm_rss_kb(pid)?;
         printer.rss(&RssReport {
             label: cli.label.clone(),
@@ -100,14 +95,7 @@ async fn run(cli: &Cli) -> anyhow::Result<u64> {
 
     let mut seq = load::sequential(&rpc, &params, cli.calls).await?;
     failed += report_errors(cli, "sequential", &seq);
-    printer.phase(&PhaseReport::new(
-        &cli.label,
-        "sequential",
-        1,
-        seq.wall,
-        &mut seq.latencies,
-        seq.errors,
-    ))?;
+    printer.phase(&PhaseReport::new(&cli.label, "sequential", 1, seq.wall, &mut seq.latencies, seq.errors))?;
 
     let mut conc = load::concurrent(&rpc, &params, cli.calls, cli.concurrency).await?;
     failed += report_errors(cli, "concurrent", &conc);
@@ -143,9 +131,5 @@ fn report_errors(cli: &Cli, phase: &str, result: &PhaseResult) -> u64 {
 
 /// `"label: "`, or nothing when the label is empty.
 fn label_prefix(label: &str) -> String {
-    if label.is_empty() {
-        String::new()
-    } else {
-        format!("{label}: ")
-    }
+    if label.is_empty() { String::new() } else { format!("{label}: ") }
 }

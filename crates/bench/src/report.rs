@@ -42,18 +42,9 @@ impl PhaseReport {
         errors: u64,
     ) -> Self {
         let calls = latencies.len() as u64;
-        let Summary {
-            p50_us,
-            p90_us,
-            p99_us,
-            max_us,
-        } = stats::summarize(latencies);
+        let Summary { p50_us, p90_us, p99_us, max_us } = stats::summarize(latencies);
         let secs = wall.as_secs_f64();
-        let calls_per_sec = if secs > 0.0 {
-            stats::round1(calls as f64 / secs)
-        } else {
-            0.0
-        };
+        let calls_per_sec = if secs > 0.0 { stats::round1(calls as f64 / secs) } else { 0.0 };
         Self {
             label: label.to_owned(),
             phase,
@@ -95,10 +86,7 @@ pub struct Printer {
 impl Printer {
     /// A printer for JSON lines (`json`) or a table.
     pub fn new(json: bool) -> Self {
-        Self {
-            json,
-            header_done: false,
-        }
+        Self { json, header_done: false }
     }
 
     /// Prints one phase's results.
@@ -111,30 +99,12 @@ impl Printer {
             self.header_done = true;
             println!(
                 "{:<24} {:<11} {:>7} {:>5} {:>10} {:>9} {:>9} {:>9} {:>10} {:>6}",
-                "label",
-                "phase",
-                "calls",
-                "conc",
-                "calls/s",
-                "p50 µs",
-                "p90 µs",
-                "p99 µs",
-                "max µs",
-                "errors"
+                "label", "phase", "calls", "conc", "calls/s", "p50 µs", "p90 µs", "p99 µs", "max µs", "errors"
             );
         }
         println!(
             "{:<24} {:<11} {:>7} {:>5} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>6}",
-            r.label,
-            r.phase,
-            r.calls,
-            r.concurrency,
-            r.calls_per_sec,
-            r.p50_us,
-            r.p90_us,
-            r.p99_us,
-            r.max_us,
-            r.errors
+            r.label, r.phase, r.calls, r.concurrency, r.calls_per_sec, r.p50_us, r.p90_us, r.p99_us, r.max_us, r.errors
         );
         Ok(())
     }
@@ -144,15 +114,8 @@ impl Printer {
         if self.json {
             println!("{}", serde_json::to_string(r)?);
         } else {
-            let label = if r.label.is_empty() {
-                "child"
-            } else {
-                &r.label
-            };
-            println!(
-                "{label}: pid {} VmRSS {} kB ({:.1} MB) after {} ms idle",
-                r.pid, r.rss_kb, r.rss_mb, r.after_ms
-            );
+            let label = if r.label.is_empty() { "child" } else { &r.label };
+            println!("{label}: pid {} VmRSS {} kB ({:.1} MB) after {} ms idle", r.pid, r.rss_kb, r.rss_mb, r.after_ms);
         }
         Ok(())
     }

@@ -11,9 +11,7 @@ pub fn vm_rss_kb(pid: u32) -> anyhow::Result<u64> {
 
 /// Extracts `VmRSS:   1234 kB` from the text of a status file.
 fn parse_vm_rss_kb(status: &str) -> Option<u64> {
-    let rest = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))?;
+    let rest = status.lines().find_map(|line| line.strip_prefix("VmRSS:"))?;
     rest.split_whitespace().next()?.parse().ok()
 }
 

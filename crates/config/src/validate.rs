@@ -31,7 +31,9 @@ pub(crate) fn validate(config: &Config) -> Vec<String> {
     if config.limits.max_message_bytes < 1024 {
         problems.push("limits.maxMessageBytes must be at least 1024".into());
     }
-    if config.supervision.backoff_initial_ms == 0 || config.supervision.backoff_max_ms < config.supervision.backoff_initial_ms {
+    if config.supervision.backoff_initial_ms == 0
+        || config.supervision.backoff_max_ms < config.supervision.backoff_initial_ms
+    {
         problems.push("supervision: backoffInitialMs must be positive and at most backoffMaxMs".into());
     }
     problems

@@ -173,7 +173,7 @@ impl Session {
     /// Stops every upstream, all at once, and waits until they are gone.
     pub async fn shutdown(&self) {
         let mut stopping = tokio::task::JoinSet::new();
-        for upstream in self.shared.upstreams.iter().cloned() {
+        for upstream in self.shared.upstreams.clone() {
             stopping.spawn(async move { upstream.shutdown().await });
         }
         while stopping.join_next().await.is_some() {}
@@ -231,10 +231,10 @@ impl Shared {
         if let Some(connection) = upstream.connection() {
             return Ok(connection);
         }
-        if matches!(upstream.state(), State::Starting) {
-            if let Some(connection) = upstream.settled(self.start_timeout()).await {
-                return Ok(connection);
-            }
+        if matches!(upstream.state(), State::Starting)
+            && let Some(connection) = upstream.settled(self.start_timeout()).await
+        {
+            return Ok(connection);
         }
         Err(upstream.unavailable())
     }

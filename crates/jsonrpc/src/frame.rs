@@ -124,7 +124,11 @@ impl Frame {
                 ));
             }
             _ if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => {
-                return Err(FrameError::new(ErrorCode::InvalidRequest, "a JSON-RPC message must be a JSON object", None));
+                return Err(FrameError::new(
+                    ErrorCode::InvalidRequest,
+                    "a JSON-RPC message must be a JSON object",
+                    None,
+                ));
             }
             _ => {}
         }
@@ -255,7 +259,10 @@ mod tests {
         assert_eq!(kind(r#"{"jsonrpc":"2.0","method":"n"}"#).unwrap(), Kind::Notification);
         assert_eq!(kind(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap(), Kind::Response);
         assert_eq!(kind(r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#).unwrap(), Kind::ErrorResponse);
-        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}"#).unwrap(), Kind::ErrorResponse);
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}"#).unwrap(),
+            Kind::ErrorResponse
+        );
     }
 
     #[test]

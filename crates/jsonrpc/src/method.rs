@@ -135,13 +135,9 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for name in [
-            "initialize",
-            "tools/call",
-            "resources/templates/list",
-            "notifications/tasks/status",
-            "vendor/custom",
-        ] {
+        for name in
+            ["initialize", "tools/call", "resources/templates/list", "notifications/tasks/status", "vendor/custom"]
+        {
             assert_eq!(Method::parse(name).as_str(), name);
         }
         assert_eq!(Method::parse("vendor/custom"), Method::Other("vendor/custom".into()));

@@ -48,7 +48,10 @@ mod tests {
         assert_eq!(guess_id(r#"{"jsonrpc":"2.0","id":42,"method":"x","params":{"#, ""), Some("42".into()));
         assert_eq!(guess_id(r#"{ "jsonrpc": "2.0", "id": "a-1", "result""#, ""), Some(r#""a-1""#.into()));
         assert_eq!(guess_id(r#"{"id":7,"jsonrpc""#, ""), Some("7".into()));
-        assert_eq!(guess_id(r#"{"method":"tools/call","params":{"#, r#"xxx"}},"jsonrpc":"2.0","id":9}"#), Some("9".into()));
+        assert_eq!(
+            guess_id(r#"{"method":"tools/call","params":{"#, r#"xxx"}},"jsonrpc":"2.0","id":9}"#),
+            Some("9".into())
+        );
         assert_eq!(guess_id(r#"{"result":{"#, r#"{"id":3,"x":1}}"#), None);
         assert_eq!(guess_id(r#"{"result":{"#, r#"xx"}"#), None);
     }

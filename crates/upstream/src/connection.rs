@@ -155,17 +155,17 @@ impl Connection {
         self.lock().waiting.len()
     }
 
-    /// Delivers a response from the server. Returns it back when no request
+    /// Delivers a response from the server. Returns false when no request
     /// with that id is waiting.
-    pub(crate) fn resolve(&self, id: Option<u64>, reply: Reply) -> Result<(), Reply> {
+    pub(crate) fn resolve(&self, id: Option<u64>, reply: Reply) -> bool {
         let sender = id.and_then(|id| self.lock().waiting.remove(&id));
         match sender {
             Some(sender) => {
                 // The requester may have gone (cancelled); then the answer is dropped.
                 let _ = sender.send(reply);
-                Ok(())
+                true
             }
-            None => Err(reply),
+            None => false,
         }
     }
 

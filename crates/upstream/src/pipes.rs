@@ -81,8 +81,8 @@ pub(crate) async fn read_all(
         match frame.kind() {
             Kind::Response | Kind::ErrorResponse => {
                 let id = frame.id().and_then(|id| id.parse::<u64>().ok());
-                if let Err(Ok(frame)) = connection.resolve(id, Ok(frame)) {
-                    tracing::warn!(server = %name, id = frame.id().unwrap_or("null"), "dropped a response to an id Warden did not send (or a cancelled request)");
+                if !connection.resolve(id, Ok(frame)) {
+                    tracing::warn!(server = %name, ?id, "dropped a response to an id Warden did not send (or a cancelled request)");
                 }
             }
             Kind::Request | Kind::Notification => {

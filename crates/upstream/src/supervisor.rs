@@ -256,9 +256,9 @@ impl Supervisor {
 
 /// Sends `initialize` with the client's parameters, then `initialized`.
 async fn handshake(
-init_params: &mut watch::Receiver<Option<Arc<str>>>,
-timeout: Duration,
-connection: &Connection,
+    init_params: &mut watch::Receiver<Option<Arc<str>>>,
+    timeout: Duration,
+    connection: &Connection,
 ) -> Result<(), String> {
     let params = match init_params.wait_for(Option::is_some).await {
         Ok(params) => params.clone().unwrap_or_else(|| Arc::from("{}")),
@@ -274,9 +274,7 @@ connection: &Connection,
     }
     let handshake = Handshake::parse(result)?;
     connection.set_handshake(handshake);
-    connection
-        .send(warden_jsonrpc::notification("notifications/initialized", None))
-        .map_err(|err| err.to_string())
+    connection.send(warden_jsonrpc::notification("notifications/initialized", None)).map_err(|err| err.to_string())
 }
 
 /// Resolves once Warden asks the upstream to stop.

@@ -31,10 +31,14 @@ pub struct LogArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP on stdin/stdout, in front of the servers of a config file.
-    #[command(after_help = "Example:\n  warden serve --config warden.yaml\n  claude mcp add warden -- warden serve --config /abs/warden.yaml")]
+    #[command(
+        after_help = "Example:\n  warden serve --config warden.yaml\n  claude mcp add warden -- warden serve --config /abs/warden.yaml"
+    )]
     Serve(ServeArgs),
     /// Put Warden in front of one server given on the command line; tool names pass through unchanged.
-    #[command(after_help = "Example:\n  warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src\n  claude mcp add fs -- warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src")]
+    #[command(
+        after_help = "Example:\n  warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src\n  claude mcp add fs -- warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src"
+    )]
     Wrap(WrapArgs),
 }
 

@@ -11,7 +11,8 @@ use crate::cli::LogArgs;
 
 /// Installs the global logger.
 pub fn init(args: &LogArgs) -> anyhow::Result<()> {
-    let filter = EnvFilter::try_new(&args.log_level).with_context(|| format!("invalid log filter {:?}", args.log_level))?;
+    let filter =
+        EnvFilter::try_new(&args.log_level).with_context(|| format!("invalid log filter {:?}", args.log_level))?;
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
     match &args.log_file {
         Some(path) => {

@@ -18,8 +18,14 @@ fn two_servers() -> Client {
 #[test]
 fn progress_keeps_each_clients_token_even_when_upstreams_share_one() {
     let mut client = two_servers();
-    let first = client.send_request("tools/call", json!({"name": "a__progress", "arguments": {"steps": 3, "delay_ms": 5}, "_meta": {"progressToken": "tok-a"}}));
-    let second = client.send_request("tools/call", json!({"name": "b__progress", "arguments": {"steps": 2, "delay_ms": 5}, "_meta": {"progressToken": 7}}));
+    let first = client.send_request(
+        "tools/call",
+        json!({"name": "a__progress", "arguments": {"steps": 3, "delay_ms": 5}, "_meta": {"progressToken": "tok-a"}}),
+    );
+    let second = client.send_request(
+        "tools/call",
+        json!({"name": "b__progress", "arguments": {"steps": 2, "delay_ms": 5}, "_meta": {"progressToken": 7}}),
+    );
     let done_a = client.response(&first);
     let done_b = client.response(&second);
     assert_eq!(done_a["result"]["content"][0]["text"], "done 3");
@@ -81,11 +87,14 @@ fn sampling_elicitation_and_roots_round_trip_through_warden() {
     let call = client.send_request("tools/call", json!({"name": "b__elicit", "arguments": {"message": "name?"}}));
     let request = client.wait_method("elicitation/create");
     assert_eq!(request["params"]["requestedSchema"]["required"], json!(["name"]));
-    client.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}));
+    client.send(
+        json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}),
+    );
     assert_eq!(client.response(&call)["result"]["content"][0]["text"], r#"elicited: accept {"name":"Ada"}"#);
 
     // Elicitation, URL mode, with its completion notification.
-    let call = client.send_request("tools/call", json!({"name": "a__elicit", "arguments": {"message": "sign in", "mode": "url"}}));
+    let call = client
+        .send_request("tools/call", json!({"name": "a__elicit", "arguments": {"message": "sign in", "mode": "url"}}));
     let request = client.wait_method("elicitation/create");
     assert_eq!(request["params"]["mode"], "url");
     client.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept"}}));
@@ -96,14 +105,18 @@ fn sampling_elicitation_and_roots_round_trip_through_warden() {
     // Roots.
     let call = client.send_request("tools/call", json!({"name": "b__roots", "arguments": {}}));
     let request = client.wait_method("roots/list");
-    client.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"roots": [{"uri": "file:///work", "name": "work"}]}}));
+    client.send(
+        json!({"jsonrpc": "2.0", "id": request["id"], "result": {"roots": [{"uri": "file:///work", "name": "work"}]}}),
+    );
     let text = client.response(&call)["result"]["content"][0]["text"].as_str().unwrap().to_owned();
     assert!(text.contains("file:///work"), "{text}");
 
     // An error answer travels back too.
     let call = client.send_request("tools/call", json!({"name": "a__sample", "arguments": {"prompt": "no"}}));
     let request = client.wait_method("sampling/createMessage");
-    client.send(json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -1, "message": "User rejected sampling"}}));
+    client.send(
+        json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -1, "message": "User rejected sampling"}}),
+    );
     let answer = client.response(&call);
     assert_eq!(answer["result"]["isError"], true, "{}", answer.raw);
 }

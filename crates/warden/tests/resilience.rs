@@ -140,7 +140,10 @@ fn a_tools_call_after_a_pause_completes() {
     let mut client = Client::serve_initialized(&fixtures(&[("fx", &[])], ""));
     client.wait_for_tool("fx__echo");
     std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(client.call_text("fx__echo", json!({"text": "after the permission prompt"})), "after the permission prompt");
+    assert_eq!(
+        client.call_text("fx__echo", json!({"text": "after the permission prompt"})),
+        "after the permission prompt"
+    );
 }
 
 #[test]
@@ -161,7 +164,8 @@ fn a_slow_call_never_delays_other_calls() {
 fn closing_stdin_stops_every_backend_process() {
     let mut client = Client::serve_initialized(&fixtures(&[("a", &[]), ("b", &[])], ""));
     client.wait_for_tool("b__echo");
-    let pids: Vec<u32> = ["a", "b"].iter().map(|s| client.call_text(&format!("{s}__pid"), json!({})).parse().unwrap()).collect();
+    let pids: Vec<u32> =
+        ["a", "b"].iter().map(|s| client.call_text(&format!("{s}__pid"), json!({})).parse().unwrap()).collect();
     assert!(pids.iter().all(|pid| alive(*pid)));
     let status = client.close();
     assert!(status.success(), "{status:?}\n{}", client.stderr());

@@ -38,7 +38,8 @@ fn definitions_and_arguments_pass_byte_for_byte() {
     ] {
         assert!(list.raw.contains(fragment), "lost {fragment} in {}", list.raw);
     }
-    let arguments = r#"{"text":"ü \"quoted\" \u00e9","n":1.50,"big":123456789012345678901234567890,"nested":{"k":[true,null]}}"#;
+    let arguments =
+        r#"{"text":"ü \"quoted\" \u00e9","n":1.50,"big":123456789012345678901234567890,"nested":{"k":[true,null]}}"#;
     client.send_raw(&format!(
         r#"{{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{{"name":"fx__echo","arguments":{arguments},"x-extra":1}}}}"#
     ));
@@ -119,13 +120,15 @@ fn prompts_resources_templates_and_completion_route_to_their_owner() {
     let mut client = Client::serve_initialized(&config);
     client.wait_for_tool("fx__echo");
     let prompts = client.request("prompts/list", json!({}));
-    let names: Vec<&str> = prompts["result"]["prompts"].as_array().unwrap().iter().filter_map(|p| p["name"].as_str()).collect();
+    let names: Vec<&str> =
+        prompts["result"]["prompts"].as_array().unwrap().iter().filter_map(|p| p["name"].as_str()).collect();
     assert_eq!(names, ["fx__greeting", "fx__plain"]);
     let greeting = client.request("prompts/get", json!({"name": "fx__greeting", "arguments": {"name": "Ada"}}));
     assert_eq!(greeting["result"]["messages"][0]["content"]["text"], "Hello, Ada!", "{}", greeting.raw);
 
     let resources = client.request("resources/list", json!({}));
-    let uris: Vec<&str> = resources["result"]["resources"].as_array().unwrap().iter().filter_map(|r| r["uri"].as_str()).collect();
+    let uris: Vec<&str> =
+        resources["result"]["resources"].as_array().unwrap().iter().filter_map(|r| r["uri"].as_str()).collect();
     assert_eq!(uris, ["fixture://readme", "fixture://data.json"], "URIs are not rewritten");
     let templates = client.request("resources/templates/list", json!({}));
     assert_eq!(templates["result"]["resourceTemplates"][0]["uriTemplate"], "fixture://items/{id}");
@@ -181,7 +184,8 @@ fn environment_variables_expand_in_yaml_and_json_configs() {
     client.wait_for_tool("viaenv__echo");
 
     let yaml_path = dir.join("bad.yaml");
-    std::fs::write(&yaml_path, "servers:\n  x:\n    transport: {kind: stdio, command: \"${WARDEN_TEST_UNSET}\"}\n").unwrap();
+    std::fs::write(&yaml_path, "servers:\n  x:\n    transport: {kind: stdio, command: \"${WARDEN_TEST_UNSET}\"}\n")
+        .unwrap();
     let output = std::process::Command::new(support::warden_bin())
         .args(["serve", "--config", yaml_path.to_str().unwrap()])
         .env_remove("WARDEN_TEST_UNSET")
@@ -206,7 +210,10 @@ fn initialize_advertises_what_warden_routes_and_negotiates_versions() {
         assert!(capabilities.get(capability).is_some(), "{capability} missing: {}", answer.raw);
     }
     assert_eq!(answer["result"]["serverInfo"]["name"], "warden");
-    let again = client.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}));
+    let again = client.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}),
+    );
     assert_eq!(again["error"]["code"], -32600);
 
     let mut future = Client::serve(&fixtures(&[("fx", &[])], ""));

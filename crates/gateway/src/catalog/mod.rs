@@ -159,7 +159,9 @@ impl Catalog {
     pub fn template_owner(&self, template: &str) -> Option<usize> {
         self.templates
             .iter()
-            .find(|(upstream, item, _)| self.item(*upstream, ItemKind::Template, *item).is_some_and(|i| i.key == template))
+            .find(|(upstream, item, _)| {
+                self.item(*upstream, ItemKind::Template, *item).is_some_and(|i| i.key == template)
+            })
             .map(|(upstream, _, _)| *upstream)
     }
 
@@ -332,7 +334,10 @@ mod tests {
         assert_eq!(catalog.tool("a__echo"), Some(Route { upstream: 0, name: "echo".into() }));
         assert_eq!(catalog.tool("b__echo"), Some(Route { upstream: 1, name: "echo".into() }));
         assert_eq!(catalog.tool("echo"), None);
-        assert_eq!(catalog.list(ItemKind::Tool, &|_, _| true), r#"{"tools":[{"name":"a__echo","x":[1.50,"é"]},{"name":"b__echo"}]}"#);
+        assert_eq!(
+            catalog.list(ItemKind::Tool, &|_, _| true),
+            r#"{"tools":[{"name":"a__echo","x":[1.50,"é"]},{"name":"b__echo"}]}"#
+        );
         assert_eq!(catalog.list(ItemKind::Tool, &|server, _| server == "b"), r#"{"tools":[{"name":"b__echo"}]}"#);
         assert!(catalog.collisions().is_empty());
     }
@@ -354,7 +359,11 @@ mod tests {
     fn resources_route_by_uri_then_template_then_sole_owner() {
         let mut catalog = catalog(PrefixMode::Always);
         catalog.set(0, ItemKind::Resource, items(ItemKind::Resource, r#"{"resources":[{"uri":"x://readme"}]}"#));
-        catalog.set(1, ItemKind::Template, items(ItemKind::Template, r#"{"resourceTemplates":[{"uriTemplate":"y://items/{id}"}]}"#));
+        catalog.set(
+            1,
+            ItemKind::Template,
+            items(ItemKind::Template, r#"{"resourceTemplates":[{"uriTemplate":"y://items/{id}"}]}"#),
+        );
         assert_eq!(catalog.resource_owner("x://readme"), Some(0));
         assert_eq!(catalog.resource_owner("y://items/7"), Some(1));
         assert_eq!(catalog.resource_owner("z://unknown"), None, "two upstreams offer resources");

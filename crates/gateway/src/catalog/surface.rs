@@ -110,7 +110,8 @@ impl Page {
     /// Reads a list result of `kind`. Items without their key are dropped with
     /// a reason, since nothing could route to them.
     pub fn parse(kind: ItemKind, result: &str) -> Result<Page, String> {
-        let page: RawPage = serde_json::from_str(result).map_err(|err| format!("invalid {} result: {err}", kind.list_method()))?;
+        let page: RawPage =
+            serde_json::from_str(result).map_err(|err| format!("invalid {} result: {err}", kind.list_method()))?;
         let raws = match kind {
             ItemKind::Tool => page.tools,
             ItemKind::Prompt => page.prompts,
@@ -120,7 +121,8 @@ impl Page {
         .ok_or_else(|| format!("{} result has no \"{}\"", kind.list_method(), kind.field()))?;
         let mut items = Vec::with_capacity(raws.len());
         for raw in raws {
-            let keys: Keys = serde_json::from_str(raw.get()).map_err(|err| format!("invalid item in {}: {err}", kind.field()))?;
+            let keys: Keys =
+                serde_json::from_str(raw.get()).map_err(|err| format!("invalid item in {}: {err}", kind.field()))?;
             let key = match kind {
                 ItemKind::Tool | ItemKind::Prompt => keys.name,
                 ItemKind::Resource => keys.uri,
@@ -184,7 +186,8 @@ mod tests {
         assert_eq!(page.items.len(), 1);
         assert_eq!(page.items[0].raw.get(), r#"{"name":"a","x-extra":[1.50]}"#);
         assert_eq!(page.next_cursor.as_deref(), Some("c2"));
-        let templates = Page::parse(ItemKind::Template, r#"{"resourceTemplates":[{"uriTemplate":"x://{id}","name":"x"}]}"#);
+        let templates =
+            Page::parse(ItemKind::Template, r#"{"resourceTemplates":[{"uriTemplate":"x://{id}","name":"x"}]}"#);
         assert_eq!(templates.unwrap().items[0].key, "x://{id}");
         assert!(Page::parse(ItemKind::Prompt, r#"{"tools":[]}"#).is_err());
     }

@@ -23,10 +23,15 @@ pub async fn serve_stdio(config: Arc<Config>, hooks: Hooks) -> std::io::Result<(
     let session = Session::start(config.clone(), hooks, to_client);
     let mut writer = tokio::spawn(write_lines(outgoing, tokio::io::stdout()));
     let mut lines = LineReader::new(tokio::io::stdin(), config.limits.max_message_bytes);
+    let mut client_gone = false;
     let result = loop {
         let line = tokio::select! {
             line = lines.next() => line,
-            _ = &mut writer => break Ok(()),
+            _ = &mut writer => {
+                // Stdout is closed: nobody is listening any more.
+                client_gone = true;
+                break Ok(());
+            }
         };
         match line {
             Ok(Line::Text(text)) => session.handle(text),
@@ -39,8 +44,10 @@ pub async fn serve_stdio(config: Arc<Config>, hooks: Hooks) -> std::io::Result<(
     tracing::info!(session = session.id(), "client disconnected; stopping upstreams");
     session.shutdown().await;
     drop(session);
-    // Answers still queued (errors for requests the shutdown ended) get a moment to go out.
-    let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
+    if !client_gone {
+        // Answers still queued (errors for requests the shutdown ended) get a moment to go out.
+        let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
+    }
     result
 }
 

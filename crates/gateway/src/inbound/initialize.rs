@@ -27,7 +27,9 @@ impl Shared {
         let params = frame.params().unwrap_or("{}");
         let requested = match serde_json::from_str::<InitializeParams>(params) {
             Ok(parsed) => parsed.protocol_version,
-            Err(err) => return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid initialize params: {err}")),
+            Err(err) => {
+                return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid initialize params: {err}"));
+            }
         };
         let version = if SUPPORTED_VERSIONS.contains(&requested.as_str()) {
             requested

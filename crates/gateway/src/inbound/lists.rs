@@ -38,7 +38,8 @@ impl Shared {
             Method::ResourcesList => ItemKind::Resource,
             _ => ItemKind::Template,
         };
-        let cursor = frame.params().and_then(|params| serde_json::from_str::<ListParams>(params).ok()).and_then(|p| p.cursor);
+        let cursor =
+            frame.params().and_then(|params| serde_json::from_str::<ListParams>(params).ok()).and_then(|p| p.cursor);
         if let Some(cursor) = cursor {
             let message = format!("unknown cursor {cursor:?}: Warden returns complete lists, without pages");
             return self.fail(frame, ErrorCode::InvalidParams, &message);
@@ -55,8 +56,16 @@ impl Shared {
                     Ok(Ok(items)) => {
                         shared.write_catalog().set(index, kind, items);
                     }
-                    Ok(Err(why)) => tracing::warn!(server = connection.name(), "{} failed, using the last known list: {why}", kind.list_method()),
-                    Err(_) => tracing::warn!(server = connection.name(), "{} timed out, using the last known list", kind.list_method()),
+                    Ok(Err(why)) => tracing::warn!(
+                        server = connection.name(),
+                        "{} failed, using the last known list: {why}",
+                        kind.list_method()
+                    ),
+                    Err(_) => tracing::warn!(
+                        server = connection.name(),
+                        "{} timed out, using the last known list",
+                        kind.list_method()
+                    ),
                 }
             });
         }
@@ -102,7 +111,11 @@ impl Shared {
                     if let Ok(answer) = connection.request("logging/setLevel", Some(&params)).await
                         && answer.kind() == Kind::ErrorResponse
                     {
-                        tracing::warn!(server = connection.name(), "logging/setLevel refused: {}", answer.payload().unwrap_or(""));
+                        tracing::warn!(
+                            server = connection.name(),
+                            "logging/setLevel refused: {}",
+                            answer.payload().unwrap_or("")
+                        );
                     }
                 });
             }

@@ -39,11 +39,15 @@ impl Shared {
         }
         let hooks = self.hooks.load_full();
         let route = self.resolve(kind, &exposed).await;
-        let Some(Route { upstream, name }) = route.filter(|route| {
-            hooks.view.shows(self.upstreams[route.upstream].name(), kind, &route.name)
-        }) else {
+        let Some(Route { upstream, name }) =
+            route.filter(|route| hooks.view.shows(self.upstreams[route.upstream].name(), kind, &route.name))
+        else {
             if let Some(down) = self.down_owner(&exposed) {
-                return self.fail(frame, ErrorCode::UpstreamUnavailable, &format!("{noun} {exposed} is unavailable: {down}"));
+                return self.fail(
+                    frame,
+                    ErrorCode::UpstreamUnavailable,
+                    &format!("{noun} {exposed} is unavailable: {down}"),
+                );
             }
             // Hidden components answer exactly like missing ones.
             return self.fail(frame, ErrorCode::InvalidParams, &format!("Unknown {noun}: {exposed}"));
@@ -74,11 +78,7 @@ impl Shared {
         if let Some(route) = lookup(self) {
             return Some(route);
         }
-        if self.await_unloaded().await {
-            lookup(self)
-        } else {
-            None
-        }
+        if self.await_unloaded().await { lookup(self) } else { None }
     }
 
     /// Waits for upstreams that are starting, or ready but not yet listed, and

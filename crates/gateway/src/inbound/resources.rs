@@ -68,7 +68,13 @@ impl Shared {
             _ => {}
         }
         let token = progress_token(frame, params.meta);
-        let call = Call { session: &self.id, server: self.upstreams[upstream].name(), method, name: &params.uri, arguments: None };
+        let call = Call {
+            session: &self.id,
+            server: self.upstreams[upstream].name(),
+            method,
+            name: &params.uri,
+            arguments: None,
+        };
         self.dispatch(frame, &hooks, call, upstream, Splice::new(), token).await;
     }
 
@@ -121,12 +127,21 @@ impl Shared {
                 (upstream, uri.clone())
             }
             (other, _, _) => {
-                return self.fail(frame, ErrorCode::InvalidParams, &format!("unsupported completion ref type '{other}'"));
+                return self.fail(
+                    frame,
+                    ErrorCode::InvalidParams,
+                    &format!("unsupported completion ref type '{other}'"),
+                );
             }
         };
         let token = progress_token(frame, params.meta);
-        let call =
-            Call { session: &self.id, server: self.upstreams[upstream].name(), method: &Method::Complete, name: &name, arguments: None };
+        let call = Call {
+            session: &self.id,
+            server: self.upstreams[upstream].name(),
+            method: &Method::Complete,
+            name: &name,
+            arguments: None,
+        };
         self.dispatch(frame, &hooks, call, upstream, splice, token).await;
     }
 }

@@ -25,7 +25,11 @@ pub fn warden_bin() -> PathBuf {
 /// The fixture server, built beside warden by `cargo test --workspace`.
 pub fn fixture_bin() -> String {
     let path = warden_bin().with_file_name("warden-fixture");
-    assert!(path.exists(), "{} is missing: run `cargo build -p warden-fixture` (or `cargo test --workspace`)", path.display());
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build -p warden-fixture` (or `cargo test --workspace`)",
+        path.display()
+    );
     path.to_string_lossy().into_owned()
 }
 
@@ -198,7 +202,11 @@ impl Client {
                 Ok(message) if matches(&message) => return message,
                 Ok(message) => self.backlog.push_back(message),
                 Err(RecvTimeoutError::Timeout) => {
-                    panic!("timed out waiting for {what}; kept messages: {:#?}\nwarden stderr:\n{}", self.backlog, self.stderr())
+                    panic!(
+                        "timed out waiting for {what}; kept messages: {:#?}\nwarden stderr:\n{}",
+                        self.backlog,
+                        self.stderr()
+                    )
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     panic!("warden closed stdout while waiting for {what}\nwarden stderr:\n{}", self.stderr())
@@ -228,7 +236,9 @@ impl Client {
         let deadline = Instant::now() + PATIENCE;
         loop {
             let list = self.request("tools/list", json!({}));
-            if let Some(tool) = list["result"]["tools"].as_array().and_then(|tools| tools.iter().find(|t| t["name"] == name)) {
+            if let Some(tool) =
+                list["result"]["tools"].as_array().and_then(|tools| tools.iter().find(|t| t["name"] == name))
+            {
                 return tool.clone();
             }
             assert!(Instant::now() < deadline, "tool {name} never appeared; last list: {}", list.raw);

@@ -53,6 +53,8 @@ pub(crate) struct Shared {
     pub subscriptions: std::sync::Mutex<std::collections::HashMap<String, (usize, String)>>,
     /// The last `logging/setLevel` params, replayed when an upstream restarts.
     pub log_level: std::sync::Mutex<Option<String>>,
+    /// Task id → the upstream that created the task.
+    pub tasks: std::sync::Mutex<std::collections::HashMap<String, usize>>,
 }
 
 impl Session {
@@ -94,6 +96,7 @@ impl Session {
                 counter: AtomicU64::new(1),
                 subscriptions: Default::default(),
                 log_level: Default::default(),
+                tasks: Default::default(),
             }
         });
         Session { shared }

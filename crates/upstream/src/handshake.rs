@@ -48,6 +48,15 @@ impl Handshake {
         self.capabilities.get(name).is_some_and(|raw| raw.get() != "null" && raw.get() != "false")
     }
 
+    /// Whether capability `name` has the member `member` at all (e.g.
+    /// `tasks.list`, declared as an empty object).
+    pub fn flag_present(&self, name: &str, member: &str) -> bool {
+        self.capabilities
+            .get(name)
+            .and_then(|raw| serde_json::from_str::<HashMap<String, serde_json::Value>>(raw.get()).ok())
+            .is_some_and(|map| map.get(member).is_some_and(|value| !value.is_null() && *value != false))
+    }
+
     /// Whether capability `name` has the boolean flag `flag` set (e.g.
     /// `resources.subscribe`).
     pub fn flag(&self, name: &str, flag: &str) -> bool {

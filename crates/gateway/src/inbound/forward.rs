@@ -39,7 +39,9 @@ pub(super) fn progress_token(frame: &Frame, meta: Option<&RawValue>) -> Option<R
 impl Shared {
     /// Runs a request that names its upstream through the pipeline: guard,
     /// forward, audit, answer. `splice` holds the renames the upstream needs;
-    /// `token` is the span of a progress token to substitute.
+    /// `token` is the span of a progress token to substitute; `creates_task`
+    /// says the request was task-augmented, so its answer may carry a task id.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn dispatch(
         &self,
         frame: &Frame,
@@ -48,6 +50,7 @@ impl Shared {
         upstream: usize,
         splice: Splice,
         token: Option<Range<usize>>,
+        creates_task: bool,
     ) {
         let started = Instant::now();
         let verdict = hooks.guard.decide(&call);
@@ -61,6 +64,9 @@ impl Shared {
         let (reply, outcome) = match self.forward(frame, upstream, splice, token).await {
             Forwarded::Cancelled => return,
             Forwarded::Answer(answer) => {
+                if creates_task {
+                    self.record_task(upstream, &answer);
+                }
                 let outcome = outcome_of(&answer, call.method, hooks.audit.is_some());
                 (answer.with_id(frame.id().unwrap_or("null")), outcome)
             }

@@ -11,8 +11,10 @@ use crate::session::{ClientInit, Shared};
 pub(crate) const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// What Warden can route, whatever its upstreams turn out to offer: they start
-/// in the background, so their own capabilities are not known yet.
-const CAPABILITIES: &str = r#"{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"completions":{},"logging":{}}"#;
+/// in the background, so their own capabilities are not known yet. Tasks are
+/// safe to declare: each tool says whether it supports them
+/// (`execution.taskSupport`, forbidden by default), and that passes through.
+const CAPABILITIES: &str = r#"{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"completions":{},"logging":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}}"#;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

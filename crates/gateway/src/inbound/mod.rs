@@ -12,6 +12,7 @@ pub(crate) use lists::fetch_all;
 mod named;
 mod notify;
 mod resources;
+mod tasks;
 
 use warden_jsonrpc::{ErrorCode, Frame, Method, error_response, result_response};
 
@@ -39,6 +40,8 @@ impl Shared {
             }
             Method::Complete => self.complete(&frame).await,
             Method::SetLevel => self.set_level(&frame).await,
+            Method::TasksGet | Method::TasksResult | Method::TasksCancel => self.call_task(&frame, &method).await,
+            Method::TasksList => self.list_tasks(&frame).await,
             _ => self.call_unrouted(&frame, &method).await,
         }
     }

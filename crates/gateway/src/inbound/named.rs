@@ -18,6 +18,8 @@ struct NamedParams<'a> {
     arguments: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "_meta")]
     meta: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    task: Option<&'a RawValue>,
 }
 
 impl Shared {
@@ -64,7 +66,7 @@ impl Shared {
             name: &name,
             arguments: params.arguments.map(RawValue::get),
         };
-        self.dispatch(frame, &hooks, call, upstream, splice, token).await;
+        self.dispatch(frame, &hooks, call, upstream, splice, token, params.task.is_some()).await;
     }
 
     /// Where a client-facing tool or prompt name leads. A name not known yet
@@ -131,6 +133,6 @@ impl Shared {
             name: method.as_str(),
             arguments: frame.params(),
         };
-        self.dispatch(frame, &hooks, call, 0, Splice::new(), None).await;
+        self.dispatch(frame, &hooks, call, 0, Splice::new(), None, false).await;
     }
 }

@@ -75,7 +75,7 @@ impl Shared {
             name: &params.uri,
             arguments: None,
         };
-        self.dispatch(frame, &hooks, call, upstream, Splice::new(), token).await;
+        self.dispatch(frame, &hooks, call, upstream, Splice::new(), token, false).await;
     }
 
     /// The upstream serving `uri`, waiting for upstreams still starting when
@@ -142,6 +142,6 @@ impl Shared {
             name: &name,
             arguments: None,
         };
-        self.dispatch(frame, &hooks, call, upstream, splice, token).await;
+        self.dispatch(frame, &hooks, call, upstream, splice, token, false).await;
     }
 }

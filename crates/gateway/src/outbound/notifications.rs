@@ -35,6 +35,10 @@ impl Shared {
             Some(Method::ResourcesListChanged) => {
                 self.refresh(index, connection, &[ItemKind::Resource, ItemKind::Template])
             }
+            Some(Method::TaskStatus) => {
+                self.record_task_status(index, frame.params());
+                self.send(frame.into_text())
+            }
             _ => self.send(frame.into_text()),
         }
     }

@@ -1,0 +1,124 @@
+//! Tasks (2025-11-25, experimental): a task-augmented request returns a task
+//! id at once; `tasks/get`, `tasks/result` and `tasks/cancel` must then reach
+//! the upstream that created it, and `tasks/list` merges every upstream's.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::task::JoinSet;
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Splice, json_string, result_response};
+use warden_upstream::Connection;
+
+use crate::pipeline::Call;
+use crate::session::Shared;
+use crate::tokens::lock;
+
+#[derive(Deserialize)]
+struct TaskParams {
+    #[serde(rename = "taskId")]
+    task_id: String,
+}
+
+#[derive(Deserialize)]
+struct Created {
+    task: TaskParams,
+}
+
+#[derive(Deserialize)]
+struct TaskPage<'a> {
+    #[serde(borrow, default)]
+    tasks: Vec<&'a RawValue>,
+    #[serde(default, rename = "nextCursor")]
+    next_cursor: Option<String>,
+}
+
+impl Shared {
+    /// `tasks/get`, `tasks/result`, `tasks/cancel`: to the task's creator.
+    pub(super) async fn call_task(&self, frame: &Frame, method: &Method) {
+        let Some(params) = frame.params().and_then(|p| serde_json::from_str::<TaskParams>(p).ok()) else {
+            return self.fail(frame, ErrorCode::InvalidParams, "params with a taskId are required");
+        };
+        let Some(upstream) = lock(&self.tasks).get(&params.task_id).copied() else {
+            return self.fail(frame, ErrorCode::InvalidParams, &format!("Unknown task: {}", params.task_id));
+        };
+        let hooks = self.hooks.load_full();
+        let call = Call {
+            session: &self.id,
+            server: self.upstreams[upstream].name(),
+            method,
+            name: &params.task_id,
+            arguments: None,
+        };
+        self.dispatch(frame, &hooks, call, upstream, Splice::new(), None, false).await;
+    }
+
+    /// Remembers which upstream created the task in a `CreateTaskResult`.
+    pub(crate) fn record_task(&self, upstream: usize, answer: &Frame) {
+        if answer.kind() != Kind::Response {
+            return;
+        }
+        if let Some(created) = answer.payload().and_then(|result| serde_json::from_str::<Created>(result).ok()) {
+            lock(&self.tasks).insert(created.task.task_id, upstream);
+        }
+    }
+
+    /// Remembers the upstream of a task it reports on.
+    pub(crate) fn record_task_status(&self, upstream: usize, params: Option<&str>) {
+        if let Some(status) = params.and_then(|p| serde_json::from_str::<TaskParams>(p).ok()) {
+            lock(&self.tasks).entry(status.task_id).or_insert(upstream);
+        }
+    }
+
+    /// `tasks/list`: every upstream that lists tasks, all pages, merged.
+    pub(super) async fn list_tasks(&self, frame: &Frame) {
+        let mut lists = JoinSet::new();
+        for (index, upstream) in self.upstreams.iter().enumerate() {
+            let Some(connection) = upstream.connection() else { continue };
+            if connection.handshake().flag_present("tasks", "list") {
+                lists.spawn(async move { (index, all_tasks(&connection).await) });
+            }
+        }
+        let mut merged = Vec::new();
+        while let Some(joined) = lists.join_next().await {
+            let Ok((index, listed)) = joined else { continue };
+            match listed {
+                Ok(tasks) => {
+                    let mut owners = lock(&self.tasks);
+                    for (id, raw) in tasks {
+                        owners.insert(id, index);
+                        merged.push(raw);
+                    }
+                }
+                Err(why) => tracing::warn!(server = self.upstreams[index].name(), "tasks/list failed: {why}"),
+            }
+        }
+        let result = format!(r#"{{"tasks":[{}]}}"#, merged.join(","));
+        self.send(result_response(frame.id().unwrap_or("null"), &result));
+    }
+}
+
+/// Every page of an upstream's `tasks/list`: `(taskId, task JSON)`.
+async fn all_tasks(connection: &Arc<Connection>) -> Result<Vec<(String, String)>, String> {
+    let mut tasks = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..1000 {
+        let params = cursor.as_ref().map(|cursor| format!(r#"{{"cursor":{}}}"#, json_string(cursor)));
+        let answer = connection.request("tasks/list", params.as_deref()).await.map_err(|err| err.to_string())?;
+        let payload = answer.payload().unwrap_or("null");
+        if answer.kind() == Kind::ErrorResponse {
+            return Err(payload.to_owned());
+        }
+        let page: TaskPage = serde_json::from_str(payload).map_err(|err| err.to_string())?;
+        for raw in page.tasks {
+            if let Ok(task) = serde_json::from_str::<TaskParams>(raw.get()) {
+                tasks.push((task.task_id, raw.get().to_owned()));
+            }
+        }
+        match page.next_cursor {
+            Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+            _ => return Ok(tasks),
+        }
+    }
+    Err("more than 1000 pages".into())
+}

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
+use std::os::fd::AsFd;
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 use warden_config::Config;
 use warden_jsonrpc::{Line, LineReader};
@@ -21,8 +24,8 @@ use crate::session::Session;
 pub async fn serve_stdio(config: Arc<Config>, hooks: Hooks) -> std::io::Result<()> {
     let (to_client, outgoing) = mpsc::unbounded_channel();
     let session = Session::start(config.clone(), hooks, to_client);
-    let mut writer = tokio::spawn(write_lines(outgoing, tokio::io::stdout()));
-    let mut lines = LineReader::new(tokio::io::stdin(), config.limits.max_message_bytes);
+    let mut writer = tokio::spawn(write_lines(outgoing, stdout()));
+    let mut lines = LineReader::new(stdin(), config.limits.max_message_bytes);
     let mut client_gone = false;
     let result = loop {
         let line = tokio::select! {
@@ -49,6 +52,24 @@ pub async fn serve_stdio(config: Arc<Config>, hooks: Hooks) -> std::io::Result<(
         let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
     }
     result
+}
+
+/// Stdin as an async stream: when it is a pipe (as MCP clients start
+/// servers), it is read through the event loop, without a thread hop per read;
+/// otherwise (a file, a terminal) through tokio's blocking reader.
+fn stdin() -> Box<dyn AsyncRead + Unpin + Send> {
+    match std::io::stdin().as_fd().try_clone_to_owned().and_then(pipe::Receiver::from_owned_fd) {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdin()),
+    }
+}
+
+/// Stdout as an async sink, through the event loop when it is a pipe.
+fn stdout() -> Box<dyn AsyncWrite + Unpin + Send> {
+    match std::io::stdout().as_fd().try_clone_to_owned().and_then(pipe::Sender::from_owned_fd) {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdout()),
+    }
 }
 
 /// Writes each message as one line, flushing when the queue is empty.

@@ -9,10 +9,14 @@
 mod env;
 mod error;
 mod load;
+mod locate;
 mod schema;
 mod validate;
 
 pub use env::expand;
 pub use error::ConfigError;
 pub use load::{load, parse};
-pub use schema::{Config, Limits, Naming, PrefixMode, ServerConfig, Supervision, Transport};
+pub use locate::locate;
+pub use schema::{
+    Config, Filter, Hub, Limits, Naming, PrefixMode, Profile, ServerConfig, ServerFilters, Supervision, Transport,
+};

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::env::expand;
 use crate::error::ConfigError;
-use crate::schema::{Config, Transport};
+use crate::schema::{Config, PrefixMode, Transport};
 use crate::validate::validate;
 
 /// Reads, expands and validates the configuration at `path`.
@@ -26,8 +26,18 @@ pub fn parse(path: &Path, text: &str, lookup: &dyn Fn(&str) -> Option<String>) -
     };
     let mut config = parsed.map_err(|message| ConfigError::Parse { path: path.into(), message })?;
     let mut problems = expand_transports(&mut config, lookup);
-    problems.extend(validate(&config));
+    problems.extend(validate(&config, text));
+    apply_hub(&mut config);
     if problems.is_empty() { Ok(config) } else { Err(ConfigError::Invalid { path: path.into(), problems }) }
+}
+
+/// mcp2's `hub.prefixServerIDs` decides the prefix mode when it is given.
+fn apply_hub(config: &mut Config) {
+    match config.hub.prefix_server_ids {
+        Some(true) => config.naming.prefix = PrefixMode::Always,
+        Some(false) => config.naming.prefix = PrefixMode::Never,
+        None => {}
+    }
 }
 
 /// Expands `${VAR}` in every transport field; returns one problem per failure.
@@ -53,6 +63,12 @@ fn expand_transports(config: &mut Config, lookup: &dyn Fn(&str) -> Option<String
                     let mut text = text.to_owned();
                     expand_in("cwd", &mut text);
                     *dir = text.into();
+                }
+            }
+            Transport::Http { url, headers } => {
+                expand_in("url", url);
+                for value in headers.values_mut() {
+                    expand_in("headers", value);
                 }
             }
         }
@@ -90,7 +106,7 @@ naming: { separator: "-", prefix: multiple }
         for (file, text) in [("w.yaml", yaml), ("w.json", json)] {
             let config = parse(Path::new(file), text, &env).unwrap();
             assert_eq!(config.servers.keys().collect::<Vec<_>>(), ["files", "db"], "order kept");
-            let Transport::Stdio { args, env, .. } = &config.servers["files"].transport;
+            let Transport::Stdio { args, env, .. } = &config.servers["files"].transport else { panic!("stdio") };
             assert_eq!(args[2], "/tmp");
             assert_eq!(env["API_TOKEN"], "s3cret");
             assert_eq!(config.naming.prefix, PrefixMode::Multiple);

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A whole configuration file.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Config {
     /// The upstream MCP servers, by name, in the order they are written (the
@@ -22,21 +22,91 @@ pub struct Config {
     /// How upstream processes are started and restarted.
     #[serde(default)]
     pub supervision: Supervision,
+    /// The profile used when none is chosen (`--profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_profile: Option<String>,
+    /// Named views of the servers: which tools, prompts and resources a
+    /// client may see and use. With no profiles, everything is visible.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub profiles: IndexMap<String, Profile>,
+    /// mcp2's hub settings; `prefixServerIDs` overrides `naming.prefix`.
+    #[serde(default)]
+    pub hub: Hub,
+    /// Also serve each server on its own HTTP endpoint (`/mcp/<server>`).
+    #[serde(default)]
+    pub expose_per_server: bool,
+}
+
+/// One profile: per server, which components are visible.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Profile {
+    /// What the profile is for.
+    #[serde(default)]
+    pub description: String,
+    /// Filters by server. A server not listed is hidden entirely.
+    #[serde(default)]
+    pub servers: IndexMap<String, ServerFilters>,
+}
+
+/// The filters of one server in one profile.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServerFilters {
+    /// Tool names.
+    #[serde(default)]
+    pub tools: Filter,
+    /// Resource URIs and URI templates.
+    #[serde(default)]
+    pub resources: Filter,
+    /// Prompt names.
+    #[serde(default)]
+    pub prompts: Filter,
+}
+
+/// Allow and deny globs. An empty allow list allows everything; deny wins.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Filter {
+    /// Globs of what is visible (all, when empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// Globs of what is hidden, even when allowed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+}
+
+/// mcp2's `hub:` section.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Hub {
+    /// Serve the merged hub (the stdio front always does).
+    pub enabled: bool,
+    /// `true`: prefix names with their server (Warden uses its own separator,
+    /// `__` by default, because clients reject `:`); `false`: never prefix.
+    #[serde(rename = "prefixServerIDs", skip_serializing_if = "Option::is_none")]
+    pub prefix_server_ids: Option<bool>,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Hub { enabled: true, prefix_server_ids: None }
+    }
 }
 
 /// One upstream MCP server.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServerConfig {
     /// A human-readable name, for logs and status.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_name: Option<String>,
     /// How to reach the server.
     pub transport: Transport,
 }
 
 /// How to reach an upstream server.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Transport {
     /// A child process speaking newline-delimited JSON-RPC on stdin and stdout.
@@ -44,19 +114,27 @@ pub enum Transport {
         /// The program to run (looked up in `PATH`).
         command: String,
         /// Its arguments.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         args: Vec<String>,
         /// Extra environment variables (Warden's own environment is inherited).
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
         env: IndexMap<String, String>,
         /// The working directory (default: Warden's).
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         cwd: Option<PathBuf>,
+    },
+    /// A remote server speaking Streamable HTTP.
+    Http {
+        /// Its MCP endpoint.
+        url: String,
+        /// Headers sent with every request (`${VAR}` expanded).
+        #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+        headers: IndexMap<String, String>,
     },
 }
 
 /// How tool and prompt names are shown to the client.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Naming {
     /// Put between the server name and the tool name. Clients accept only
@@ -75,7 +153,7 @@ impl Default for Naming {
 }
 
 /// When names get a `<server><separator>` prefix.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum PrefixMode {
     /// Always: names stay the same when a second server is added.
@@ -89,7 +167,7 @@ pub enum PrefixMode {
 }
 
 /// Size limits.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Limits {
     /// The largest message accepted from the client or an upstream, in bytes.
@@ -103,7 +181,7 @@ impl Default for Limits {
 }
 
 /// How upstream processes are started and kept running.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Supervision {
     /// How long an upstream may take to answer `initialize`, in milliseconds.

@@ -25,7 +25,12 @@ pub(crate) struct Process {
 impl Process {
     /// Starts the process described by `transport`.
     pub fn spawn(transport: &Transport) -> std::io::Result<(Process, Pipes)> {
-        let Transport::Stdio { command, args, env, cwd } = transport;
+        let Transport::Stdio { command, args, env, cwd } = transport else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "Warden cannot reach servers over HTTP yet (the Streamable HTTP upstream is the next milestone)",
+            ));
+        };
         let mut cmd = Command::new(command);
         cmd.args(args)
             .envs(env)

@@ -249,8 +249,10 @@ impl Supervisor {
     }
 
     fn command(&self) -> String {
-        let Transport::Stdio { command, .. } = &self.spec.transport;
-        format!("'{command}'")
+        match &self.spec.transport {
+            Transport::Stdio { command, .. } => format!("'{command}'"),
+            Transport::Http { url, .. } => format!("'{url}'"),
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use warden_config::Config;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, error_response, guess_id};
 use warden_upstream::{Connection, EventSink, State, Upstream, UpstreamError, UpstreamSpec};
 
-use crate::catalog::{Catalog, Namer};
+use crate::catalog::{Catalog, InventoryItem, ItemKind, Namer};
 use crate::outbound::Sink;
 use crate::pipeline::Hooks;
 use crate::tokens::Maps;
@@ -144,10 +144,24 @@ impl Session {
         self.shared.send(error_response(None, ErrorCode::ParseError, "message is not valid UTF-8", None));
     }
 
-    /// Replaces the pipeline hooks (on reload); requests already past a stage
-    /// keep the hooks they started with.
+    /// Replaces the pipeline hooks (on reload) and tells the client its lists
+    /// may have changed; requests already past a stage keep the hooks they
+    /// started with.
     pub fn set_hooks(&self, hooks: Hooks) {
         self.shared.hooks.store(Arc::new(hooks));
+        self.shared.list_changed(&[ItemKind::Tool, ItemKind::Prompt, ItemKind::Resource]);
+    }
+
+    /// Waits until every upstream is either ready with its surface loaded, or
+    /// down (each bounded by the start timeout). Needs `initialize` first.
+    pub async fn settle(&self) {
+        self.shared.await_unloaded().await;
+    }
+
+    /// Everything the upstreams offer, visible or not: for inspection
+    /// (`warden effective`), not for clients.
+    pub fn inventory(&self) -> Vec<InventoryItem> {
+        self.shared.read_catalog().inventory()
     }
 
     /// Each upstream's state.

@@ -25,6 +25,23 @@ pub struct Route {
     pub name: String,
 }
 
+/// One item an upstream offers, for inspection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InventoryItem {
+    /// The upstream's name.
+    pub server: String,
+    /// What it is.
+    pub kind: ItemKind,
+    /// Its name, URI or URI template as the upstream knows it.
+    pub key: String,
+    /// Its name as the client sees it (tools and prompts), or its URI.
+    pub exposed: String,
+    /// Its description, if it has one.
+    pub description: Option<String>,
+    /// Whether a tool says it does not modify anything (`annotations.readOnlyHint`).
+    pub read_only: bool,
+}
+
 /// One tool or prompt as the client sees it.
 #[derive(Debug)]
 struct Exposed {
@@ -285,6 +302,44 @@ impl Catalog {
             }
         }
         index
+    }
+
+    /// Every item of every loaded upstream, in order. Items hidden by a name
+    /// collision are included under the name they would have had.
+    pub fn inventory(&self) -> Vec<InventoryItem> {
+        #[derive(Deserialize, Default)]
+        struct Described {
+            #[serde(default)]
+            description: Option<String>,
+            #[serde(default)]
+            annotations: Option<Annotations>,
+        }
+        #[derive(Deserialize)]
+        struct Annotations {
+            #[serde(default, rename = "readOnlyHint")]
+            read_only_hint: Option<bool>,
+        }
+        let mut items = Vec::new();
+        for (upstream, surface) in self.surfaces.iter().enumerate() {
+            let Some(surface) = surface else { continue };
+            let server = &self.servers[upstream];
+            for kind in ItemKind::ALL {
+                for item in surface.items(kind) {
+                    let exposed = if kind.is_named() { self.namer.expose(server, &item.key) } else { item.key.clone() };
+                    let described = serde_json::from_str::<Described>(item.raw.get()).unwrap_or_default();
+                    let read_only = described.annotations.and_then(|a| a.read_only_hint).unwrap_or(false);
+                    items.push(InventoryItem {
+                        server: server.to_string(),
+                        kind,
+                        key: item.key.clone(),
+                        exposed,
+                        description: described.description,
+                        read_only,
+                    });
+                }
+            }
+        }
+        items
     }
 
     /// The client-facing names of `kind`, in order (for status and tests).

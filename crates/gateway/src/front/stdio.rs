@@ -15,15 +15,23 @@ use crate::pipeline::Hooks;
 use crate::session::Session;
 
 /// Serves one client over stdin/stdout until stdin ends or stdout breaks,
-/// then stops the upstreams.
+/// then stops the upstreams. `started` runs once the session exists (to
+/// attach a config watcher, say); its error is logged, not fatal.
 ///
 /// Stdin is read by one task that is never cancelled (a read that is
 /// abandoned and restarted can lose a message, the hang seed 001 saw), and
 /// every message is handed off without waiting, so a slow request never
 /// delays the next read. Only protocol goes to stdout.
-pub async fn serve_stdio(config: Arc<Config>, hooks: Hooks) -> std::io::Result<()> {
+pub async fn serve_stdio<E: std::fmt::Display>(
+    config: Arc<Config>,
+    hooks: Hooks,
+    started: impl FnOnce(&Session) -> Result<(), E>,
+) -> std::io::Result<()> {
     let (to_client, outgoing) = mpsc::unbounded_channel();
     let session = Session::start(config.clone(), hooks, to_client);
+    if let Err(err) = started(&session) {
+        tracing::warn!("{err}");
+    }
     let mut writer = tokio::spawn(write_lines(outgoing, stdout()));
     let mut lines = LineReader::new(stdin(), config.limits.max_message_bytes);
     let mut client_gone = false;

@@ -75,17 +75,23 @@ impl Shared {
         self.send(result_response(frame.id().unwrap_or("null"), &result));
     }
 
-    /// Fetches every kind upstream `index` offers into the catalog. Returns
-    /// the kinds whose visible items changed.
+    /// Fetches every kind upstream `index` offers into the catalog and marks
+    /// it loaded. Returns the kinds whose items changed.
     pub(crate) async fn load_surface(&self, index: usize, connection: &Connection) -> Vec<ItemKind> {
+        let changed = self.reload_kinds(index, connection, &ItemKind::ALL).await;
+        self.write_catalog().mark_loaded(index);
+        changed
+    }
+
+    /// Fetches `kinds` from upstream `index` (those it offers) into the
+    /// catalog. Returns the kinds whose items changed; a failed fetch keeps
+    /// the last known items.
+    pub(crate) async fn reload_kinds(&self, index: usize, connection: &Connection, kinds: &[ItemKind]) -> Vec<ItemKind> {
         let mut changed = Vec::new();
-        for kind in ItemKind::ALL {
-            if !connection.handshake().has(kind.capability()) {
-                continue;
-            }
+        for kind in kinds.iter().copied().filter(|kind| connection.handshake().has(kind.capability())) {
             match tokio::time::timeout(self.start_timeout(), fetch_all(connection, kind)).await {
                 Ok(Ok(items)) => {
-                    if self.write_catalog().set(index, kind, items) && !changed.contains(&kind) {
+                    if self.write_catalog().set(index, kind, items) {
                         changed.push(kind);
                     }
                 }
@@ -93,7 +99,6 @@ impl Shared {
                 Err(_) => tracing::warn!(server = connection.name(), "{} timed out", kind.list_method()),
             }
         }
-        self.write_catalog().mark_loaded(index);
         changed
     }
 

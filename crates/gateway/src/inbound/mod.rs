@@ -8,7 +8,6 @@
 mod forward;
 mod initialize;
 mod lists;
-pub(crate) use lists::fetch_all;
 mod named;
 mod notify;
 mod resources;

@@ -85,7 +85,7 @@ impl Shared {
 
     /// Waits for upstreams that are starting, or ready but not yet listed, and
     /// loads their surfaces. Returns whether there were any.
-    pub(super) async fn await_unloaded(&self) -> bool {
+    pub(crate) async fn await_unloaded(&self) -> bool {
         let unloaded: Vec<usize> = {
             let catalog = self.read_catalog();
             (0..self.upstreams.len())

@@ -8,7 +8,6 @@ use warden_jsonrpc::{Frame, Method, Splice};
 use warden_upstream::Connection;
 
 use crate::catalog::ItemKind;
-use crate::inbound::fetch_all;
 use crate::session::Shared;
 use crate::tokens::{TokenTarget, lock};
 
@@ -89,18 +88,7 @@ impl Shared {
         let shared = self.clone();
         let connection = connection.clone();
         tokio::spawn(async move {
-            for kind in kinds {
-                if !connection.handshake().has(kind.capability()) {
-                    continue;
-                }
-                match tokio::time::timeout(shared.start_timeout(), fetch_all(&connection, *kind)).await {
-                    Ok(Ok(items)) => {
-                        shared.write_catalog().set(index, *kind, items);
-                    }
-                    Ok(Err(why)) => tracing::warn!(server = connection.name(), "{} failed: {why}", kind.list_method()),
-                    Err(_) => tracing::warn!(server = connection.name(), "{} timed out", kind.list_method()),
-                }
-            }
+            shared.reload_kinds(index, &connection, kinds).await;
             shared.list_changed(kinds);
         });
     }

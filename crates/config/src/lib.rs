@@ -19,4 +19,5 @@ pub use load::{load, parse};
 pub use locate::locate;
 pub use schema::{
     Config, Filter, Hub, Limits, Naming, PrefixMode, Profile, ServerConfig, ServerFilters, Supervision, Transport,
+    json_schema,
 };

@@ -3,10 +3,11 @@
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A whole configuration file.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Config {
     /// The upstream MCP servers, by name, in the order they are written (the
@@ -38,7 +39,7 @@ pub struct Config {
 }
 
 /// One profile: per server, which components are visible.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Profile {
     /// What the profile is for.
@@ -50,7 +51,7 @@ pub struct Profile {
 }
 
 /// The filters of one server in one profile.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServerFilters {
     /// Tool names.
@@ -65,7 +66,7 @@ pub struct ServerFilters {
 }
 
 /// Allow and deny globs. An empty allow list allows everything; deny wins.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Filter {
     /// Globs of what is visible (all, when empty).
@@ -77,7 +78,7 @@ pub struct Filter {
 }
 
 /// mcp2's `hub:` section.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Hub {
     /// Serve the merged hub (the stdio front always does).
@@ -95,7 +96,7 @@ impl Default for Hub {
 }
 
 /// One upstream MCP server.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServerConfig {
     /// A human-readable name, for logs and status.
@@ -106,7 +107,7 @@ pub struct ServerConfig {
 }
 
 /// How to reach an upstream server.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Transport {
     /// A child process speaking newline-delimited JSON-RPC on stdin and stdout.
@@ -134,7 +135,7 @@ pub enum Transport {
 }
 
 /// How tool and prompt names are shown to the client.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Naming {
     /// Put between the server name and the tool name. Clients accept only
@@ -153,7 +154,7 @@ impl Default for Naming {
 }
 
 /// When names get a `<server><separator>` prefix.
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum PrefixMode {
     /// Always: names stay the same when a second server is added.
@@ -167,7 +168,7 @@ pub enum PrefixMode {
 }
 
 /// Size limits.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Limits {
     /// The largest message accepted from the client or an upstream, in bytes.
@@ -181,7 +182,7 @@ impl Default for Limits {
 }
 
 /// How upstream processes are started and kept running.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Supervision {
     /// How long an upstream may take to answer `initialize`, in milliseconds.
@@ -207,4 +208,13 @@ impl Default for Supervision {
             shutdown_grace_ms: 2_000,
         }
     }
+}
+
+/// The JSON Schema of the configuration file, for editors.
+pub fn json_schema() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(Config).to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.insert("title".into(), "Warden configuration".into());
+    }
+    schema
 }

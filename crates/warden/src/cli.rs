@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Warden: one MCP endpoint in front of many MCP servers.
 #[derive(Debug, Parser)]
@@ -19,9 +19,9 @@ pub struct Cli {
 /// Where logs go.
 #[derive(Debug, Args)]
 pub struct LogArgs {
-    /// Log filter, e.g. `info`, `warden=debug` (default: info).
-    #[arg(long, global = true, env = "WARDEN_LOG", default_value = "info")]
-    pub log_level: String,
+    /// Log filter, e.g. `info`, `warden=debug` (default: info; warn for inspection commands).
+    #[arg(long, global = true, env = "WARDEN_LOG")]
+    pub log_level: Option<String>,
     /// Append logs to this file instead of stderr.
     #[arg(long, global = true, env = "WARDEN_LOG_FILE")]
     pub log_file: Option<PathBuf>,
@@ -32,34 +32,175 @@ pub struct LogArgs {
 pub enum Command {
     /// Serve MCP on stdin/stdout, in front of the servers of a config file.
     #[command(
-        after_help = "Example:\n  warden serve --config warden.yaml\n  claude mcp add warden -- warden serve --config /abs/warden.yaml"
+        after_help = "Examples:\n  warden serve --config warden.yaml\n  warden serve --config warden.yaml --profile safe\n  claude mcp add warden -- warden serve --config /abs/warden.yaml\n\nThe config file is watched, and SIGHUP reloads it: profile changes apply at once."
     )]
     Serve(ServeArgs),
     /// Put Warden in front of one server given on the command line; tool names pass through unchanged.
     #[command(
-        after_help = "Example:\n  warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src\n  claude mcp add fs -- warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src"
+        after_help = "Examples:\n  warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src\n  claude mcp add fs -- warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src"
     )]
     Wrap(WrapArgs),
+    /// Check a config file: exit 0 with a summary, or 1 with every problem found.
+    #[command(after_help = "Example:\n  warden validate --config warden.yaml")]
+    Validate(ConfigArgs),
+    /// List the profiles of a config file with their descriptions.
+    #[command(after_help = "Example:\n  warden profiles --config warden.yaml")]
+    Profiles(ConfigArgs),
+    /// Show what a profile lets the client see, and what it hides, by asking the servers.
+    #[command(
+        after_help = "Examples:\n  warden effective --config warden.yaml --profile safe\n  warden effective --config warden.yaml --profile safe --server files\n  warden effective --config warden.yaml --profile safe --offline"
+    )]
+    Effective(EffectiveArgs),
+    /// Call a tool, get a prompt or read a resource through the same filtered hub the model sees.
+    #[command(
+        after_help = "Examples:\n  warden call --config warden.yaml --profile safe tool files__read_file --args '{\"path\":\"README.md\"}'\n  warden call --config warden.yaml prompt files__greeting --args '{\"name\":\"Ada\"}'\n  warden call --config warden.yaml resource file:///tmp/notes.txt"
+    )]
+    Call(CallArgs),
+    /// Build a starter config from the live inventories of the servers named on the command line.
+    #[command(
+        after_help = "Example:\n  warden init -o warden.yaml 'files=npx -y @modelcontextprotocol/server-filesystem /home/me/src' 'git=uvx mcp-server-git'"
+    )]
+    Init(InitArgs),
+    /// Convert another gateway's configuration into a Warden config.
+    #[command(
+        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json"
+    )]
+    Import(ImportArgs),
+    /// Print the JSON Schema of the config file, for editors.
+    #[command(after_help = "Example:\n  warden schema > warden.schema.json")]
+    Schema,
 }
 
-/// `warden serve`.
+/// A config file.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub struct ConfigArgs {
     /// The configuration file (YAML, or JSON if it ends in .json).
     #[arg(long, short, env = "WARDEN_CONFIG")]
     pub config: PathBuf,
 }
 
+/// A config file and a profile.
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// The configuration file (YAML, or JSON if it ends in .json).
+    #[arg(long, short, env = "WARDEN_CONFIG")]
+    pub config: PathBuf,
+    /// The profile (default: the config's defaultProfile).
+    #[arg(long, short, env = "WARDEN_PROFILE")]
+    pub profile: Option<String>,
+}
+
+/// `warden serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The config file and profile.
+    #[command(flatten)]
+    pub target: ProfileArgs,
+}
+
 /// `warden wrap`.
 #[derive(Debug, Args)]
 pub struct WrapArgs {
-    /// A configuration file for everything but servers (naming, limits, supervision).
+    /// A configuration file for everything but servers (naming, limits, supervision, profiles).
     #[arg(long, short)]
     pub config: Option<PathBuf>,
-    /// The server's name in logs (default: the command's file name).
+    /// The profile (default: the config's defaultProfile); its rules for the server named by --name apply.
+    #[arg(long, short)]
+    pub profile: Option<String>,
+    /// The server's name (default: the command's file name).
     #[arg(long)]
     pub name: Option<String>,
     /// The server's command and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// `warden effective`.
+#[derive(Debug, Args)]
+pub struct EffectiveArgs {
+    /// The config file and profile.
+    #[command(flatten)]
+    pub target: ProfileArgs,
+    /// Only this server.
+    #[arg(long, short)]
+    pub server: Option<String>,
+    /// Show the rules only, without starting the servers.
+    #[arg(long)]
+    pub offline: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `warden call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The config file and profile.
+    #[command(flatten)]
+    pub target: ProfileArgs,
+    /// What to call.
+    #[command(subcommand)]
+    pub what: CallTarget,
+}
+
+/// What `warden call` calls.
+#[derive(Debug, Subcommand)]
+pub enum CallTarget {
+    /// Call a tool by the name the client sees (e.g. `files__read_file`).
+    Tool {
+        /// The tool's name.
+        name: String,
+        /// Its arguments, a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+    },
+    /// Get a prompt by the name the client sees.
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// Its arguments, a JSON object of strings.
+        #[arg(long, default_value = "{}")]
+        args: String,
+    },
+    /// Read a resource.
+    Resource {
+        /// The resource's URI.
+        uri: String,
+    },
+}
+
+/// `warden init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Servers as `NAME=COMMAND ARGS...` (the command is split like a shell would).
+    #[arg(required = true, value_name = "NAME=COMMAND")]
+    pub servers: Vec<String>,
+    /// Write the config here instead of stdout.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+/// The formats `warden import` reads.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ImportFormat {
+    /// mcpmon's gateway YAML.
+    Mcpmon,
+    /// An mcp2 config (YAML or JSON).
+    Mcp2,
+    /// f/mcptools JSON inventories (`NAME=FILE` or files named `<server>-tools.json`).
+    Mcptools,
+}
+
+/// `warden import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The format of the input.
+    #[arg(value_enum)]
+    pub format: ImportFormat,
+    /// The input files.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// Write the config here instead of stdout.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }

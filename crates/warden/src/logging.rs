@@ -10,9 +10,9 @@ use tracing_subscriber::EnvFilter;
 use crate::cli::LogArgs;
 
 /// Installs the global logger.
-pub fn init(args: &LogArgs) -> anyhow::Result<()> {
-    let filter =
-        EnvFilter::try_new(&args.log_level).with_context(|| format!("invalid log filter {:?}", args.log_level))?;
+pub fn init(args: &LogArgs, default_level: &str) -> anyhow::Result<()> {
+    let level = args.log_level.as_deref().unwrap_or(default_level);
+    let filter = EnvFilter::try_new(level).with_context(|| format!("invalid log filter {level:?}"))?;
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
     match &args.log_file {
         Some(path) => {

@@ -1,15 +1,21 @@
 //! The `warden` command.
 
 mod cli;
+mod commands;
+mod hooks;
+mod local;
 mod logging;
-mod serve;
-mod wrap;
+mod output;
+mod reload;
 
 use clap::Parser;
+use cli::Command;
 
 fn main() -> std::process::ExitCode {
-    let cli = cli::Cli::parse();
-    if let Err(err) = logging::init(&cli.log) {
+    let cli = Cli::parse();
+    // Serving logs what happens; inspection commands print results and only warn.
+    let quiet = !matches!(cli.command, Command::Serve(_) | Command::Wrap(_));
+    if let Err(err) = logging::init(&cli.log, if quiet { "warn" } else { "info" }) {
         eprintln!("warden: {err:#}");
         return std::process::ExitCode::from(2);
     }
@@ -25,18 +31,26 @@ fn main() -> std::process::ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            cli::Command::Serve(args) => serve::run(args).await,
-            cli::Command::Wrap(args) => wrap::run(args).await,
+            Command::Serve(args) => commands::serve::run(args).await,
+            Command::Wrap(args) => commands::wrap::run(args).await,
+            Command::Validate(args) => commands::validate::run(args),
+            Command::Profiles(args) => commands::profiles::run(args),
+            Command::Effective(args) => commands::effective::run(args).await,
+            Command::Call(args) => commands::call::run(args).await,
+            Command::Init(args) => commands::init::run(args).await,
+            Command::Import(args) => commands::import::run(args),
+            Command::Schema => commands::schema::run(),
         }
     });
     // Upstreams are stopped by now; blocked stdin reads must not keep the process alive.
     runtime.shutdown_background();
     match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(err) => {
-            tracing::error!("{err:#}");
             eprintln!("warden: {err:#}");
             std::process::ExitCode::FAILURE
         }
     }
 }
+
+use cli::Cli;

@@ -183,3 +183,26 @@ fn list_changes_upstream_update_routing_and_reach_the_client() {
     let names: HashSet<String> = client.tool_names().into_iter().collect();
     assert!(names.contains("b__fresh") && !names.contains("a__fresh"));
 }
+
+#[test]
+fn tasks_route_to_the_upstream_that_created_them() {
+    let mut client = two_servers();
+    let init = client.request("ping", json!({}));
+    assert_eq!(init["result"], json!({}));
+    let tools = client.request("tools/list", json!({}));
+    let slow = tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "b__slow").unwrap().clone();
+    assert_eq!(slow["execution"]["taskSupport"], "optional", "tool-level task support passes through");
+
+    let created =
+        client.request("tools/call", json!({"name": "b__slow", "arguments": {"ms": 50}, "task": {"ttl": 60000}}));
+    let task_id = created["result"]["task"]["taskId"].as_str().unwrap().to_owned();
+    let status = client.request("tasks/get", json!({"taskId": task_id}));
+    assert_eq!(status["result"]["taskId"], task_id.as_str(), "{}", status.raw);
+    let result = client.request("tasks/result", json!({"taskId": task_id}));
+    assert_eq!(result["result"]["content"][0]["text"], "slept 50", "{}", result.raw);
+    let list = client.request("tasks/list", json!({}));
+    let tasks = list["result"]["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "only b has a task: {}", list.raw);
+    let unknown = client.request("tasks/get", json!({"taskId": "task-999"}));
+    assert_eq!(unknown["error"]["code"], -32602);
+}

@@ -86,7 +86,12 @@ impl Shared {
     /// Fetches `kinds` from upstream `index` (those it offers) into the
     /// catalog. Returns the kinds whose items changed; a failed fetch keeps
     /// the last known items.
-    pub(crate) async fn reload_kinds(&self, index: usize, connection: &Connection, kinds: &[ItemKind]) -> Vec<ItemKind> {
+    pub(crate) async fn reload_kinds(
+        &self,
+        index: usize,
+        connection: &Connection,
+        kinds: &[ItemKind],
+    ) -> Vec<ItemKind> {
         let mut changed = Vec::new();
         for kind in kinds.iter().copied().filter(|kind| connection.handshake().has(kind.capability())) {
             match tokio::time::timeout(self.start_timeout(), fetch_all(connection, kind)).await {

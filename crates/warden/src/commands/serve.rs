@@ -1,19 +1,27 @@
 //! `warden serve`: the configured servers behind one stdio endpoint.
 
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
 use warden_gateway::front::serve_stdio;
-use warden_gateway::pipeline::Hooks;
 
 use crate::cli::ServeArgs;
+use crate::{hooks, reload};
 
 /// Loads the configuration and serves until the client disconnects.
-pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let config = warden_config::load(&args.config)?;
+pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let path = args.target.config;
+    let config = Arc::new(warden_config::load(&path)?);
     if config.servers.is_empty() {
-        tracing::warn!("{} configures no servers; the client will see nothing", args.config.display());
+        tracing::warn!("{} configures no servers; the client will see nothing", path.display());
     }
+    let hooks = hooks::for_profile(&config, args.target.profile.as_deref())?;
     tracing::info!(servers = config.servers.len(), "serving MCP on stdio");
-    serve_stdio(Arc::new(config), Hooks::default()).await.context("stdio front failed")
+    let profile = args.target.profile;
+    let running = config.clone();
+    serve_stdio(config, hooks, move |session| reload::watch(path, profile, running, session.clone()))
+        .await
+        .context("stdio front failed")?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,17 +1,18 @@
 //! `warden wrap`: Warden in front of exactly one server, no config needed.
 
 use std::path::Path;
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
 use warden_config::{Config, PrefixMode, ServerConfig, Transport};
 use warden_gateway::front::serve_stdio;
-use warden_gateway::pipeline::Hooks;
 
 use crate::cli::WrapArgs;
+use crate::hooks;
 
 /// Builds a one-server configuration and serves it.
-pub async fn run(args: WrapArgs) -> anyhow::Result<()> {
+pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     let mut config = match &args.config {
         Some(path) => warden_config::load(path)?,
         None => Config::default(),
@@ -36,7 +37,11 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<()> {
     );
     // Drop-in use: the client sees the server's own names.
     config.naming.prefix = PrefixMode::Never;
-    serve_stdio(Arc::new(config), Hooks::default()).await.context("stdio front failed")
+    let hooks = hooks::for_profile(&config, args.profile.as_deref())?;
+    serve_stdio(Arc::new(config), hooks, |_| Ok::<(), std::convert::Infallible>(()))
+        .await
+        .context("stdio front failed")?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A name for logs from the command's file name.

@@ -1,0 +1,114 @@
+//! `warden effective`: what a profile shows and hides, item by item.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::bail;
+use serde_json::json;
+use warden_config::{Config, Filter};
+use warden_gateway::catalog::{InventoryItem, ItemKind};
+use warden_gateway::pipeline::Hooks;
+use warden_profiles::ProfileView;
+
+use crate::cli::EffectiveArgs;
+use crate::local::LocalClient;
+
+/// Connects to the servers (unless `--offline`) and explains each item.
+pub async fn run(args: EffectiveArgs) -> anyhow::Result<ExitCode> {
+    let config = Arc::new(warden_config::load(&args.target.config)?);
+    let view = ProfileView::compile(&config, args.target.profile.as_deref())?;
+    if let Some(server) = &args.server
+        && !config.servers.contains_key(server)
+    {
+        bail!("no server named {server:?} in {}", args.target.config.display());
+    }
+    let servers: Vec<&String> =
+        config.servers.keys().filter(|name| args.server.as_ref().is_none_or(|only| only == *name)).collect();
+    if args.offline {
+        print_rules(&config, &view, &servers);
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Everything is listed; the profile is applied here, to explain each item.
+    let client = LocalClient::start(config.clone(), Hooks::default()).await?;
+    let items = client.session().inventory();
+    let status = client.session().status();
+    client.close().await;
+    let explained: Vec<(&InventoryItem, warden_profiles::Decision)> = items
+        .iter()
+        .filter(|item| servers.iter().any(|server| **server == item.server))
+        .map(|item| (item, view.explain(&item.server, item.kind, &item.key)))
+        .collect();
+    if args.json {
+        let rows: Vec<_> = explained
+            .iter()
+            .map(|(item, decision)| {
+                json!({
+                    "server": item.server, "kind": kind_name(item.kind), "name": item.key,
+                    "exposedAs": item.exposed, "visible": decision.visible, "reason": decision.reason,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&json!({"profile": view.name(), "items": rows}))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("profile: {}", view.name().unwrap_or("(none: everything is visible)"));
+    for server in servers {
+        let state = status.upstreams.iter().find(|u| u.name == **server).map_or("unknown", |u| u.state.as_str());
+        println!("\n{server} ({state})");
+        for kind in ItemKind::ALL {
+            let of_kind: Vec<_> =
+                explained.iter().filter(|(item, _)| item.server == **server && item.kind == kind).collect();
+            if of_kind.is_empty() {
+                continue;
+            }
+            let shown = of_kind.iter().filter(|(_, d)| d.visible).count();
+            println!("  {} ({shown} visible, {} hidden)", kind_name(kind), of_kind.len() - shown);
+            for (item, decision) in of_kind {
+                let (mark, name) = if decision.visible { ('+', &item.exposed) } else { ('-', &item.key) };
+                println!("    {mark} {name}  ({})", decision.reason);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn kind_name(kind: ItemKind) -> &'static str {
+    match kind {
+        ItemKind::Tool => "tools",
+        ItemKind::Prompt => "prompts",
+        ItemKind::Resource => "resources",
+        ItemKind::Template => "resource templates",
+    }
+}
+
+/// The profile's rules, per server, without starting anything.
+fn print_rules(config: &Config, view: &ProfileView, servers: &[&String]) {
+    let Some(name) = view.name() else {
+        println!("no profiles: every tool, prompt and resource of every server is visible");
+        return;
+    };
+    let profile = &config.profiles[name];
+    println!("profile: {name}  {}", profile.description);
+    for server in servers {
+        match profile.servers.get(*server) {
+            None => println!("\n{server}: hidden entirely (not in profile {name:?})"),
+            Some(filters) => {
+                println!("\n{server}:");
+                for (label, filter) in
+                    [("tools", &filters.tools), ("prompts", &filters.prompts), ("resources", &filters.resources)]
+                {
+                    println!("  {label:9}  {}", describe(filter));
+                }
+            }
+        }
+    }
+}
+
+fn describe(filter: &Filter) -> String {
+    let allow = if filter.allow.is_empty() { "all".to_owned() } else { filter.allow.join(", ") };
+    if filter.deny.is_empty() {
+        format!("allow {allow}")
+    } else {
+        format!("allow {allow}; deny {}", filter.deny.join(", "))
+    }
+}

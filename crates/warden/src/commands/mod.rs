@@ -1,0 +1,12 @@
+//! One module per subcommand. Each returns the process's exit code, or an
+//! error that `main` prints.
+
+pub mod call;
+pub mod effective;
+pub mod import;
+pub mod init;
+pub mod profiles;
+pub mod schema;
+pub mod serve;
+pub mod validate;
+pub mod wrap;

@@ -1,0 +1,17 @@
+//! The pipeline hooks a config and a profile call for.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use warden_config::Config;
+use warden_gateway::pipeline::Hooks;
+use warden_profiles::ProfileView;
+
+/// The hooks for `profile` (or the default profile) of `config`.
+pub fn for_profile(config: &Config, profile: Option<&str>) -> anyhow::Result<Hooks> {
+    let view = ProfileView::compile(config, profile).context("invalid profile")?;
+    if let Some(name) = view.name() {
+        tracing::info!(profile = name, "profile in force");
+    }
+    Ok(Hooks { view: Arc::new(view), ..Hooks::default() })
+}

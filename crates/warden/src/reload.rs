@@ -1,0 +1,81 @@
+//! Live configuration: the file is watched (and SIGHUP reloads it); profile
+//! changes apply to the running session without restarting servers.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+use tokio::sync::mpsc;
+use warden_config::Config;
+use warden_gateway::Session;
+
+/// Events closer together than this are one change (editors write in steps).
+const SETTLE: Duration = Duration::from_millis(150);
+
+/// Reloads `path` into `session` whenever it changes or on SIGHUP, until the
+/// session ends. `profile` is the one chosen on the command line, if any.
+pub fn watch(path: PathBuf, profile: Option<String>, running: Arc<Config>, session: Session) -> anyhow::Result<()> {
+    let (changed, mut changes) = mpsc::unbounded_channel();
+    let file_name = path.file_name().map(ToOwned::to_owned);
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if let Ok(event) = event
+            && event.paths.iter().any(|p| p.file_name() == file_name.as_deref())
+        {
+            let _ = changed.send(());
+        }
+    })?;
+    // The directory, not the file: editors save by writing a new file and renaming it.
+    let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    watcher.watch(dir, RecursiveMode::NonRecursive)?;
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    tokio::spawn(async move {
+        let _watcher = watcher;
+        let mut running = running;
+        loop {
+            tokio::select! {
+                Some(()) = changes.recv() => {
+                    tokio::time::sleep(SETTLE).await;
+                    while changes.try_recv().is_ok() {}
+                }
+                Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading {}", path.display()),
+                else => return,
+            }
+            if let Some(config) = reload(&path, profile.as_deref(), &running, &session) {
+                running = config;
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Loads the file and applies its profile; on any error the previous
+/// configuration stays in force.
+fn reload(path: &Path, profile: Option<&str>, running: &Config, session: &Session) -> Option<Arc<Config>> {
+    let config = match warden_config::load(path) {
+        Ok(config) => config,
+        Err(err) => {
+            tracing::error!("config reload rejected, the previous configuration stays in force: {err}");
+            return None;
+        }
+    };
+    let hooks = match crate::hooks::for_profile(&config, profile) {
+        Ok(hooks) => hooks,
+        Err(err) => {
+            tracing::error!("config reload rejected, the previous configuration stays in force: {err:#}");
+            return None;
+        }
+    };
+    if config.servers != running.servers
+        || config.naming != running.naming
+        || config.limits != running.limits
+        || config.supervision != running.supervision
+    {
+        tracing::warn!(
+            "servers, naming, limits and supervision changes take effect at the next start; profiles were applied now"
+        );
+    }
+    session.set_hooks(hooks);
+    tracing::info!("configuration reloaded from {}", path.display());
+    Some(Arc::new(config))
+}

@@ -10,6 +10,7 @@ mod env;
 mod error;
 mod load;
 mod locate;
+mod policy;
 mod schema;
 mod validate;
 
@@ -17,7 +18,11 @@ pub use env::expand;
 pub use error::ConfigError;
 pub use load::{load, parse};
 pub use locate::locate;
+pub use policy::{
+    Action, AuditConfig, Breaker, Condition, ConditionalRoles, DomainsAllowed, Fsync, PathsWithin, PinMode, PinsConfig,
+    Policy, RateLimit, Rule, RuleMatch, SqlCondition, ToolAnnotation,
+};
 pub use schema::{
-    Config, Filter, Hub, Limits, Naming, PrefixMode, Profile, ServerConfig, ServerFilters, Supervision, Transport,
-    json_schema,
+    Config, Filter, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ServerConfig, ServerFilters, Supervision,
+    Transport, json_schema,
 };

@@ -6,8 +6,10 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::policy::{Action, AuditConfig, Breaker, PinsConfig, Policy, RateLimit};
+
 /// A whole configuration file.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Config {
     /// The upstream MCP servers, by name, in the order they are written (the
@@ -36,6 +38,25 @@ pub struct Config {
     /// Also serve each server on its own HTTP endpoint (`/mcp/<server>`).
     #[serde(default)]
     pub expose_per_server: bool,
+    /// Decisions on tool-call arguments.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub policy: Policy,
+    /// Calls per window, per server and tool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_limits: Vec<RateLimit>,
+    /// The breaker against identical repeated calls.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub breaker: Breaker,
+    /// The audit log (none when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditConfig>,
+    /// Pinning of tool definitions.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub pins: PinsConfig,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// One profile: per server, which components are visible.
@@ -48,6 +69,21 @@ pub struct Profile {
     /// Filters by server. A server not listed is hidden entirely.
     #[serde(default)]
     pub servers: IndexMap<String, ServerFilters>,
+    /// Overrides of the policy's default action and strictness.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub policy: ProfilePolicy,
+}
+
+/// What a profile changes about the policy.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProfilePolicy {
+    /// The action when no rule decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Action>,
+    /// Deny tools without annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
 }
 
 /// The filters of one server in one profile.

@@ -17,13 +17,13 @@ pub struct Config {
     #[serde(default)]
     pub servers: IndexMap<String, ServerConfig>,
     /// How tool and prompt names are presented to the client.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub naming: Naming,
     /// Size limits.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub limits: Limits,
     /// How upstream processes are started and restarted.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub supervision: Supervision,
     /// The profile used when none is chosen (`--profile`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,10 +33,10 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub profiles: IndexMap<String, Profile>,
     /// mcp2's hub settings; `prefixServerIDs` overrides `naming.prefix`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub hub: Hub,
     /// Also serve each server on its own HTTP endpoint (`/mcp/<server>`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub expose_per_server: bool,
     /// Decisions on tool-call arguments.
     #[serde(default, skip_serializing_if = "is_default")]
@@ -64,7 +64,7 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Profile {
     /// What the profile is for.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     /// Filters by server. A server not listed is hidden entirely.
     #[serde(default)]
@@ -91,13 +91,13 @@ pub struct ProfilePolicy {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServerFilters {
     /// Tool names.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub tools: Filter,
     /// Resource URIs and URI templates.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub resources: Filter,
     /// Prompt names.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub prompts: Filter,
 }
 

@@ -207,7 +207,7 @@ fn profile(doc: &Doc<'_>, node: &Node, at: &At, renames: &Renames, notes: &mut N
             ServerFilters { tools: filter("tools")?, resources: filter("resources")?, prompts: filter("prompts")? };
         servers.insert(renames.get(server), filters);
     }
-    Ok(Profile { description, servers })
+    Ok(Profile { description, servers, ..Profile::default() })
 }
 
 /// `text` with Go's `$NAME` written as `${NAME}`; the variables referenced

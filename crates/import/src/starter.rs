@@ -53,8 +53,13 @@ pub fn starter_profiles(inventories: &[ServerInventory]) -> IndexMap<String, Pro
     let mut safe = Profile {
         description: "Read-only tools (readOnlyHint, or a name starting with read, get, list, search, describe, show or find), every prompt and resource".into(),
         servers: IndexMap::new(),
+        ..Profile::default()
     };
-    let mut dev = Profile { description: "Everything every server offers".into(), servers: IndexMap::new() };
+    let mut dev = Profile {
+        description: "Everything every server offers".into(),
+        servers: IndexMap::new(),
+        ..Profile::default()
+    };
     for inventory in inventories {
         let mut allow: Vec<String> = Vec::new();
         for tool in inventory.tools.iter().filter(|tool| is_safe(tool)) {

@@ -1,92 +1,13 @@
 //! Writing a Warden config as YAML, and checking it with Warden's own loader.
 //!
-//! Sections equal to their defaults are left out, so the file shows only
-//! what the import decided; left out or not, they load the same.
+//! Sections equal to their defaults are left out (the config's own
+//! serialisation skips them), so the file shows only what the import decided.
 
 use std::path::Path;
 
-use indexmap::IndexMap;
-use serde::Serialize;
-use warden_config::{
-    Config, ConfigError, Filter, Hub, Limits, Naming, Profile, ServerConfig, ServerFilters, Supervision,
-};
+use warden_config::{Config, ConfigError};
 
 use crate::error::ImportError;
-
-/// The config as Warden reads it, without the sections at their defaults.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Out<'a> {
-    servers: &'a IndexMap<String, ServerConfig>,
-    #[serde(skip_serializing_if = "is_default")]
-    naming: &'a Naming,
-    #[serde(skip_serializing_if = "is_default")]
-    limits: &'a Limits,
-    #[serde(skip_serializing_if = "is_default")]
-    supervision: &'a Supervision,
-    #[serde(skip_serializing_if = "is_default")]
-    hub: &'a Hub,
-    #[serde(skip_serializing_if = "is_false")]
-    expose_per_server: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    default_profile: Option<&'a String>,
-    #[serde(skip_serializing_if = "IndexMap::is_empty")]
-    profiles: IndexMap<&'a String, OutProfile<'a>>,
-}
-
-#[derive(Serialize)]
-struct OutProfile<'a> {
-    #[serde(skip_serializing_if = "str::is_empty")]
-    description: &'a str,
-    servers: IndexMap<&'a String, OutFilters<'a>>,
-}
-
-#[derive(Serialize)]
-struct OutFilters<'a> {
-    #[serde(skip_serializing_if = "is_default")]
-    tools: &'a Filter,
-    #[serde(skip_serializing_if = "is_default")]
-    resources: &'a Filter,
-    #[serde(skip_serializing_if = "is_default")]
-    prompts: &'a Filter,
-}
-
-fn is_default<T: Default + PartialEq>(value: &&T) -> bool {
-    **value == T::default()
-}
-
-fn is_false(value: &bool) -> bool {
-    !*value
-}
-
-fn out(config: &Config) -> Out<'_> {
-    // Every field named, so a new one cannot be forgotten here.
-    let Config { servers, naming, limits, supervision, default_profile, profiles, hub, expose_per_server } = config;
-    let profiles = profiles
-        .iter()
-        .map(|(name, profile)| {
-            let Profile { description, servers } = profile;
-            let servers = servers
-                .iter()
-                .map(|(server, filters)| {
-                    let ServerFilters { tools, resources, prompts } = filters;
-                    (server, OutFilters { tools, resources, prompts })
-                })
-                .collect();
-            (name, OutProfile { description, servers })
-        })
-        .collect();
-    Out {
-        servers,
-        naming,
-        limits,
-        supervision,
-        hub,
-        expose_per_server: *expose_per_server,
-        default_profile: default_profile.as_ref(),
-        profiles,
-    }
-}
 
 /// Writes `config` as YAML that [`warden_config::parse`] reads back to the
 /// same config (`${VAR}` references are written as they are, to be expanded
@@ -94,7 +15,7 @@ fn out(config: &Config) -> Out<'_> {
 /// own first; [`crate::Imported::to_yaml`] adds one saying where the config
 /// came from.
 pub fn to_yaml(config: &Config) -> Result<String, ImportError> {
-    serde_saphyr::to_string(&out(config)).map_err(|err| ImportError::Write { message: err.to_string() })
+    serde_saphyr::to_string(config).map_err(|err| ImportError::Write { message: err.to_string() })
 }
 
 /// `# ` before every line of `text`.

@@ -135,6 +135,7 @@ fn awkward_text_and_every_section_round_trip() {
     let profile = Profile {
         description: "multi\nline: description".into(),
         servers: IndexMap::from([("local".to_owned(), filters)]),
+        ..Profile::default()
     };
     config.profiles.insert("null".into(), profile);
     config.profiles.insert("empty".into(), Profile::default());

@@ -268,11 +268,13 @@ fn any() -> String {
     "*".into()
 }
 
-/// The breaker against loops: the same tool with the same arguments.
+/// The breaker against loops: the same tool with the same arguments. Off
+/// unless `identicalCalls` is set (IronCurtain uses 20 within 60 s): a
+/// drop-in gateway should not refuse a client's polling unasked.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Breaker {
-    /// Identical calls allowed within the window (0 turns the breaker off).
+    /// Identical calls allowed within the window (0, the default, turns the breaker off).
     pub identical_calls: u32,
     /// The window, in seconds.
     pub within_seconds: u64,
@@ -280,7 +282,7 @@ pub struct Breaker {
 
 impl Default for Breaker {
     fn default() -> Self {
-        Breaker { identical_calls: 20, within_seconds: 60 }
+        Breaker { identical_calls: 0, within_seconds: 60 }
     }
 }
 
@@ -401,6 +403,6 @@ pins: {mode: enforce}
         assert_eq!(config.rate_limits[0].server, "*");
         assert!(config.audit.as_ref().unwrap().redact);
         assert_eq!(config.pins.mode, PinMode::Enforce);
-        assert_eq!(config.breaker.identical_calls, 20);
+        assert_eq!(config.breaker.identical_calls, 0, "off unless asked for");
     }
 }

@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use warden_config::Config;
-use warden_gateway::pipeline::Hooks;
+use warden_gateway::pipeline::{Guard, Guards, Hooks};
+use warden_limits::Limiter;
 use warden_profiles::ProfileView;
 
 /// The hooks for `profile` (or the default profile) of `config`.
@@ -13,5 +14,7 @@ pub fn for_profile(config: &Config, profile: Option<&str>) -> anyhow::Result<Hoo
     if let Some(name) = view.name() {
         tracing::info!(profile = name, "profile in force");
     }
-    Ok(Hooks { view: Arc::new(view), ..Hooks::default() })
+    let limiter = Limiter::new(&config.rate_limits, &config.breaker)?;
+    let guards: Vec<Arc<dyn Guard>> = vec![Arc::new(limiter)];
+    Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), ..Hooks::default() })
 }

@@ -69,3 +69,50 @@ impl Guard for AllowAll {
         Verdict::Allow
     }
 }
+
+/// Guards in order: the first that does not allow decides. Later guards see
+/// only calls the earlier ones allowed (a rate limit counts only calls the
+/// policy let through).
+pub struct Guards(pub Vec<std::sync::Arc<dyn Guard>>);
+
+impl Guard for Guards {
+    fn decide(&self, call: &Call<'_>) -> Verdict {
+        for guard in &self.0 {
+            let verdict = guard.decide(call);
+            if verdict != Verdict::Allow {
+                return verdict;
+            }
+        }
+        Verdict::Allow
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    struct Counting(AtomicUsize, Verdict);
+
+    impl Guard for Counting {
+        fn decide(&self, _call: &Call<'_>) -> Verdict {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            self.1.clone()
+        }
+    }
+
+    #[test]
+    fn the_first_refusal_decides_and_later_guards_are_not_asked() {
+        let deny = Verdict::Deny { rule: "r".into(), reason: "no".into() };
+        let first = Arc::new(Counting(AtomicUsize::new(0), Verdict::Allow));
+        let second = Arc::new(Counting(AtomicUsize::new(0), deny.clone()));
+        let third = Arc::new(Counting(AtomicUsize::new(0), Verdict::Allow));
+        let guards = Guards(vec![first.clone(), second.clone(), third.clone()]);
+        let call = Call { session: "s", server: "a", method: &Method::ToolsCall, name: "t", arguments: None };
+        assert_eq!(guards.decide(&call), deny);
+        assert_eq!([&first, &second, &third].map(|g| g.0.load(Ordering::Relaxed)), [1, 1, 0]);
+        assert_eq!(Guards(vec![]).decide(&call), Verdict::Allow);
+    }
+}

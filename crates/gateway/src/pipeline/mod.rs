@@ -17,7 +17,7 @@ mod view;
 use std::sync::Arc;
 
 pub use audit::{Audit, AuditFuture, Outcome, Record};
-pub use guard::{AllowAll, Call, Guard, Verdict};
+pub use guard::{AllowAll, Call, Guard, Guards, Verdict};
 pub use view::{ShowAll, View};
 
 /// The pluggable stages of the pipeline. Swapped as a whole on reload.

@@ -16,6 +16,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if config.servers.is_empty() {
         tracing::warn!("{} configures no servers; the client will see nothing", path.display());
     }
+    if !config.hub.enabled || config.expose_per_server {
+        tracing::warn!("hub.enabled and exposePerServer concern the HTTP front; over stdio the hub is always served");
+    }
     let hooks = hooks::for_profile(&config, args.target.profile.as_deref())?;
     tracing::info!(servers = config.servers.len(), "serving MCP on stdio");
     let profile = args.target.profile;

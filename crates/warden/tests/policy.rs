@@ -25,7 +25,7 @@ fn rate_limits_and_the_breaker_refuse_with_when_to_retry() {
     assert!(limited.starts_with("Denied by policy 'rate-limit:0': rate limit of 2 calls per 60 s for */echo reached; retry in"), "{limited}");
 
     for _ in 0..3 {
-        assert_eq!(client.call_text("fx__pid", json!({})).is_empty(), false);
+        assert!(!client.call_text("fx__pid", json!({})).is_empty());
     }
     let looped = refusal(&client.call_tool("fx__pid", json!({})));
     assert!(looped.starts_with("Denied by policy 'breaker'") && looped.contains("loop"), "{looped}");

@@ -66,6 +66,9 @@ pub enum Command {
         after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json"
     )]
     Import(ImportArgs),
+    /// Show and accept changed tool definitions (pins).
+    #[command(subcommand)]
+    Pins(PinsCommand),
     /// Print the JSON Schema of the config file, for editors.
     #[command(after_help = "Example:\n  warden schema > warden.schema.json")]
     Schema,
@@ -203,4 +206,25 @@ pub struct ImportArgs {
     /// Write the config here instead of stdout.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+}
+
+/// `warden pins ...`.
+#[derive(Debug, Subcommand)]
+pub enum PinsCommand {
+    /// Pinned tools per server, and the changes waiting for a person, with their diffs.
+    #[command(after_help = "Example:\n  warden pins list --config warden.yaml")]
+    List(ConfigArgs),
+    /// Accept changed definitions (all, a server's, or one tool's) after showing their diffs.
+    #[command(
+        after_help = "Examples:\n  warden pins accept --config warden.yaml files\n  warden pins accept --config warden.yaml files read_file"
+    )]
+    Accept {
+        /// The config file (its `pins.stateDir`).
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// Only this server.
+        server: Option<String>,
+        /// Only this tool of the server.
+        tool: Option<String>,
+    },
 }

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use warden_config::Config;
-use warden_gateway::pipeline::{Guard, Guards, Hooks};
+use warden_config::{Config, PinMode};
+use warden_gateway::pipeline::{Guard, Guards, Hooks, Pins};
 use warden_limits::Limiter;
 use warden_profiles::ProfileView;
 
@@ -16,5 +16,9 @@ pub fn for_profile(config: &Config, profile: Option<&str>) -> anyhow::Result<Hoo
     }
     let limiter = Limiter::new(&config.rate_limits, &config.breaker)?;
     let guards: Vec<Arc<dyn Guard>> = vec![Arc::new(limiter)];
-    Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), ..Hooks::default() })
+    let pins: Option<Arc<dyn Pins>> = match config.pins.mode {
+        PinMode::Off => None,
+        PinMode::Warn | PinMode::Enforce => Some(Arc::new(crate::commands::pins::store(config))),
+    };
+    Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), pins, ..Hooks::default() })
 }

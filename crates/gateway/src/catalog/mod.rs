@@ -71,13 +71,17 @@ pub struct Catalog {
     resource_owner: HashMap<String, usize>,
     templates: Vec<(usize, usize, Option<UriTemplate>)>,
     collisions: Vec<String>,
+    /// Per upstream, tools withheld by pins.
+    withheld: Vec<std::collections::HashSet<String>>,
 }
 
 impl Catalog {
     /// An empty catalog for `servers` (in configuration order).
     pub fn new(namer: Namer, servers: Vec<Arc<str>>) -> Self {
         let surfaces = vec![None; servers.len()];
+        let withheld = vec![Default::default(); servers.len()];
         Catalog {
+            withheld,
             namer,
             servers,
             surfaces,
@@ -110,6 +114,13 @@ impl Catalog {
         *surface.items_mut(kind) = items;
         self.rebuild();
         !same
+    }
+
+    /// Withholds these tools of upstream `upstream` (their pins changed).
+    pub fn withhold(&mut self, upstream: usize, names: impl IntoIterator<Item = String>) {
+        if let Some(withheld) = self.withheld.get_mut(upstream) {
+            *withheld = names.into_iter().collect();
+        }
     }
 
     /// Marks upstream `upstream` as loaded, with no items yet.
@@ -286,6 +297,9 @@ impl Catalog {
             let Some(surface) = surface else { continue };
             let server = &self.servers[upstream];
             for item in surface.items(kind) {
+                if kind == ItemKind::Tool && self.withheld[upstream].contains(&item.key) {
+                    continue;
+                }
                 let exposed = self.namer.expose(server, &item.key);
                 if let Some(&taken) = index.by_name.get(&exposed) {
                     let owner = &self.servers[index.entries[taken].upstream];

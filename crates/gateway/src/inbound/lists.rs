@@ -11,6 +11,7 @@ use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, json_string, result_respons
 use warden_upstream::Connection;
 
 use crate::catalog::{Item, ItemKind, Page};
+use crate::pipeline::ToolDefinition;
 use crate::session::Shared;
 use crate::tokens::lock;
 
@@ -54,7 +55,7 @@ impl Shared {
             refreshes.spawn(async move {
                 match tokio::time::timeout(REFRESH_TIMEOUT, fetch_all(&connection, kind)).await {
                     Ok(Ok(items)) => {
-                        shared.write_catalog().set(index, kind, items);
+                        shared.store(index, kind, items);
                     }
                     Ok(Err(why)) => tracing::warn!(
                         server = connection.name(),
@@ -96,7 +97,7 @@ impl Shared {
         for kind in kinds.iter().copied().filter(|kind| connection.handshake().has(kind.capability())) {
             match tokio::time::timeout(self.start_timeout(), fetch_all(connection, kind)).await {
                 Ok(Ok(items)) => {
-                    if self.write_catalog().set(index, kind, items) {
+                    if self.store(index, kind, items) {
                         changed.push(kind);
                     }
                 }
@@ -105,6 +106,29 @@ impl Shared {
             }
         }
         changed
+    }
+
+    /// Puts freshly listed items of upstream `index` into the catalog, after
+    /// the pins have reviewed its tools. Returns whether anything changed.
+    pub(crate) fn store(&self, index: usize, kind: ItemKind, items: Vec<Item>) -> bool {
+        if kind == ItemKind::Tool
+            && let Some(pins) = &self.hooks.load().pins
+        {
+            let definitions: Vec<ToolDefinition> =
+                items.iter().map(|item| ToolDefinition { name: &item.key, raw: item.raw.get() }).collect();
+            let withheld = pins.review(self.upstreams[index].name(), &definitions);
+            if !withheld.is_empty() {
+                tracing::warn!(
+                    server = self.upstreams[index].name(),
+                    ?withheld,
+                    "tools withheld: their definitions changed since they were pinned (see `warden pins`)"
+                );
+            }
+            let mut catalog = self.write_catalog();
+            catalog.withhold(index, withheld);
+            return catalog.set(index, kind, items);
+        }
+        self.write_catalog().set(index, kind, items)
     }
 
     /// `logging/setLevel` goes to every ready upstream that logs, and is

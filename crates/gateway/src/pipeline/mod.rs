@@ -9,15 +9,20 @@
 //! 3. forwarding to the upstream.
 //! 4. **audit** ([`Audit`]): one record per decision, written before the
 //!    answer goes back to the client.
+//!
+//! When an upstream's tools are loaded, **pins** ([`Pins`]) may withhold
+//! tools whose definitions changed since they were first seen.
 
 mod audit;
 mod guard;
+mod pins;
 mod view;
 
 use std::sync::Arc;
 
 pub use audit::{Audit, AuditFuture, Outcome, Record};
 pub use guard::{AllowAll, Call, Guard, Guards, Verdict};
+pub use pins::{Pins, ToolDefinition};
 pub use view::{ShowAll, View};
 
 /// The pluggable stages of the pipeline. Swapped as a whole on reload.
@@ -29,11 +34,13 @@ pub struct Hooks {
     pub guard: Arc<dyn Guard>,
     /// Where decisions are recorded, if anywhere.
     pub audit: Option<Arc<dyn Audit>>,
+    /// Checks tool definitions against their pins, if pinning is on.
+    pub pins: Option<Arc<dyn Pins>>,
 }
 
 impl Default for Hooks {
     fn default() -> Self {
-        Hooks { view: Arc::new(ShowAll), guard: Arc::new(AllowAll), audit: None }
+        Hooks { view: Arc::new(ShowAll), guard: Arc::new(AllowAll), audit: None, pins: None }
     }
 }
 

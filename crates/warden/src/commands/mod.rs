@@ -5,6 +5,7 @@ pub mod call;
 pub mod effective;
 pub mod import;
 pub mod init;
+pub mod pins;
 pub mod profiles;
 pub mod schema;
 pub mod serve;

@@ -90,7 +90,7 @@ impl InProcess {
 #[tokio::test]
 async fn view_hides_guard_decides_and_audit_records_before_the_answer() {
     let recorder = Arc::new(Recorder::default());
-    let hooks = Hooks { view: Arc::new(HideWhoami), guard: Arc::new(Rules), audit: Some(recorder.clone()) };
+    let hooks = Hooks { view: Arc::new(HideWhoami), guard: Arc::new(Rules), audit: Some(recorder.clone()), pins: None };
     let mut warden = InProcess::start(hooks);
     warden.initialize().await;
 

@@ -66,6 +66,9 @@ pub enum Command {
         after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json"
     )]
     Import(ImportArgs),
+    /// Check or follow the audit log.
+    #[command(subcommand)]
+    Audit(AuditCommand),
     /// Show and accept changed tool definitions (pins).
     #[command(subcommand)]
     Pins(PinsCommand),
@@ -225,6 +228,37 @@ pub enum PinsCommand {
         /// Only this server.
         server: Option<String>,
         /// Only this tool of the server.
+        tool: Option<String>,
+    },
+}
+
+/// `warden audit ...`.
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Check the hash chain; exit 1 and name the first broken record if it was tampered with.
+    #[command(after_help = "Example:\n  warden audit verify ~/.local/state/warden/audit.jsonl")]
+    Verify {
+        /// The audit log.
+        file: PathBuf,
+    },
+    /// Print records, filtered, and with --follow keep printing new ones.
+    #[command(
+        after_help = "Examples:\n  warden audit tail audit.jsonl --decision deny\n  warden audit tail audit.jsonl --follow --server db --tool query"
+    )]
+    Tail {
+        /// The audit log.
+        file: PathBuf,
+        /// Keep printing records as they are written.
+        #[arg(long, short)]
+        follow: bool,
+        /// Only this verdict: allow, deny or escalate.
+        #[arg(long)]
+        decision: Option<String>,
+        /// Only this server.
+        #[arg(long)]
+        server: Option<String>,
+        /// Only this tool (or prompt, or resource).
+        #[arg(long)]
         tool: Option<String>,
     },
 }

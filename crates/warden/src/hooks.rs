@@ -1,15 +1,45 @@
 //! The pipeline hooks a config and a profile call for.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
+use warden_audit::{AuditLog, AuditSettings, Fsync};
 use warden_config::{Config, PinMode};
-use warden_gateway::pipeline::{Guard, Guards, Hooks, Pins};
+use warden_gateway::pipeline::{Audit, Guard, Guards, Hooks, Pins};
 use warden_limits::Limiter;
 use warden_profiles::ProfileView;
 
-/// The hooks for `profile` (or the default profile) of `config`.
-pub fn for_profile(config: &Config, profile: Option<&str>) -> anyhow::Result<Hooks> {
+/// Opens the audit log a config asks for. Opened once per process and kept
+/// across reloads: two writers would break the hash chain.
+pub fn open_audit(config: &Config) -> anyhow::Result<Option<Arc<dyn Audit>>> {
+    let Some(audit) = &config.audit else { return Ok(None) };
+    let settings = AuditSettings {
+        path: expand_home(&audit.path),
+        redact: audit.redact,
+        fsync: match audit.fsync {
+            warden_config::Fsync::Always => Fsync::Always,
+            warden_config::Fsync::Never => Fsync::Never,
+        },
+        fail_open: audit.fail_open,
+        rotate_bytes: audit.rotate_bytes,
+        keep: audit.keep,
+    };
+    let log = AuditLog::open(settings).with_context(|| format!("cannot open the audit log {}", audit.path))?;
+    Ok(Some(Arc::new(log)))
+}
+
+/// `~/x` → `$HOME/x`.
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The hooks for `profile` (or the default profile) of `config`, recording
+/// to `audit`.
+pub fn for_profile(config: &Config, profile: Option<&str>, audit: Option<Arc<dyn Audit>>) -> anyhow::Result<Hooks> {
     let view = ProfileView::compile(config, profile).context("invalid profile")?;
     if let Some(name) = view.name() {
         tracing::info!(profile = name, "profile in force");
@@ -20,5 +50,5 @@ pub fn for_profile(config: &Config, profile: Option<&str>) -> anyhow::Result<Hoo
         PinMode::Off => None,
         PinMode::Warn | PinMode::Enforce => Some(Arc::new(crate::commands::pins::store(config))),
     };
-    Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), pins, ..Hooks::default() })
+    Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), audit, pins })
 }

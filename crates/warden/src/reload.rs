@@ -9,13 +9,20 @@ use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 use warden_config::Config;
 use warden_gateway::Session;
+use warden_gateway::pipeline::Audit;
 
 /// Events closer together than this are one change (editors write in steps).
 const SETTLE: Duration = Duration::from_millis(150);
 
 /// Reloads `path` into `session` whenever it changes or on SIGHUP, until the
 /// session ends. `profile` is the one chosen on the command line, if any.
-pub fn watch(path: PathBuf, profile: Option<String>, running: Arc<Config>, session: Session) -> anyhow::Result<()> {
+pub fn watch(
+    path: PathBuf,
+    profile: Option<String>,
+    running: Arc<Config>,
+    audit: Option<Arc<dyn Audit>>,
+    session: Session,
+) -> anyhow::Result<()> {
     let (changed, mut changes) = mpsc::unbounded_channel();
     let file_name = path.file_name().map(ToOwned::to_owned);
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -41,7 +48,7 @@ pub fn watch(path: PathBuf, profile: Option<String>, running: Arc<Config>, sessi
                 Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading {}", path.display()),
                 else => return,
             }
-            if let Some(config) = reload(&path, profile.as_deref(), &running, &session) {
+            if let Some(config) = reload(&path, profile.as_deref(), &running, audit.clone(), &session) {
                 running = config;
             }
         }
@@ -51,7 +58,13 @@ pub fn watch(path: PathBuf, profile: Option<String>, running: Arc<Config>, sessi
 
 /// Loads the file and applies its profile; on any error the previous
 /// configuration stays in force.
-fn reload(path: &Path, profile: Option<&str>, running: &Config, session: &Session) -> Option<Arc<Config>> {
+fn reload(
+    path: &Path,
+    profile: Option<&str>,
+    running: &Config,
+    audit: Option<Arc<dyn Audit>>,
+    session: &Session,
+) -> Option<Arc<Config>> {
     let config = match warden_config::load(path) {
         Ok(config) => config,
         Err(err) => {
@@ -59,7 +72,7 @@ fn reload(path: &Path, profile: Option<&str>, running: &Config, session: &Sessio
             return None;
         }
     };
-    let hooks = match crate::hooks::for_profile(&config, profile) {
+    let hooks = match crate::hooks::for_profile(&config, profile, audit) {
         Ok(hooks) => hooks,
         Err(err) => {
             tracing::error!("config reload rejected, the previous configuration stays in force: {err:#}");

@@ -85,3 +85,53 @@ fn a_tool_whose_definition_changes_is_withheld_until_accepted() {
     client.wait_for_tool("fx__echo");
     assert_eq!(client.call_text("fx__echo", json!({"text": "back"})), "back");
 }
+
+#[test]
+fn every_decision_is_audited_redacted_and_chained_and_survives_a_kill() {
+    let dir = support::scratch_dir("audit");
+    let log = dir.join("audit.jsonl");
+    let config = fixtures(
+        &[("fx", &[])],
+        &format!(
+            "rateLimits:\n  - {{tool: large, calls: 1, perSeconds: 60}}\naudit: {{path: {:?}}}\n",
+            log.to_str().unwrap()
+        ),
+    );
+    let mut client = Client::serve_initialized(&config);
+    client.wait_for_tool("fx__echo");
+    let key = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcdefghijklmnopqrstuvwxyzAA";
+    assert_eq!(client.call_text("fx__echo", json!({"text": key, "card": "4111 1111 1111 1111", "n": 123456789})), key);
+    assert_eq!(client.call_text("fx__large", json!({"bytes": 2})), "xx");
+    refusal(&client.call_tool("fx__large", json!({"bytes": 3})));
+    // The answer came back, so the record is on disk: a kill loses nothing.
+    let killed = std::process::Command::new("kill").args(["-9", &client.pid().to_string()]).status().unwrap();
+    assert!(killed.success());
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    let records: Vec<serde_json::Value> = text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert_eq!(records.len(), 3, "{text}");
+    assert!(!text.contains("sk-ant-api03") && !text.contains("4111 1111"), "redacted: {text}");
+    assert_eq!(records[0]["arguments"]["n"], 123456789, "numbers untouched");
+    assert_eq!(records[0]["server"], "fx");
+    assert_eq!(records[0]["name"], "echo");
+    assert_eq!(records[0]["decision"]["verdict"], "allow");
+    assert_eq!(records[2]["decision"]["verdict"], "deny");
+    assert_eq!(records[2]["decision"]["rule"], "rate-limit:0");
+    assert_eq!(records[2]["outcome"], "refused");
+
+    let warden = |args: &[&str]| std::process::Command::new(support::warden_bin()).args(args).output().unwrap();
+    let verified = warden(&["audit", "verify", log.to_str().unwrap()]);
+    assert!(verified.status.success(), "{}", String::from_utf8_lossy(&verified.stdout));
+    let denied = warden(&["audit", "tail", log.to_str().unwrap(), "--decision", "deny"]);
+    assert_eq!(String::from_utf8_lossy(&denied.stdout).lines().count(), 1);
+
+    let tampered = text.replacen("\"verdict\":\"deny\"", "\"verdict\":\"allow\"", 1);
+    std::fs::write(&log, tampered).unwrap();
+    let verified = warden(&["audit", "verify", log.to_str().unwrap()]);
+    assert!(!verified.status.success());
+    assert!(
+        String::from_utf8_lossy(&verified.stdout).contains("broken at line 3"),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+}

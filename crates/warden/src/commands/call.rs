@@ -13,7 +13,8 @@ use crate::local::LocalClient;
 /// Makes the call, prints the result as JSON, and fails on an error result.
 pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
     let config = Arc::new(warden_config::load(&args.target.config)?);
-    let hooks = hooks::for_profile(&config, args.target.profile.as_deref())?;
+    let audit = hooks::open_audit(&config)?;
+    let hooks = hooks::for_profile(&config, args.target.profile.as_deref(), audit)?;
     let (method, params) = match &args.what {
         CallTarget::Tool { name, args } => ("tools/call", json!({"name": name, "arguments": parse_args(args)?})),
         CallTarget::Prompt { name, args } => ("prompts/get", json!({"name": name, "arguments": parse_args(args)?})),

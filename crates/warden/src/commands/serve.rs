@@ -19,11 +19,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if !config.hub.enabled || config.expose_per_server {
         tracing::warn!("hub.enabled and exposePerServer concern the HTTP front; over stdio the hub is always served");
     }
-    let hooks = hooks::for_profile(&config, args.target.profile.as_deref())?;
+    let audit = hooks::open_audit(&config)?;
+    let hooks = hooks::for_profile(&config, args.target.profile.as_deref(), audit.clone())?;
     tracing::info!(servers = config.servers.len(), "serving MCP on stdio");
     let profile = args.target.profile;
     let running = config.clone();
-    serve_stdio(config, hooks, move |session| reload::watch(path, profile, running, session.clone()))
+    serve_stdio(config, hooks, move |session| reload::watch(path, profile, running, audit, session.clone()))
         .await
         .context("stdio front failed")?;
     Ok(ExitCode::SUCCESS)

@@ -37,7 +37,8 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     );
     // Drop-in use: the client sees the server's own names.
     config.naming.prefix = PrefixMode::Never;
-    let hooks = hooks::for_profile(&config, args.profile.as_deref())?;
+    let audit = hooks::open_audit(&config)?;
+    let hooks = hooks::for_profile(&config, args.profile.as_deref(), audit)?;
     serve_stdio(Arc::new(config), hooks, |_| Ok::<(), std::convert::Infallible>(()))
         .await
         .context("stdio front failed")?;

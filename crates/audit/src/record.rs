@@ -1,0 +1,184 @@
+//! The JSON line written for each decision.
+
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use warden_gateway::pipeline::{Outcome, Record, Verdict};
+
+use crate::redact::{redact_text, redact_value};
+
+/// One line of the audit log.
+///
+/// Fields serialise in declaration order, which is the order on disk (see
+/// [`crate::chain`] for how `hash` is computed from it), with camelCase names:
+///
+/// ```json
+/// {"time":"2026-05-01T09:30:12.345Z","seq":7,"session":"s1","server":"github","method":"tools/call",
+///  "name":"create_issue","arguments":{"body":"key [REDACTED:api-key]"},
+///  "decision":{"verdict":"deny","rule":"no-secrets","reason":"..."},"outcome":"refused",
+///  "durationMs":0.412,"prevHash":"<64 hex>","hash":"<64 hex>"}
+/// ```
+/// (shown wrapped; on disk it is one line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditRecord {
+    /// When the record was written: RFC 3339, UTC, milliseconds.
+    pub time: String,
+    /// 1 for the first record of a chain, then one more for each record,
+    /// continuing across rotated files.
+    pub seq: u64,
+    /// The client session.
+    pub session: String,
+    /// The upstream server.
+    pub server: String,
+    /// The JSON-RPC method, as on the wire (`tools/call`).
+    pub method: String,
+    /// The tool or prompt name, or the resource URI (redacted).
+    pub name: String,
+    /// The request's arguments: the parsed JSON, redacted; `null` if there
+    /// were none; a (redacted) string if the text was not valid JSON.
+    pub arguments: Value,
+    /// What was decided.
+    pub decision: Decision,
+    /// How the request ended.
+    pub outcome: OutcomeKind,
+    /// For `unreachable`, why (redacted). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome_detail: Option<String>,
+    /// From the request's arrival to its answer, in milliseconds
+    /// (microsecond resolution).
+    pub duration_ms: f64,
+    /// Hex SHA-256 of the previous line's exact bytes (without its newline),
+    /// or 64 zeros for the first record of a chain.
+    pub prev_hash: String,
+    /// Hex SHA-256 of this line without its `hash` member (see
+    /// [`crate::chain`]). `None` only while the record is being sealed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+}
+
+/// The decision part of a record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    /// `allow`, `deny` or `escalate`.
+    pub verdict: VerdictKind,
+    /// The rule that decided; absent for `allow`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Why (redacted); absent for `allow`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The verdict, as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum VerdictKind {
+    /// Forwarded.
+    Allow,
+    /// Refused.
+    Deny,
+    /// Needed a person's approval.
+    Escalate,
+}
+
+/// How a request ended, as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OutcomeKind {
+    /// The upstream answered with a result.
+    Result,
+    /// The upstream answered with a tool result flagged `isError`.
+    ToolError,
+    /// The upstream answered with a JSON-RPC error.
+    Error,
+    /// Warden refused the request.
+    Refused,
+    /// The upstream could not be reached.
+    Unreachable,
+}
+
+/// What the gateway handed over, copied out of its borrows so it can move to
+/// the writer thread. Redaction happens in [`Entry::into_record`].
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    session: String,
+    server: String,
+    method: String,
+    name: String,
+    arguments: Option<String>,
+    verdict: Verdict,
+    outcome: Outcome,
+    elapsed: Duration,
+}
+
+impl Entry {
+    /// Copies `record`.
+    pub(crate) fn new(record: &Record<'_>) -> Self {
+        Entry {
+            session: record.call.session.to_owned(),
+            server: record.call.server.to_owned(),
+            method: record.call.method.as_str().to_owned(),
+            name: record.call.name.to_owned(),
+            arguments: record.call.arguments.map(str::to_owned),
+            verdict: record.verdict.clone(),
+            outcome: record.outcome.clone(),
+            elapsed: record.elapsed,
+        }
+    }
+
+    /// The record for this entry, redacted if `redact`. `time`, `seq` and
+    /// `prevHash` are left empty for the writer to fill in.
+    pub(crate) fn into_record(self, redact: bool) -> AuditRecord {
+        let text = |s: String| if redact { redact_text(&s).into_owned() } else { s };
+        let arguments = match self.arguments {
+            None => Value::Null,
+            Some(raw) => match serde_json::from_str::<Value>(&raw) {
+                Ok(mut value) => {
+                    if redact {
+                        redact_value(&mut value);
+                    }
+                    value
+                }
+                Err(_) => Value::String(text(raw)),
+            },
+        };
+        let decision = match self.verdict {
+            Verdict::Allow => Decision { verdict: VerdictKind::Allow, rule: None, reason: None },
+            Verdict::Deny { rule, reason } => {
+                Decision { verdict: VerdictKind::Deny, rule: Some(rule), reason: Some(text(reason)) }
+            }
+            Verdict::Escalate { rule, reason } => {
+                Decision { verdict: VerdictKind::Escalate, rule: Some(rule), reason: Some(text(reason)) }
+            }
+        };
+        let (outcome, outcome_detail) = match self.outcome {
+            Outcome::Result => (OutcomeKind::Result, None),
+            Outcome::ToolError => (OutcomeKind::ToolError, None),
+            Outcome::Error => (OutcomeKind::Error, None),
+            Outcome::Refused => (OutcomeKind::Refused, None),
+            Outcome::Unreachable(message) => (OutcomeKind::Unreachable, Some(text(message))),
+        };
+        AuditRecord {
+            time: String::new(),
+            seq: 0,
+            session: self.session,
+            server: self.server,
+            method: self.method,
+            name: text(self.name),
+            arguments,
+            decision,
+            outcome,
+            outcome_detail,
+            duration_ms: self.elapsed.as_micros() as f64 / 1000.0,
+            prev_hash: String::new(),
+            hash: None,
+        }
+    }
+}
+
+/// `now` as RFC 3339 in UTC with milliseconds: `2026-05-01T09:30:12.345Z`.
+pub(crate) fn timestamp(now: SystemTime) -> String {
+    humantime::format_rfc3339_millis(now).to_string()
+}

@@ -1,0 +1,282 @@
+//! The file: appending, syncing, recovering after a crash, rotating.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::chain::{ChainState, check_line, seal, sha256_hex};
+use crate::error::AuditError;
+use crate::record::{AuditRecord, timestamp};
+use crate::{AuditSettings, Fsync};
+
+/// The largest tail read when looking for the last valid record.
+const MAX_SCAN: u64 = 64 * 1024 * 1024;
+
+/// Appends records to one file. Not shared by itself: [`crate::AuditLog`]
+/// keeps it behind a mutex, so writes are serialised.
+#[derive(Debug)]
+pub(crate) struct Writer {
+    path: PathBuf,
+    fsync: Fsync,
+    rotate_bytes: Option<u64>,
+    keep: usize,
+    /// The open file, or `None` before the first open and after an error
+    /// (the next append reopens it and checks its tail again).
+    file: Option<OpenFile>,
+    /// Where the chain stands, once known.
+    chain: Option<ChainState>,
+}
+
+#[derive(Debug)]
+struct OpenFile {
+    file: File,
+    /// The length of the file as this writer left it.
+    len: u64,
+}
+
+/// What the end of an existing file holds.
+#[derive(Debug, Default)]
+struct TailScan {
+    /// The file's length up to and including its last newline.
+    complete_len: u64,
+    /// Bytes after the last newline: a torn line.
+    torn: u64,
+    /// The last line that is a valid record, as a chain state.
+    last: Option<ChainState>,
+    /// Complete lines after that one which are not valid records.
+    invalid_after: usize,
+}
+
+impl Writer {
+    /// A writer for `settings`; nothing is opened yet.
+    pub(crate) fn new(settings: &AuditSettings) -> Self {
+        Writer {
+            path: settings.path.clone(),
+            fsync: settings.fsync,
+            rotate_bytes: settings.rotate_bytes,
+            keep: settings.keep,
+            file: None,
+            chain: None,
+        }
+    }
+
+    /// Drops the open file, so the next append reopens and rechecks it.
+    pub(crate) fn reset(&mut self) {
+        self.file = None;
+    }
+
+    /// Opens the file if it is not open: creates missing directories,
+    /// removes a torn last line, and finds where the chain continues: the
+    /// last valid record of the file, else the chain this writer already
+    /// had, else the last valid record of the rotated `.1` file, else a new
+    /// chain.
+    pub(crate) fn ensure_open(&mut self) -> Result<(), AuditError> {
+        if self.file.is_some() {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        if let Some(parent) = parent(&path) {
+            fs::create_dir_all(parent).map_err(|err| AuditError::io(parent, "create directory", err))?;
+        }
+        let existed = path.try_exists().unwrap_or(true);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map_err(|err| AuditError::io(&path, "open", err))?;
+        let scan = scan_tail(&mut file).map_err(|err| AuditError::io(&path, "read", err))?;
+        if scan.torn > 0 {
+            tracing::warn!(
+                path = %path.display(),
+                bytes = scan.torn,
+                "audit log ends with a torn line (an interrupted write); it is removed and the chain continues from the last complete record"
+            );
+            file.set_len(scan.complete_len).map_err(|err| AuditError::io(&path, "truncate torn line", err))?;
+            self.sync(&file)?;
+        }
+        if scan.invalid_after > 0 {
+            tracing::warn!(
+                path = %path.display(),
+                lines = scan.invalid_after,
+                "audit log ends with lines that are not valid records; the chain continues from the last valid record and verify will report them"
+            );
+        }
+        let chain = match (scan.last, self.chain.take()) {
+            (Some(last), _) | (None, Some(last)) => last,
+            (None, None) => self.rotated_chain().unwrap_or_else(ChainState::genesis),
+        };
+        if !existed && self.fsync == Fsync::Always {
+            sync_parent(&path)?;
+        }
+        self.chain = Some(chain);
+        self.file = Some(OpenFile { file, len: scan.complete_len });
+        Ok(())
+    }
+
+    /// The chain state at the end of the newest rotated file, if there is one.
+    fn rotated_chain(&self) -> Option<ChainState> {
+        let rotated = numbered(&self.path, 1);
+        let mut file = File::open(&rotated).ok()?;
+        match scan_tail(&mut file) {
+            Ok(scan) => scan.last,
+            Err(err) => {
+                tracing::warn!(path = %rotated.display(), error = %err, "could not read the rotated audit log; starting a new chain");
+                None
+            }
+        }
+    }
+
+    /// Appends `record`, filling in `time`, `seq`, `prevHash` and `hash`.
+    /// Returns its `seq` once the line is written, flushed and, with
+    /// [`Fsync::Always`], synced. On error nothing of the line is left in the
+    /// file (as far as the file system allows) and the chain does not move.
+    pub(crate) fn append(&mut self, mut record: AuditRecord) -> Result<u64, AuditError> {
+        self.ensure_open()?;
+        let chain = self.chain.clone().unwrap_or_else(ChainState::genesis);
+        record.seq = chain.seq.saturating_add(1);
+        record.prev_hash = chain.last_hash;
+        record.time = timestamp(SystemTime::now());
+        let mut line = seal(&mut record)?;
+        let line_hash = sha256_hex(&line);
+        line.push(b'\n');
+
+        let len = self.file.as_ref().map_or(0, |open| open.len);
+        let must_rotate =
+            self.rotate_bytes.is_some_and(|limit| len > 0 && len.saturating_add(line.len() as u64) > limit);
+        if must_rotate && let Err(err) = self.rotate() {
+            self.reset();
+            return Err(err);
+        }
+        if let Err(err) = self.write(&line) {
+            self.reset();
+            return Err(err);
+        }
+        self.chain = Some(ChainState { seq: record.seq, last_hash: line_hash });
+        Ok(record.seq)
+    }
+
+    fn write(&mut self, line: &[u8]) -> Result<(), AuditError> {
+        let fsync = self.fsync;
+        let Some(open) = self.file.as_mut() else {
+            return Err(AuditError::io(&self.path, "write", io::Error::other("the file is not open")));
+        };
+        let written = open.file.write_all(line).and_then(|()| open.file.flush());
+        let synced = written.and_then(|()| if fsync == Fsync::Always { open.file.sync_data() } else { Ok(()) });
+        if let Err(err) = synced {
+            // Cut off whatever part of the line made it, so the next record
+            // does not chain onto a fragment.
+            let _ = open.file.set_len(open.len);
+            return Err(AuditError::io(&self.path, "write", err));
+        }
+        open.len += line.len() as u64;
+        Ok(())
+    }
+
+    /// Renames `path` to `path.1`, shifting `.1` to `.2` and so on up to
+    /// `keep` (the oldest is removed), and opens a new empty file. The chain
+    /// carries on: the next record's `prevHash` is the last line's hash.
+    fn rotate(&mut self) -> Result<(), AuditError> {
+        self.file = None;
+        let rotate_error = |path: &Path, err| AuditError::io(path, "rotate", err);
+        if self.keep == 0 {
+            ignore_missing(fs::remove_file(&self.path)).map_err(|err| rotate_error(&self.path, err))?;
+        } else {
+            let oldest = numbered(&self.path, self.keep);
+            ignore_missing(fs::remove_file(&oldest)).map_err(|err| rotate_error(&oldest, err))?;
+            for index in (1..self.keep).rev() {
+                let from = numbered(&self.path, index);
+                ignore_missing(fs::rename(&from, numbered(&self.path, index + 1)))
+                    .map_err(|err| rotate_error(&from, err))?;
+            }
+            fs::rename(&self.path, numbered(&self.path, 1)).map_err(|err| rotate_error(&self.path, err))?;
+        }
+        if self.fsync == Fsync::Always {
+            sync_parent(&self.path)?;
+        }
+        tracing::info!(path = %self.path.display(), keep = self.keep, "audit log rotated");
+        self.ensure_open()
+    }
+
+    fn sync(&self, file: &File) -> Result<(), AuditError> {
+        if self.fsync == Fsync::Always {
+            file.sync_all().map_err(|err| AuditError::io(&self.path, "fsync", err))?;
+        }
+        Ok(())
+    }
+}
+
+/// `path` with `.index` appended: `audit.jsonl.1`.
+pub(crate) fn numbered(path: &Path, index: usize) -> PathBuf {
+    let mut name = OsString::from(path.as_os_str());
+    name.push(format!(".{index}"));
+    PathBuf::from(name)
+}
+
+fn parent(path: &Path) -> Option<&Path> {
+    path.parent().filter(|parent| !parent.as_os_str().is_empty())
+}
+
+fn ignore_missing(result: io::Result<()>) -> io::Result<()> {
+    match result {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+/// Makes a new or renamed directory entry durable.
+fn sync_parent(path: &Path) -> Result<(), AuditError> {
+    #[cfg(unix)]
+    {
+        let dir = parent(path).unwrap_or(Path::new("."));
+        File::open(dir).and_then(|dir| dir.sync_all()).map_err(|err| AuditError::io(dir, "fsync directory", err))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// Reads the end of `file`, growing the window until it holds the last
+/// valid record (or the whole file, or [`MAX_SCAN`] bytes).
+fn scan_tail(file: &mut File) -> io::Result<TailScan> {
+    let len = file.metadata()?.len();
+    let mut window: u64 = 64 * 1024;
+    loop {
+        let start = len.saturating_sub(window);
+        let mut buf = vec![0; usize::try_from(len - start).map_err(io::Error::other)?];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf)?;
+        let whole = start == 0 || window >= MAX_SCAN;
+        let Some(newline) = buf.iter().rposition(|&b| b == b'\n') else {
+            if start == 0 {
+                // One torn line and nothing before it.
+                return Ok(TailScan { complete_len: 0, torn: len, ..TailScan::default() });
+            }
+            if whole {
+                return Err(io::Error::other("the last 64 MiB of the audit log hold no line break"));
+            }
+            window = window.saturating_mul(4);
+            continue;
+        };
+        let torn = (buf.len() - newline - 1) as u64;
+        let mut scan = TailScan { complete_len: len - torn, torn, ..TailScan::default() };
+        // The first piece may be the cut-off end of a longer line.
+        let lines: Vec<&[u8]> = buf[..newline].split(|&b| b == b'\n').collect();
+        for (index, line) in lines.iter().enumerate().rev() {
+            if index == 0 && start > 0 {
+                break;
+            }
+            if let Ok(links) = check_line(line) {
+                scan.last = Some(ChainState { seq: links.seq, last_hash: sha256_hex(line) });
+                return Ok(scan);
+            }
+            scan.invalid_after += 1;
+        }
+        if whole {
+            return Ok(scan);
+        }
+        window = window.saturating_mul(4);
+    }
+}

@@ -1,0 +1,90 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use warden_audit::{AuditLog, AuditSettings};
+use warden_gateway::pipeline::{Audit, Call, Outcome, Record, Verdict};
+use warden_jsonrpc::Method;
+
+/// A directory removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Self {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("warden-audit-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// What one test call looks like.
+pub struct Req<'a> {
+    pub server: &'a str,
+    pub name: &'a str,
+    pub arguments: Option<&'a str>,
+    pub verdict: Verdict,
+    pub outcome: Outcome,
+}
+
+impl<'a> Req<'a> {
+    pub fn allow(server: &'a str, name: &'a str, arguments: Option<&'a str>) -> Self {
+        Req { server, name, arguments, verdict: Verdict::Allow, outcome: Outcome::Result }
+    }
+
+    pub fn deny(server: &'a str, name: &'a str, rule: &str, reason: &str) -> Self {
+        Req {
+            server,
+            name,
+            arguments: None,
+            verdict: Verdict::Deny { rule: rule.into(), reason: reason.into() },
+            outcome: Outcome::Refused,
+        }
+    }
+}
+
+/// Records `req` through the `Audit` trait, as the gateway does.
+pub async fn record(log: &AuditLog, req: &Req<'_>) -> Result<(), String> {
+    let method = Method::ToolsCall;
+    let call = Call { session: "s1", server: req.server, method: &method, name: req.name, arguments: req.arguments };
+    log.record(Record { call, verdict: &req.verdict, outcome: &req.outcome, elapsed: Duration::from_micros(1234) })
+        .await
+}
+
+/// Writes `n` allowed records `tool0`, `tool1`, ... to a fresh log at `path`.
+pub async fn write_n(path: &Path, n: usize) {
+    let log = AuditLog::open(AuditSettings::new(path)).expect("open");
+    for i in 0..n {
+        let name = format!("tool{i}");
+        record(&log, &Req::allow("github", &name, Some(r#"{"x":1}"#))).await.expect("record");
+    }
+}
+
+/// The lines of a file, without newlines.
+pub fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path).expect("read").lines().map(str::to_owned).collect()
+}
+
+/// Parses one line.
+pub fn json(line: &str) -> serde_json::Value {
+    serde_json::from_str(line).expect("json line")
+}

@@ -1,0 +1,240 @@
+//! The log as the gateway uses it: durability, reopening, failure, rotation.
+
+mod common;
+
+use std::fs;
+use std::io::Write;
+use std::sync::Arc;
+
+use common::{Req, TempDir, json, lines, record, write_n};
+use warden_audit::{AuditLog, AuditSettings, Fsync, GENESIS, sha256_hex, verify};
+use warden_gateway::pipeline::{Outcome, Verdict};
+
+#[tokio::test]
+async fn each_record_is_on_disk_when_record_returns() {
+    let dir = TempDir::new("durable");
+    let path = dir.join("nested/dirs/audit.jsonl");
+    let log = AuditLog::open(AuditSettings::new(&path)).expect("open");
+    for i in 1..=5u64 {
+        let name = format!("t{i}");
+        record(&log, &Req::allow("fs", &name, None)).await.expect("record");
+        // Read back right away, through a fresh handle.
+        let lines = lines(&path);
+        assert_eq!(lines.len() as u64, i);
+        let last = json(&lines[lines.len() - 1]);
+        assert_eq!(last["seq"], i);
+        assert_eq!(last["name"], name.as_str());
+    }
+}
+
+#[tokio::test]
+async fn record_fields_are_redacted_and_shaped() {
+    let dir = TempDir::new("fields");
+    let path = dir.join("audit.jsonl");
+    let log = AuditLog::open(AuditSettings::new(&path)).expect("open");
+    let key = "sk-ant-api03-abcDEF123-ghiJKL456_mnoPQR789-stuVWX012yz";
+    let arguments = format!(r#"{{"query":"use {key}","limit":4111111111111111,"auth":{{"password":"hunter2"}}}}"#);
+    record(&log, &Req::allow("search", "find", Some(&arguments))).await.expect("allow");
+    let invalid = format!("not json {key}");
+    record(&log, &Req::deny("search", "find", "no-keys", &format!("found {key}"))).await.expect("deny");
+    let mut unreachable = Req::allow("search", "find", Some(&invalid));
+    unreachable.outcome = Outcome::Unreachable(format!("connect failed with Bearer {key}"));
+    record(&log, &unreachable).await.expect("unreachable");
+    let mut escalate = Req::allow("search", "find", Some("null"));
+    escalate.verdict = Verdict::Escalate { rule: "ask".into(), reason: "writes".into() };
+    escalate.outcome = Outcome::Refused;
+    record(&log, &escalate).await.expect("escalate");
+
+    let text = fs::read_to_string(&path).expect("read");
+    assert!(!text.contains(key) && !text.contains("hunter2"), "{text}");
+    let lines = lines(&path);
+    let allow = json(&lines[0]);
+    assert_eq!(
+        allow["arguments"],
+        serde_json::json!({"query": "use [REDACTED:api-key]", "limit": 4111111111111111u64, "auth": {"password": "[REDACTED:secret]"}})
+    );
+    assert_eq!(allow["decision"], serde_json::json!({"verdict": "allow"}));
+    assert!(allow.get("outcomeDetail").is_none());
+    let deny = json(&lines[1]);
+    assert_eq!(deny["arguments"], serde_json::Value::Null);
+    assert_eq!(
+        deny["decision"],
+        serde_json::json!({"verdict": "deny", "rule": "no-keys", "reason": "found [REDACTED:api-key]"})
+    );
+    assert_eq!(deny["outcome"], "refused");
+    let down = json(&lines[2]);
+    assert_eq!(down["arguments"], "not json [REDACTED:api-key]");
+    assert_eq!(down["outcome"], "unreachable");
+    assert_eq!(down["outcomeDetail"], "connect failed with Bearer [REDACTED:api-key]");
+    let ask = json(&lines[3]);
+    assert_eq!(ask["decision"]["verdict"], "escalate");
+    assert_eq!(verify(&path).expect("verify").first_broken, None);
+}
+
+#[tokio::test]
+async fn redaction_can_be_turned_off() {
+    let dir = TempDir::new("noredact");
+    let path = dir.join("audit.jsonl");
+    let log = AuditLog::open(AuditSettings { redact: false, fsync: Fsync::Never, ..AuditSettings::new(&path) })
+        .expect("open");
+    record(&log, &Req::allow("s", "t", Some(r#"{"password":"hunter2"}"#))).await.expect("record");
+    assert!(fs::read_to_string(&path).expect("read").contains("hunter2"));
+}
+
+#[tokio::test]
+async fn reopening_continues_the_chain() {
+    let dir = TempDir::new("reopen");
+    let path = dir.join("audit.jsonl");
+    write_n(&path, 2).await;
+    write_n(&path, 2).await;
+    let lines = lines(&path);
+    assert_eq!(lines.len(), 4);
+    assert_eq!(json(&lines[2])["seq"], 3);
+    assert_eq!(json(&lines[2])["prevHash"], sha256_hex(lines[1].as_bytes()));
+    let report = verify(&path).expect("verify");
+    assert_eq!((report.records, report.first_broken), (4, None));
+}
+
+#[tokio::test]
+async fn reopening_after_a_torn_write_chains_from_the_last_valid_record() {
+    let dir = TempDir::new("torn-reopen");
+    let path = dir.join("audit.jsonl");
+    write_n(&path, 2).await;
+    let good = lines(&path);
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(br#"{"time":"2026-01-01T00:00:00.000Z","seq":3,"sess"#))
+        .expect("tear");
+    assert_eq!(verify(&path).expect("verify").first_broken.expect("torn").line, 3);
+
+    write_n(&path, 1).await;
+    let lines = lines(&path);
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[..2], good[..]);
+    let third = json(&lines[2]);
+    assert_eq!(third["seq"], 3);
+    assert_eq!(third["prevHash"], sha256_hex(good[1].as_bytes()));
+    assert_eq!(verify(&path).expect("verify").first_broken, None);
+}
+
+#[tokio::test]
+async fn an_unwritable_path_fails_closed_by_default() {
+    let dir = TempDir::new("closed");
+    let path = dir.join("audit.jsonl");
+    fs::create_dir(&path).expect("a directory where the file should be");
+    let err = AuditLog::open(AuditSettings::new(&path)).expect_err("must fail");
+    assert!(err.to_string().contains("audit.jsonl"), "{err}");
+}
+
+#[tokio::test]
+async fn an_unwritable_path_is_tolerated_with_fail_open() {
+    let dir = TempDir::new("open-fail");
+    let path = dir.join("audit.jsonl");
+    fs::create_dir(&path).expect("a directory where the file should be");
+    let log = AuditLog::open(AuditSettings { fail_open: true, ..AuditSettings::new(&path) }).expect("open anyway");
+    record(&log, &Req::allow("s", "t", None)).await.expect("the call goes ahead");
+    // Once the path is usable, records are written again.
+    fs::remove_dir(&path).expect("remove dir");
+    record(&log, &Req::allow("s", "t", None)).await.expect("record");
+    assert_eq!(json(&lines(&path)[0])["seq"], 1);
+}
+
+/// A log whose next write must rotate into `audit.jsonl.1`, made a
+/// directory so the rotation fails.
+async fn log_that_cannot_rotate(dir: &TempDir, fail_open: bool) -> AuditLog {
+    let path = dir.join("audit.jsonl");
+    let settings = AuditSettings { fail_open, rotate_bytes: Some(10), keep: 1, ..AuditSettings::new(&path) };
+    let log = AuditLog::open(settings).expect("open");
+    record(&log, &Req::allow("s", "first", None)).await.expect("first record");
+    fs::create_dir(dir.join("audit.jsonl.1")).expect("block rotation");
+    log
+}
+
+#[tokio::test]
+async fn a_failed_write_refuses_the_call() {
+    let dir = TempDir::new("write-closed");
+    let log = log_that_cannot_rotate(&dir, false).await;
+    let err = record(&log, &Req::allow("s", "second", None)).await.expect_err("fail closed");
+    assert!(err.contains("audit"), "{err}");
+    // Nothing half-written; after the cause is gone the chain goes on.
+    let path = dir.join("audit.jsonl");
+    assert_eq!(lines(&path).len(), 1);
+    fs::remove_dir(dir.join("audit.jsonl.1")).expect("unblock");
+    record(&log, &Req::allow("s", "third", None)).await.expect("record");
+    let rotated = lines(&dir.join("audit.jsonl.1"));
+    let current = lines(&path);
+    assert_eq!(json(&current[0])["seq"], 2);
+    assert_eq!(json(&current[0])["prevHash"], sha256_hex(rotated[0].as_bytes()));
+}
+
+#[tokio::test]
+async fn a_failed_write_lets_the_call_through_with_fail_open() {
+    let dir = TempDir::new("write-open");
+    let log = log_that_cannot_rotate(&dir, true).await;
+    record(&log, &Req::allow("s", "second", None)).await.expect("fail open");
+    assert_eq!(lines(&dir.join("audit.jsonl")).len(), 1);
+}
+
+#[tokio::test]
+async fn rotation_keeps_files_and_continues_the_chain() {
+    let dir = TempDir::new("rotate");
+    let path = dir.join("audit.jsonl");
+    let settings = AuditSettings { rotate_bytes: Some(1200), keep: 2, ..AuditSettings::new(&path) };
+    let log = AuditLog::open(settings.clone()).expect("open");
+    for i in 0..12 {
+        let name = format!("tool{i}");
+        record(&log, &Req::allow("github", &name, Some(r#"{"x":1}"#))).await.expect("record");
+    }
+    let files = [dir.join("audit.jsonl.2"), dir.join("audit.jsonl.1"), path.clone()];
+    assert!(!dir.join("audit.jsonl.3").exists(), "only `keep` rotated files");
+    let mut all = Vec::new();
+    for file in &files {
+        assert!(fs::metadata(file).expect("exists").len() <= 1200);
+        let report = verify(file).expect("verify");
+        assert_eq!(report.first_broken, None, "{}", file.display());
+        all.push(lines(file));
+    }
+    // The chain runs on across files: each first prevHash is the hash of the
+    // previous file's last line, and seq has no gap.
+    for pair in all.windows(2) {
+        let last = pair[0].last().expect("line");
+        assert_eq!(json(&pair[1][0])["prevHash"], sha256_hex(last.as_bytes()));
+    }
+    let seqs: Vec<u64> = all.iter().flatten().map(|line| json(line)["seq"].as_u64().expect("seq")).collect();
+    assert_eq!(*seqs.last().expect("seq"), 12);
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+    drop(log);
+
+    // A crash right after the rename leaves an empty current file: reopening
+    // continues from the newest rotated file.
+    fs::rename(&path, dir.join("audit.jsonl.1")).expect("rename");
+    let log = AuditLog::open(settings).expect("reopen");
+    record(&log, &Req::allow("github", "after", None)).await.expect("record");
+    let rotated = lines(&dir.join("audit.jsonl.1"));
+    let first = json(&lines(&path)[0]);
+    assert_eq!(first["seq"], 13);
+    assert_eq!(first["prevHash"], sha256_hex(rotated.last().expect("line").as_bytes()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_records_form_one_chain() {
+    let dir = TempDir::new("concurrent");
+    let path = dir.join("audit.jsonl");
+    let log =
+        Arc::new(AuditLog::open(AuditSettings { fsync: Fsync::Never, ..AuditSettings::new(&path) }).expect("open"));
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let log = Arc::clone(&log);
+        tasks.push(tokio::spawn(async move {
+            let name = format!("t{i}");
+            record(&log, &Req::allow("s", &name, None)).await
+        }));
+    }
+    for task in tasks {
+        task.await.expect("join").expect("record");
+    }
+    let report = verify(&path).expect("verify");
+    assert_eq!((report.records, report.first_broken), (40, None));
+    assert_eq!(json(&lines(&path)[0])["prevHash"], GENESIS);
+}

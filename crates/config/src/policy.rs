@@ -32,7 +32,7 @@ pub struct Policy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<Action>,
     /// Deny tools that have no annotation (their arguments' roles are unknown).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub strict: bool,
     /// Paths no argument with a path role may touch, whatever the rules say.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -198,7 +198,7 @@ pub struct Condition {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regex: Option<String>,
     /// String tests ignore case.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub ignore_case: bool,
     /// A number greater than this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,16 +235,16 @@ pub struct SqlCondition {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kinds: Vec<String>,
     /// A SELECT without LIMIT.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub select_without_limit: bool,
     /// An UPDATE without WHERE.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub update_without_where: bool,
     /// A DELETE without WHERE.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub delete_without_where: bool,
     /// More than one statement.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub multiple_statements: bool,
 }
 
@@ -262,6 +262,10 @@ pub struct RateLimit {
     pub calls: u32,
     /// The window, in seconds.
     pub per_seconds: u64,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 fn any() -> String {

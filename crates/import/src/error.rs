@@ -35,6 +35,14 @@ pub enum ImportError {
         /// What is wrong, with the key path and, when found, the line.
         message: String,
     },
+    /// A command-line setting of the import is unusable.
+    #[error("{option}: {message}")]
+    BadOption {
+        /// The option (`--allowed-domains`, ...).
+        option: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// The converted configuration breaks one of Warden's rules (for example
     /// a profile naming a server that does not exist).
     #[error("{origin}: the converted config is not valid for Warden: {}", problems.join("; "))]

@@ -16,6 +16,15 @@
 //!   name with a placeholder command, and the starter profiles `safe` and
 //!   `dev` (see [`starter_profiles`]).
 //!
+//! - **MCP Sentinel** (a `security_policy.yaml` rule list, see
+//!   [`import_sentinel`]): each rule becomes a call rule with conditions on
+//!   its argument; the default is `allow`; Python regexes are translated or
+//!   refused.
+//! - **IronCurtain** (`compiled-policy.json`, `tool-annotations.json`,
+//!   `dynamic-lists.json`, and its settings from the command line, see
+//!   [`import_ironcurtain`]): rules, annotations and lists become the
+//!   `policy:` section, strict and denying by default.
+//!
 //! Every import is checked with Warden's own loader before it is returned.
 //! Anything that cannot be carried over, or that behaves differently in
 //! Warden, is reported in [`Imported::warnings`]; malformed input is an error
@@ -24,11 +33,15 @@
 #![warn(missing_docs)]
 
 mod error;
+mod glob;
+mod ironcurtain;
 mod mcp2;
 mod mcpmon;
 mod mcptools;
 mod names;
 mod node;
+mod pyregex;
+mod sentinel;
 mod starter;
 mod yaml;
 
@@ -37,6 +50,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 pub use error::ImportError;
+pub use ironcurtain::{IronCurtainInput, parse_allowed_domains};
 pub use mcptools::PLACEHOLDER_COMMAND;
 pub use starter::{DENY_ALL, READ_VERBS, ServerInventory, ToolInfo, has_read_verb, is_safe, starter_profiles};
 use warden_config::Config;
@@ -150,6 +164,25 @@ pub fn import(source: Source, files: &[(PathBuf, String)]) -> Result<Imported, I
         }
         Source::Mcptools => mcptools::import(files)?,
     };
+    yaml::check(&imported.config, &imported.origin)?;
+    Ok(imported)
+}
+
+/// Converts an MCP Sentinel policy file (`security_policy.yaml`; `path` as
+/// given on the command line, for messages) into a Warden config whose
+/// `policy:` section holds its rules and whose `rateLimits:` carry
+/// Sentinel's circuit breaker.
+pub fn import_sentinel(path: &Path, text: &str) -> Result<Imported, ImportError> {
+    let imported = sentinel::import(path, text)?;
+    yaml::check(&imported.config, &imported.origin)?;
+    Ok(imported)
+}
+
+/// Converts IronCurtain's compiled policy, tool annotations and dynamic
+/// lists, with the settings IronCurtain reads from its own configuration,
+/// into a Warden config whose `policy:` section holds them.
+pub fn import_ironcurtain(input: IronCurtainInput) -> Result<Imported, ImportError> {
+    let imported = ironcurtain::import(&input)?;
     yaml::check(&imported.config, &imported.origin)?;
     Ok(imported)
 }

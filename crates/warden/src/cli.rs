@@ -63,7 +63,7 @@ pub enum Command {
     Init(InitArgs),
     /// Convert another gateway's configuration into a Warden config.
     #[command(
-        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json"
+        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --sandbox ~/work --protected-path ~/.ssh --allowed-domains fetch=*.github.com"
     )]
     Import(ImportArgs),
     /// Check or follow the audit log.
@@ -195,6 +195,10 @@ pub enum ImportFormat {
     Mcp2,
     /// f/mcptools JSON inventories (`NAME=FILE` or files named `<server>-tools.json`).
     Mcptools,
+    /// An MCP Sentinel policy YAML (its rule list).
+    Sentinel,
+    /// IronCurtain's compiled-policy.json and tool-annotations.json (in that order).
+    Ironcurtain,
 }
 
 /// `warden import`.
@@ -209,6 +213,21 @@ pub struct ImportArgs {
     /// Write the config here instead of stdout.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+    /// ironcurtain: the sandbox directory.
+    #[arg(long)]
+    pub sandbox: Option<String>,
+    /// ironcurtain: a protected path (repeatable).
+    #[arg(long = "protected-path")]
+    pub protected_paths: Vec<String>,
+    /// ironcurtain: `SERVER=PATTERN,PATTERN` domains a server's URLs may reach (repeatable).
+    #[arg(long = "allowed-domains")]
+    pub allowed_domains: Vec<String>,
+    /// ironcurtain: a trusted server (repeatable).
+    #[arg(long = "trusted-server")]
+    pub trusted_servers: Vec<String>,
+    /// ironcurtain: the dynamic lists file.
+    #[arg(long)]
+    pub lists: Option<PathBuf>,
 }
 
 /// `warden pins ...`.

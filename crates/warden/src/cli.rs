@@ -66,6 +66,9 @@ pub enum Command {
         after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --sandbox ~/work --protected-path ~/.ssh --allowed-domains fetch=*.github.com"
     )]
     Import(ImportArgs),
+    /// Test a policy against a table of calls, or explain one decision.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Check or follow the audit log.
     #[command(subcommand)]
     Audit(AuditCommand),
@@ -279,5 +282,37 @@ pub enum AuditCommand {
         /// Only this tool (or prompt, or resource).
         #[arg(long)]
         tool: Option<String>,
+    },
+}
+
+/// `warden policy ...`.
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Run a table of calls with expected decisions; exit 1 and list every mismatch.
+    #[command(
+        after_help = "Example:\n  warden policy test --config warden.yaml cases.yaml\n\ncases.yaml:\n  cases:\n    - {name: bounded select, server: db, tool: query, arguments: {sql: \"SELECT * FROM t LIMIT 5\"}, expect: allow}\n    - {server: db, tool: query, arguments: {sql: \"SELECT * FROM t\"}, expect: deny, rule: no-unbounded-select}\n\nIronCurtain test scenario files (scenarios: [...]) are read too."
+    )]
+    Test {
+        /// The config file and profile (cases may name their own profile).
+        #[command(flatten)]
+        target: ProfileArgs,
+        /// The cases file (YAML or JSON).
+        cases: PathBuf,
+    },
+    /// Show which check or rule decides a call, and why.
+    #[command(
+        after_help = "Example:\n  warden policy explain --config warden.yaml db query --args '{\"sql\":\"DELETE FROM users\"}'"
+    )]
+    Explain {
+        /// The config file and profile.
+        #[command(flatten)]
+        target: ProfileArgs,
+        /// The server.
+        server: String,
+        /// The tool, as the server names it.
+        tool: String,
+        /// The arguments, a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
     },
 }

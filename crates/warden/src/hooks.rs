@@ -8,6 +8,7 @@ use warden_audit::{AuditLog, AuditSettings, Fsync};
 use warden_config::{Config, PinMode};
 use warden_gateway::pipeline::{Audit, Guard, Guards, Hooks, Pins};
 use warden_limits::Limiter;
+use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
 
 /// Opens the audit log a config asks for. Opened once per process and kept
@@ -44,8 +45,10 @@ pub fn for_profile(config: &Config, profile: Option<&str>, audit: Option<Arc<dyn
     if let Some(name) = view.name() {
         tracing::info!(profile = name, "profile in force");
     }
+    let policy = PolicyEngine::compile(config, profile).context("invalid policy")?;
     let limiter = Limiter::new(&config.rate_limits, &config.breaker)?;
-    let guards: Vec<Arc<dyn Guard>> = vec![Arc::new(limiter)];
+    // The policy first: rate limits count only the calls it lets through.
+    let guards: Vec<Arc<dyn Guard>> = vec![Arc::new(policy), Arc::new(limiter)];
     let pins: Option<Arc<dyn Pins>> = match config.pins.mode {
         PinMode::Off => None,
         PinMode::Warn | PinMode::Enforce => Some(Arc::new(crate::commands::pins::store(config))),

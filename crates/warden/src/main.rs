@@ -39,6 +39,7 @@ fn main() -> std::process::ExitCode {
             Command::Call(args) => commands::call::run(args).await,
             Command::Init(args) => commands::init::run(args).await,
             Command::Import(args) => commands::import::run(args),
+            Command::Policy(command) => commands::policy::run(command),
             Command::Audit(command) => commands::audit::run(command),
             Command::Pins(command) => commands::pins::run(command),
             Command::Schema => commands::schema::run(),

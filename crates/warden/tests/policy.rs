@@ -135,3 +135,120 @@ fn every_decision_is_audited_redacted_and_chained_and_survives_a_kill() {
         String::from_utf8_lossy(&verified.stdout)
     );
 }
+
+/// A database-like rule on `echo`'s text and a path role on `stderr`'s text.
+fn policy_config(dir: &std::path::Path, extra_rule: &str) -> String {
+    let secret = dir.join("secret");
+    let public = dir.join("public");
+    std::fs::create_dir_all(&secret).unwrap();
+    std::fs::create_dir_all(&public).unwrap();
+    let _ = std::os::unix::fs::symlink(&secret, public.join("link"));
+    fixtures(
+        &[("fx", &[])],
+        &format!(
+            r#"policy:
+  protectedPaths: [{secret:?}]
+  annotations:
+    fx:
+      stderr: {{args: {{text: [read-path]}}}}
+  rules:
+    - name: no-unbounded-select
+      if:
+        tool: [echo]
+        args: {{arg: text, sql: {{selectWithoutLimit: true}}}}
+      then: deny
+      reason: SELECT without LIMIT
+    - name: drops-need-a-human
+      if:
+        tool: [echo]
+        args: {{arg: text, sql: {{kinds: [DROP]}}}}
+      then: escalate
+      reason: DROP changes the schema
+{extra_rule}"#,
+            secret = secret.to_str().unwrap()
+        ),
+    )
+}
+
+#[test]
+fn argument_policies_deny_escalate_and_protect_paths() {
+    let dir = support::scratch_dir("policy");
+    let mut client = Client::serve_initialized(&policy_config(&dir, ""));
+    client.wait_for_tool("fx__echo");
+    assert_eq!(client.call_text("fx__echo", json!({"text": "SELECT * FROM t LIMIT 5"})), "SELECT * FROM t LIMIT 5");
+    assert_eq!(
+        refusal(&client.call_tool("fx__echo", json!({"text": "SELECT * FROM users"}))),
+        "Denied by policy 'no-unbounded-select': SELECT without LIMIT"
+    );
+    let escalated = refusal(&client.call_tool("fx__echo", json!({"text": "DROP TABLE users"})));
+    assert!(
+        escalated.starts_with("Approval required by policy 'drops-need-a-human': DROP changes the schema"),
+        "{escalated}"
+    );
+    // A number where SQL text is expected is not SQL: suspicious, never a crash.
+    refusal(&client.call_tool("fx__echo", json!({"text": 42})));
+
+    let public = dir.join("public");
+    assert_eq!(client.call_text("fx__stderr", json!({"text": public.join("notes").to_str().unwrap()})), "ok");
+    for sneaky in [public.join("../secret/key"), public.join("link/key"), dir.join("secret")] {
+        let text = refusal(&client.call_tool("fx__stderr", json!({"text": sneaky.to_str().unwrap()})));
+        assert!(text.starts_with("Denied by policy 'protected-path'"), "{}: {text}", sneaky.display());
+    }
+    let wrong_type = refusal(&client.call_tool("fx__stderr", json!({"text": {"path": "/etc"}})));
+    assert!(wrong_type.contains("text"), "{wrong_type}");
+}
+
+#[test]
+fn policy_test_and_explain_and_a_broken_reload() {
+    let dir = support::scratch_dir("policytest");
+    let config_path = dir.join("warden.yaml");
+    std::fs::write(&config_path, policy_config(&dir, "")).unwrap();
+    let cases = dir.join("cases.yaml");
+    std::fs::write(
+        &cases,
+        r#"cases:
+  - {name: bounded, server: fx, tool: echo, arguments: {text: "SELECT a FROM t LIMIT 1"}, expect: allow}
+  - {name: unbounded, server: fx, tool: echo, arguments: {text: "select * from t"}, expect: deny, rule: no-unbounded-select}
+  - {name: drop, server: fx, tool: echo, arguments: {text: "DROP TABLE t"}, expect: escalate}
+"#,
+    )
+    .unwrap();
+    let warden = |args: &[&str]| std::process::Command::new(support::warden_bin()).args(args).output().unwrap();
+    let config = config_path.to_str().unwrap();
+    let passed = warden(&["policy", "test", "--config", config, cases.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&passed.stdout).into_owned();
+    assert!(passed.status.success(), "{stdout}{}", String::from_utf8_lossy(&passed.stderr));
+    assert!(stdout.contains("3 passed, 0 failed"), "{stdout}");
+
+    std::fs::write(
+        &cases,
+        "cases:\n  - {name: wrong, server: fx, tool: echo, arguments: {text: \"SELECT * FROM t\"}, expect: allow}\n",
+    )
+    .unwrap();
+    let failed = warden(&["policy", "test", "--config", config, cases.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&failed.stdout).into_owned();
+    assert!(!failed.status.success());
+    assert!(stdout.contains("FAIL wrong: expected allow, got deny by no-unbounded-select"), "{stdout}");
+
+    let explained =
+        warden(&["policy", "explain", "--config", config, "fx", "echo", "--args", r#"{"text":"DELETE FROM t"}"#]);
+    let stdout = String::from_utf8_lossy(&explained.stdout).into_owned();
+    assert!(explained.status.success() && stdout.starts_with("echo: allow"), "{stdout}");
+
+    // A running Warden rejects a broken policy and keeps the last good one.
+    let mut client = Client::start(&["serve", "--config", config], &[]);
+    client.initialize();
+    client.wait_for_tool("fx__echo");
+    std::fs::write(
+        &config_path,
+        policy_config(&dir, "    - {name: broken, if: {args: {arg: text, regex: \"(unclosed\"}}, then: deny}\n"),
+    )
+    .unwrap();
+    client.wait_stderr("reload rejected");
+    refusal(&client.call_tool("fx__echo", json!({"text": "SELECT * FROM users"})));
+    let (ok, _, stderr) = {
+        let output = warden(&["validate", "--config", config]);
+        (output.status.success(), (), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    assert!(!ok && stderr.contains("broken") && stderr.contains("unclosed"), "{stderr}");
+}

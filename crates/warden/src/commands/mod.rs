@@ -7,6 +7,7 @@ pub mod effective;
 pub mod import;
 pub mod init;
 pub mod pins;
+pub mod policy;
 pub mod profiles;
 pub mod schema;
 pub mod serve;

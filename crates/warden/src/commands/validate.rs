@@ -3,6 +3,8 @@
 use std::process::ExitCode;
 
 use warden_config::{ConfigError, PrefixMode};
+use warden_limits::Limiter;
+use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
 
 use crate::cli::ConfigArgs;
@@ -24,10 +26,25 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mut problems = Vec::new();
-    for name in config.profiles.keys() {
-        if let Err(err) = ProfileView::compile(&config, Some(name)) {
+    // Every profile, and the policy as each sees it (or once, with no profiles).
+    let profiles: Vec<Option<&str>> = if config.profiles.is_empty() {
+        vec![None]
+    } else {
+        config.profiles.keys().map(|name| Some(name.as_str())).collect()
+    };
+    for profile in profiles {
+        if let Err(err) = ProfileView::compile(&config, profile) {
             problems.push(err.to_string());
         }
+        if let Err(err) = PolicyEngine::compile(&config, profile) {
+            let problem = err.to_string();
+            if !problems.contains(&problem) {
+                problems.push(problem);
+            }
+        }
+    }
+    if let Err(err) = Limiter::new(&config.rate_limits, &config.breaker) {
+        problems.push(err.to_string());
     }
     if !problems.is_empty() {
         eprintln!("{}: {} problem(s):", args.config.display(), problems.len());
@@ -51,5 +68,11 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         PrefixMode::Never => "never".to_owned(),
     };
     println!("  names:    prefixed {prefix}; at most {} characters", config.naming.max_length);
+    let default = config.policy.default.map_or("allow".to_owned(), |action| format!("{action:?}").to_lowercase());
+    println!(
+        "  policy:   {} rule(s), default {default}{}",
+        config.policy.rules.len(),
+        if config.policy.strict { ", strict" } else { "" }
+    );
     Ok(ExitCode::SUCCESS)
 }

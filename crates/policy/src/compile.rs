@@ -1,0 +1,374 @@
+//! From configuration to a compiled [`PolicyEngine`].
+//!
+//! Everything is prepared once: globs are gathered into two [`GlobSet`]s
+//! (server and tool names) so one call matches all rules' globs in two
+//! passes, regexes and lists are compiled and shared, configured paths are
+//! canonicalised. Every problem is collected, each naming its rule or
+//! section, and reported together.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use warden_config::{Action, Config, Policy, Profile, Rule};
+
+use crate::condition::{Cond, CondCompiler};
+use crate::domains::DomainSet;
+use crate::error::PolicyError;
+use crate::paths::{PathEnv, canonicalize};
+use crate::roles::{Annotation, RoleKind, kind_of};
+use crate::verdict::Decision;
+
+/// Names of the structural checks, which rules may not take.
+pub(crate) const RESERVED: [&str; 9] = [
+    "trusted-server",
+    "invalid-arguments",
+    "unannotated-tool",
+    "argument-type",
+    "invalid-path",
+    "protected-path",
+    "domain-allowlist",
+    "sandbox",
+    "default",
+];
+
+/// A compiled policy: decides tool calls from their server, tool name and
+/// arguments. Build it with [`PolicyEngine::compile`], use it with
+/// [`PolicyEngine::evaluate`] or as a gateway [`Guard`](warden_gateway::pipeline::Guard).
+#[derive(Debug)]
+pub struct PolicyEngine {
+    /// The profile whose overrides apply, if any.
+    pub(crate) profile: Option<String>,
+    /// When no rule decides.
+    pub(crate) default: Decision,
+    /// Deny unannotated tools.
+    pub(crate) strict: bool,
+    pub(crate) trusted: HashSet<String>,
+    /// Canonical protected paths.
+    pub(crate) protected: Vec<PathBuf>,
+    /// Canonical sandbox directory.
+    pub(crate) sandbox: Option<PathBuf>,
+    pub(crate) allowed_domains: HashMap<String, DomainSet>,
+    /// Server → tool → annotation.
+    pub(crate) annotations: HashMap<String, HashMap<String, Annotation>>,
+    /// Every rule, in order.
+    pub(crate) rules: Vec<CompiledRule>,
+    /// Indices (into `rules`) of the rules with roles, in order.
+    pub(crate) role_rules: Vec<usize>,
+    /// Indices of the rules without roles, in order.
+    pub(crate) call_rules: Vec<usize>,
+    /// Every rule's server globs.
+    pub(crate) server_globs: GlobSet,
+    /// Every rule's tool globs.
+    pub(crate) tool_globs: GlobSet,
+    /// What `~` and relative paths resolve against.
+    pub(crate) env: PathEnv,
+}
+
+/// One compiled rule.
+#[derive(Debug)]
+pub(crate) struct CompiledRule {
+    pub name: String,
+    /// `None` for a `log` rule.
+    pub decision: Option<Decision>,
+    pub reason: String,
+    /// Indices into the engine's server glob set (any server when empty).
+    pub servers: Vec<usize>,
+    /// Indices into the engine's tool glob set (any tool when empty).
+    pub tools: Vec<usize>,
+    pub roles: Vec<String>,
+    pub side_effects: Option<bool>,
+    pub paths: Option<PathsCheck>,
+    pub domains: Option<DomainsCheck>,
+    pub args: Option<Cond>,
+}
+
+/// `paths: {roles, within}`, canonicalised.
+#[derive(Debug)]
+pub(crate) struct PathsCheck {
+    /// Explicit roles (all path roles); empty = the rule's default.
+    pub roles: Vec<String>,
+    pub within: Vec<PathBuf>,
+}
+
+/// `domains: {roles, allowed}`, compiled.
+#[derive(Debug)]
+pub(crate) struct DomainsCheck {
+    /// Explicit roles (all URL roles); empty = the rule's default.
+    pub roles: Vec<String>,
+    pub allowed: DomainSet,
+}
+
+impl PolicyEngine {
+    /// Compiles `config.policy` with the overrides (`default`, `strict`) of
+    /// `profile`, or of `config.defaultProfile` when `profile` is `None`.
+    ///
+    /// Paths are canonicalised against this process's `HOME` and current
+    /// directory. Every problem is reported in one [`PolicyError::Invalid`].
+    pub fn compile(config: &Config, profile: Option<&str>) -> Result<PolicyEngine, PolicyError> {
+        let chosen = profile.map(str::to_owned).or_else(|| config.default_profile.clone());
+        let profile: Option<&Profile> = match &chosen {
+            Some(name) => Some(config.profiles.get(name).ok_or_else(|| PolicyError::UnknownProfile(name.clone()))?),
+            None => None,
+        };
+        compile_policy(&config.policy, chosen.as_deref(), profile, PathEnv::from_process())
+    }
+
+    /// The action taken when no rule decides.
+    pub fn default_action(&self) -> Decision {
+        self.default
+    }
+
+    /// Whether unannotated tools are denied.
+    pub fn is_strict(&self) -> bool {
+        self.strict
+    }
+
+    /// The profile whose overrides were applied, if any.
+    pub fn profile(&self) -> Option<&str> {
+        self.profile.as_deref()
+    }
+}
+
+/// `Action` as a decision; `None` for `log`.
+pub(crate) fn decision_of(action: Action) -> Option<Decision> {
+    match action {
+        Action::Allow => Some(Decision::Allow),
+        Action::Deny => Some(Decision::Deny),
+        Action::Escalate => Some(Decision::Escalate),
+        Action::Log => None,
+    }
+}
+
+pub(crate) fn compile_policy(
+    policy: &Policy,
+    profile_name: Option<&str>,
+    profile: Option<&Profile>,
+    env: PathEnv,
+) -> Result<PolicyEngine, PolicyError> {
+    let mut problems = Vec::new();
+
+    let (default_action, default_at) = match profile.and_then(|p| p.policy.default) {
+        Some(action) => (action, format!("profiles.{}.policy.default", profile_name.unwrap_or_default())),
+        None => (policy.default.unwrap_or(Action::Allow), "policy.default".to_owned()),
+    };
+    let default = decision_of(default_action).unwrap_or_else(|| {
+        problems.push(format!("{default_at}: `log` is not a default; use allow, deny or escalate"));
+        Decision::Deny
+    });
+    let strict = profile.and_then(|p| p.policy.strict).unwrap_or(policy.strict);
+
+    let mut protected = Vec::new();
+    for raw in &policy.protected_paths {
+        match canonicalize(raw, &env) {
+            Ok(candidates) => protected.extend(candidates),
+            Err(why) => problems.push(format!("policy.protectedPaths: {raw:?}: {why}")),
+        }
+    }
+    let sandbox = policy.sandbox.as_ref().and_then(|raw| match canonical_dir(raw, &env) {
+        Ok(dir) => Some(dir),
+        Err(why) => {
+            problems.push(format!("policy.sandbox: {raw:?}: {why}"));
+            None
+        }
+    });
+
+    let trusted = policy.trusted_servers.iter().cloned().collect();
+
+    let mut allowed_domains = HashMap::new();
+    for (server, patterns) in &policy.allowed_domains {
+        match DomainSet::compile(patterns) {
+            Ok(set) => {
+                allowed_domains.insert(server.clone(), set);
+            }
+            Err(list) => problems.extend(list.into_iter().map(|p| format!("policy.allowedDomains.{server}: {p}"))),
+        }
+    }
+
+    let mut conditions = CondCompiler::new(policy);
+    let mut annotations: HashMap<String, HashMap<String, Annotation>> = HashMap::new();
+    for (server, tools) in &policy.annotations {
+        for (tool, annotation) in tools {
+            if let Some(compiled) = Annotation::compile(server, tool, annotation, &mut conditions, &mut problems) {
+                annotations.entry(server.clone()).or_default().insert(tool.clone(), compiled);
+            }
+        }
+    }
+
+    let mut globs = Globs::new();
+    let mut rules = Vec::with_capacity(policy.rules.len());
+    let mut names: HashSet<&str> = HashSet::new();
+    for (index, rule) in policy.rules.iter().enumerate() {
+        let at =
+            if rule.name.trim().is_empty() { format!("rule #{}", index + 1) } else { format!("rule '{}'", rule.name) };
+        if rule.name.trim().is_empty() {
+            problems.push(format!("{at}: a rule needs a name"));
+        } else if RESERVED.contains(&rule.name.as_str()) {
+            problems.push(format!("{at}: the name is reserved for a structural check ({})", RESERVED.join(", ")));
+        } else if !names.insert(rule.name.as_str()) {
+            problems.push(format!("{at}: another rule has the same name"));
+        }
+        if let Some(compiled) = compile_rule(rule, &at, &env, &mut globs, &mut conditions, &mut problems) {
+            rules.push(compiled);
+        }
+    }
+    let (server_globs, tool_globs) = globs.build(&mut problems);
+
+    if !problems.is_empty() {
+        return Err(PolicyError::Invalid { problems });
+    }
+    let role_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| !r.roles.is_empty())).collect();
+    let call_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| r.roles.is_empty())).collect();
+    Ok(PolicyEngine {
+        profile: profile_name.map(str::to_owned),
+        default,
+        strict,
+        trusted,
+        protected,
+        sandbox,
+        allowed_domains,
+        annotations,
+        rules,
+        role_rules,
+        call_rules,
+        server_globs,
+        tool_globs,
+        env,
+    })
+}
+
+/// A configured directory: its canonical form as the kernel resolves it.
+fn canonical_dir(raw: &str, env: &PathEnv) -> Result<PathBuf, String> {
+    canonicalize(raw, env)?.into_iter().next().ok_or_else(|| "the path resolves to nothing".to_owned())
+}
+
+/// Server and tool globs of all rules.
+struct Globs {
+    servers: GlobSetBuilder,
+    server_count: usize,
+    tools: GlobSetBuilder,
+    tool_count: usize,
+}
+
+impl Globs {
+    fn new() -> Globs {
+        Globs { servers: GlobSetBuilder::new(), server_count: 0, tools: GlobSetBuilder::new(), tool_count: 0 }
+    }
+
+    /// Adds `patterns` to the server (or tool) set; returns their indices.
+    fn add(&mut self, patterns: &[String], server: bool, at: &str, problems: &mut Vec<String>) -> Vec<usize> {
+        let mut indices = Vec::with_capacity(patterns.len());
+        for pattern in patterns {
+            match GlobBuilder::new(pattern).build() {
+                Ok(glob) => {
+                    let (set, count) = if server {
+                        (&mut self.servers, &mut self.server_count)
+                    } else {
+                        (&mut self.tools, &mut self.tool_count)
+                    };
+                    set.add(glob);
+                    indices.push(*count);
+                    *count += 1;
+                }
+                Err(err) => problems.push(format!(
+                    "{at}: if.{} glob {pattern:?} is invalid: {}",
+                    if server { "server" } else { "tool" },
+                    err.kind()
+                )),
+            }
+        }
+        indices
+    }
+
+    fn build(self, problems: &mut Vec<String>) -> (GlobSet, GlobSet) {
+        let mut build = |builder: GlobSetBuilder, what: &str| match builder.build() {
+            Ok(set) => set,
+            Err(err) => {
+                problems.push(format!("{what} globs: {err}"));
+                GlobSet::empty()
+            }
+        };
+        let servers = build(self.servers, "server");
+        let tools = build(self.tools, "tool");
+        (servers, tools)
+    }
+}
+
+fn compile_rule(
+    rule: &Rule,
+    at: &str,
+    env: &PathEnv,
+    globs: &mut Globs,
+    conditions: &mut CondCompiler<'_>,
+    problems: &mut Vec<String>,
+) -> Option<CompiledRule> {
+    let before = problems.len();
+    let when = &rule.when;
+    let servers = globs.add(&when.server, true, at, problems);
+    let tools = globs.add(&when.tool, false, at, problems);
+    let roles: Vec<String> = when.roles.iter().map(|r| r.trim().to_owned()).collect();
+    if roles.iter().any(String::is_empty) {
+        problems.push(format!("{at}: if.roles has an empty role name"));
+    }
+    let paths = when.paths.as_ref().map(|paths| {
+        let check_roles = typed_roles(&paths.roles, RoleKind::Path, "paths", at, problems);
+        if paths.within.is_empty() {
+            problems.push(format!("{at}: if.paths.within is empty"));
+        }
+        let mut within = Vec::new();
+        for raw in &paths.within {
+            match canonical_dir(raw, env) {
+                Ok(dir) => within.push(dir),
+                Err(why) => problems.push(format!("{at}: if.paths.within {raw:?}: {why}")),
+            }
+        }
+        PathsCheck { roles: check_roles, within }
+    });
+    let domains = when.domains.as_ref().map(|domains| {
+        let check_roles = typed_roles(&domains.roles, RoleKind::Url, "domains", at, problems);
+        if domains.allowed.is_empty() {
+            problems.push(format!("{at}: if.domains.allowed is empty"));
+        }
+        let allowed = DomainSet::compile(&domains.allowed).unwrap_or_else(|list| {
+            problems.extend(list.into_iter().map(|p| format!("{at}: if.domains: {p}")));
+            DomainSet::default()
+        });
+        DomainsCheck { roles: check_roles, allowed }
+    });
+    let args = when.args.as_ref().and_then(|cond| conditions.compile(cond, &format!("{at}: if.args"), problems));
+    if problems.len() != before {
+        return None;
+    }
+    let reason = if !rule.reason.trim().is_empty() {
+        rule.reason.clone()
+    } else if !rule.description.trim().is_empty() {
+        rule.description.clone()
+    } else {
+        format!("the call matched rule '{}'", rule.name)
+    };
+    Some(CompiledRule {
+        name: rule.name.clone(),
+        decision: decision_of(rule.action),
+        reason,
+        servers,
+        tools,
+        roles,
+        side_effects: when.side_effects,
+        paths,
+        domains,
+        args,
+    })
+}
+
+/// The explicit roles of a `paths` or `domains` check, which must all be of `kind`.
+fn typed_roles(roles: &[String], kind: RoleKind, what: &str, at: &str, problems: &mut Vec<String>) -> Vec<String> {
+    let suffix = if kind == RoleKind::Path { "-path" } else { "-url" };
+    for role in roles {
+        if kind_of(role.trim()) != kind {
+            problems.push(format!(
+                "{at}: if.{what}.roles: {role:?} is not a {suffix} role (its name must end in {suffix})"
+            ));
+        }
+    }
+    roles.iter().map(|r| r.trim().to_owned()).collect()
+}

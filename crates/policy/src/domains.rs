@@ -1,0 +1,383 @@
+//! Hosts of URL arguments and domain patterns.
+//!
+//! [`host_of`] reads the host of a URL (`scheme://[user@]host[:port]/...`,
+//! also `//host/...`) or of a git remote in scp form (`[user@]host:path`).
+//! Hosts are normalised (lower case, one trailing dot removed, userinfo and
+//! port dropped, IPv6 brackets removed). Anything ambiguous (a backslash in
+//! the authority, percent-encoding or non-ASCII in the host, `http:host`
+//! without slashes) has no host, so no allowlist admits it.
+//!
+//! A host whose last label is numeric (`127.0.0.1`, `127.1`, `2130706433`,
+//! `0x7f.0.0.1`) is an IP address, as URL parsers read it; so is anything in
+//! brackets. Patterns: `example.com` (exactly), `*.example.com` (its
+//! subdomains, not itself), `*` (any DNS name, never an IP address).
+
+use std::fmt;
+use std::net::Ipv6Addr;
+
+/// A URL's host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Host {
+    /// A DNS name, lower case, without trailing dot.
+    Name(String),
+    /// An IP address (or something URL parsers read as one), as written,
+    /// lower case, without brackets.
+    Ip(String),
+}
+
+impl Host {
+    /// The host's text.
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Host::Name(name) | Host::Ip(name) => name,
+        }
+    }
+}
+
+impl fmt::Display for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Host::Name(name) => f.write_str(name),
+            Host::Ip(ip) if ip.contains(':') => write!(f, "[{ip}]"),
+            Host::Ip(ip) => f.write_str(ip),
+        }
+    }
+}
+
+/// Schemes URL parsers accept without `//` (`http:example.com`).
+const SPECIAL_SCHEMES: [&str; 6] = ["http", "https", "ws", "wss", "ftp", "file"];
+
+/// The host of `url`, or why it has none.
+pub(crate) fn host_of(url: &str) -> Result<Host, &'static str> {
+    let text = url.trim();
+    if text.is_empty() {
+        return Err("the URL is empty");
+    }
+    if text.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err("the URL contains whitespace or control characters");
+    }
+    if let Some(at) = text.find("://") {
+        let scheme = &text[..at];
+        if !is_scheme(scheme) {
+            return Err("the URL's scheme is invalid");
+        }
+        return host_of_authority(authority(&text[at + 3..])?);
+    }
+    if let Some(rest) = text.strip_prefix("//") {
+        return host_of_authority(authority(rest)?);
+    }
+    scp_host(text)
+}
+
+/// The authority at the start of `rest` (up to `/`, `?` or `#`).
+fn authority(rest: &str) -> Result<&str, &'static str> {
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    if authority.contains('\\') {
+        // WHATWG parsers end the authority at `\`, others do not.
+        return Err("the URL's authority contains a backslash");
+    }
+    Ok(authority)
+}
+
+/// `[user@]host:path`, git's scp-like remote syntax.
+fn scp_host(text: &str) -> Result<Host, &'static str> {
+    let slash = text.find(['/', '\\']).unwrap_or(text.len());
+    let head = &text[..slash];
+    let end = if let Some(open) = head.find('[') {
+        match head[open..].find("]:") {
+            Some(close) => open + close + 1,
+            None => return Err("not a URL or git remote"),
+        }
+    } else {
+        match head.find(':') {
+            Some(colon) => colon,
+            None => return Err("not a URL or git remote"),
+        }
+    };
+    let user_host = &text[..end];
+    if user_host.len() < 2 {
+        // `c:\...`: a drive letter, not a host.
+        return Err("not a URL or git remote");
+    }
+    if SPECIAL_SCHEMES.iter().any(|s| user_host.eq_ignore_ascii_case(s)) {
+        return Err("a URL without // after its scheme is ambiguous");
+    }
+    if !user_host.contains('@') && is_scheme(user_host) && !user_host.contains('.') && !text[end..].starts_with(":/") {
+        // `mailto:x`, `data:...`: a scheme, not a host (git would need a dot or user to be sure).
+        return Err("not a URL or git remote");
+    }
+    host_of_authority(user_host)
+}
+
+fn is_scheme(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// The host of `[userinfo@]host[:port]`.
+fn host_of_authority(authority: &str) -> Result<Host, &'static str> {
+    let host_port = match authority.rfind('@') {
+        Some(at) => &authority[at + 1..],
+        None => authority,
+    };
+    if let Some(inner) = host_port.strip_prefix('[') {
+        let Some(close) = inner.find(']') else {
+            return Err("the URL's IPv6 address has no closing bracket");
+        };
+        let after = &inner[close + 1..];
+        if !(after.is_empty() || after.strip_prefix(':').is_some_and(is_port)) {
+            return Err("the URL's port is invalid");
+        }
+        let ip = &inner[..close];
+        let address = ip.split('%').next().unwrap_or(ip);
+        if address.parse::<Ipv6Addr>().is_err() {
+            return Err("the URL's IPv6 address is invalid");
+        }
+        return Ok(Host::Ip(ip.to_ascii_lowercase()));
+    }
+    let host = match host_port.rfind(':') {
+        Some(colon) if is_port(&host_port[colon + 1..]) => &host_port[..colon],
+        Some(_) => return Err("the URL's port is invalid"),
+        None => host_port,
+    };
+    if host.contains(':') {
+        return Err("the URL's host contains ':'");
+    }
+    normalize_name(host)
+}
+
+fn is_port(text: &str) -> bool {
+    text.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A host name, normalised and classified; errors for empty labels and
+/// characters outside ASCII letters, digits, `-`, `_` and `.`.
+fn normalize_name(host: &str) -> Result<Host, &'static str> {
+    let host = host.strip_suffix('.').unwrap_or(host);
+    if host.is_empty() {
+        return Err("the URL has no host");
+    }
+    if !host.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')) {
+        return Err("the URL's host has characters other than letters, digits, '-', '_' and '.'");
+    }
+    if host.split('.').any(str::is_empty) {
+        return Err("the URL's host has an empty label");
+    }
+    let host = host.to_ascii_lowercase();
+    if is_ip_like(&host) { Ok(Host::Ip(host)) } else { Ok(Host::Name(host)) }
+}
+
+/// Whether URL parsers read `host` as an IPv4 address (in any of its forms):
+/// its last label is decimal digits or `0x` hex.
+fn is_ip_like(host: &str) -> bool {
+    let last = host.rsplit('.').next().unwrap_or(host);
+    let hex = last.strip_prefix("0x").is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+    hex || (!last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// One domain pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pattern {
+    /// Any DNS name (never an IP address).
+    Any,
+    /// Subdomains: the suffix, with its leading dot.
+    Subdomains(String),
+    /// Exactly this host.
+    Exact(String),
+}
+
+/// A compiled list of domain patterns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct DomainSet {
+    patterns: Vec<Pattern>,
+}
+
+impl DomainSet {
+    /// Compiles `patterns`; every invalid one is reported.
+    pub(crate) fn compile(patterns: &[String]) -> Result<DomainSet, Vec<String>> {
+        let mut compiled = Vec::new();
+        let mut problems = Vec::new();
+        for raw in patterns {
+            match compile_pattern(raw) {
+                Ok(pattern) => compiled.push(pattern),
+                Err(why) => problems.push(format!("domain pattern {raw:?}: {why}")),
+            }
+        }
+        if problems.is_empty() { Ok(DomainSet { patterns: compiled }) } else { Err(problems) }
+    }
+
+    /// Whether `host` matches one of the patterns.
+    pub(crate) fn allows(&self, host: &Host) -> bool {
+        self.patterns.iter().any(|pattern| match (pattern, host) {
+            (Pattern::Any, Host::Name(_)) => true,
+            (Pattern::Subdomains(suffix), Host::Name(name)) => name.len() > suffix.len() && name.ends_with(suffix),
+            (Pattern::Exact(exact), host) => exact == host.as_str(),
+            _ => false,
+        })
+    }
+}
+
+fn compile_pattern(raw: &str) -> Result<Pattern, &'static str> {
+    let text = raw.trim();
+    if text == "*" {
+        return Ok(Pattern::Any);
+    }
+    if let Some(suffix) = text.strip_prefix("*.") {
+        return match normalize_name(suffix) {
+            Ok(Host::Name(name)) => Ok(Pattern::Subdomains(format!(".{name}"))),
+            Ok(Host::Ip(_)) => Err("'*.' cannot precede an IP address"),
+            Err(_) => Err("not a domain: use example.com, *.example.com or *"),
+        };
+    }
+    if text.contains('*') {
+        return Err("'*' is allowed only alone or as a leading '*.'");
+    }
+    if let Some(inner) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        return match inner.parse::<Ipv6Addr>() {
+            Ok(_) => Ok(Pattern::Exact(inner.to_ascii_lowercase())),
+            Err(_) => Err("not an IPv6 address"),
+        };
+    }
+    match normalize_name(text) {
+        Ok(host) => Ok(Pattern::Exact(host.as_str().to_owned())),
+        Err(_) => Err("not a domain: use example.com, *.example.com or *"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(h: &str) -> Result<Host, &'static str> {
+        Ok(Host::Name(h.into()))
+    }
+
+    fn ip(h: &str) -> Result<Host, &'static str> {
+        Ok(Host::Ip(h.into()))
+    }
+
+    #[test]
+    fn urls_of_every_common_form() {
+        assert_eq!(host_of("https://Example.COM./a?b#c"), name("example.com"));
+        assert_eq!(host_of("http://user:pw@api.example.com:8443/x"), name("api.example.com"));
+        assert_eq!(host_of("ftp://files.example.org"), name("files.example.org"));
+        assert_eq!(host_of("ws://chat.example.net:80"), name("chat.example.net"));
+        assert_eq!(host_of("//cdn.example.com/lib.js"), name("cdn.example.com"));
+        assert_eq!(host_of("http://good.com@evil.com/"), name("evil.com"));
+        assert_eq!(host_of("http://a@b@evil.com/"), name("evil.com"));
+        assert_eq!(host_of("  https://example.com  "), name("example.com"));
+    }
+
+    #[test]
+    fn git_remotes_of_every_form() {
+        assert_eq!(host_of("https://github.com/o/r.git"), name("github.com"));
+        assert_eq!(host_of("ssh://git@GitHub.com:22/o/r"), name("github.com"));
+        assert_eq!(host_of("git@github.com:o/r.git"), name("github.com"));
+        assert_eq!(host_of("github.com:o/r.git"), name("github.com"));
+        assert_eq!(host_of("git://git.kernel.org/pub/scm/git.git"), name("git.kernel.org"));
+        assert_eq!(host_of("git+ssh://git@gitlab.com/o/r"), name("gitlab.com"));
+        assert_eq!(host_of("git@[::1]:o/r"), ip("::1"));
+        assert_eq!(host_of("git@10.0.0.1:o/r"), ip("10.0.0.1"));
+    }
+
+    #[test]
+    fn ip_forms_are_ips() {
+        for url in [
+            "http://127.0.0.1/",
+            "http://127.1/",
+            "http://2130706433/",
+            "http://0x7f.0.0.1/",
+            "http://0x7f000001/",
+            "http://0177.0.0.1/",
+            "http://foo.123/",
+        ] {
+            assert!(matches!(host_of(url), Ok(Host::Ip(_))), "{url}");
+        }
+        assert_eq!(host_of("http://[::1]:8080/"), ip("::1"));
+        assert_eq!(host_of("http://[FE80::1%25eth0]/"), ip("fe80::1%25eth0"));
+        assert!(matches!(host_of("http://1.2.3.example/"), Ok(Host::Name(_))));
+    }
+
+    #[test]
+    fn ambiguous_or_broken_urls_have_no_host() {
+        for url in [
+            "",
+            "   ",
+            "http://",
+            "http://evil.com\\@good.com/",
+            "http://exa mple.com/",
+            "http://ex%61mple.com/",
+            "http://exämple.com/",
+            "http://[::1/",
+            "http://[nope]/",
+            "http://example.com:80:80/",
+            "http://example.com:http/",
+            "http:example.com",
+            "https:/example.com",
+            "c:\\windows",
+            "relative/path",
+            "/abs/path",
+            "mailto:someone",
+            "http://a..b/",
+            "http://.example.com/",
+            "1http://x.com/",
+            "http://x.com\n.evil.com/",
+        ] {
+            assert!(host_of(url).is_err(), "{url:?} -> {:?}", host_of(url));
+        }
+    }
+
+    fn set(patterns: &[&str]) -> DomainSet {
+        DomainSet::compile(&patterns.iter().map(|p| p.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn patterns() {
+        let any = set(&["*"]);
+        assert!(any.allows(&Host::Name("example.com".into())));
+        for url in ["http://127.0.0.1/", "http://[::1]/", "http://2130706433/", "http://0x7f.0.0.1/"] {
+            assert!(!any.allows(&host_of(url).unwrap()), "{url}");
+        }
+        let sub = set(&["*.Example.com."]);
+        assert!(sub.allows(&host_of("https://api.example.com").unwrap()));
+        assert!(sub.allows(&host_of("https://a.b.example.com").unwrap()));
+        assert!(!sub.allows(&host_of("https://example.com").unwrap()));
+        assert!(!sub.allows(&host_of("https://evilexample.com").unwrap()));
+        let exact = set(&["example.com", "10.0.0.1", "[::1]"]);
+        assert!(exact.allows(&host_of("https://EXAMPLE.com.").unwrap()));
+        assert!(!exact.allows(&host_of("https://www.example.com").unwrap()));
+        assert!(exact.allows(&host_of("http://10.0.0.1:80").unwrap()));
+        assert!(exact.allows(&host_of("http://[::1]:80").unwrap()));
+        assert!(!exact.allows(&host_of("http://10.1/").unwrap()));
+    }
+
+    #[test]
+    fn invalid_patterns_are_reported() {
+        let err =
+            DomainSet::compile(&["ex*.com".into(), "*.".into(), "".into(), "a b".into(), "ok.com".into()]).unwrap_err();
+        assert_eq!(err.len(), 4, "{err:?}");
+    }
+
+    #[test]
+    fn no_combination_of_url_fragments_panics() {
+        const PARTS: [&str; 16] =
+            ["http", "://", "@", "[", "]", ":", "/", "\\", "é", "0x", ".", "1", "git", "%", " ", "::1"];
+        let mut count = 0;
+        for a in PARTS {
+            for b in PARTS {
+                for c in PARTS {
+                    for d in PARTS {
+                        let url = format!("{a}{b}{c}{d}");
+                        if let Ok(host) = host_of(&url) {
+                            assert!(!host.as_str().is_empty(), "{url:?}");
+                            count += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(count > 0);
+    }
+}

@@ -1,0 +1,515 @@
+//! The evaluation of one call.
+//!
+//! The algorithm, in order:
+//!
+//! 1. **Trusted server**: a server in `policy.trustedServers` is allowed
+//!    outright (rule `trusted-server`). Otherwise the arguments are parsed,
+//!    once: they must be a JSON object (absent or `null` is an empty one),
+//!    else the call is denied (`invalid-arguments`).
+//! 2. **Roles**: the annotation of (server, tool) gives each argument its
+//!    roles; each `conditional` entry whose `when` holds replaces the roles
+//!    of the arguments it lists. No annotation: denied in strict mode
+//!    (`unannotated-tool`), else the call has no roles. A role's values are
+//!    its arguments' strings (a string, or each string of an array; absent
+//!    or `null` arguments have none); any other type is denied naming the
+//!    argument (`argument-type`).
+//! 3. **Paths** (roles ending in `-path`): every value is canonicalised
+//!    (see [`crate::paths`]); one that cannot be is denied (`invalid-path`),
+//!    one within a protected path is denied (`protected-path`).
+//! 4. **URLs** (roles ending in `-url`): every value's host is read (see
+//!    [`crate::domains`]). When `policy.allowedDomains` has an entry for the
+//!    server, a value whose host it does not allow (or that has no host)
+//!    makes the call escalate (`domain-allowlist`); evaluation goes on so a
+//!    stricter rule can still deny.
+//! 5. **Sandbox**: a path role whose paths all lie within `policy.sandbox` is
+//!    allowed (`sandbox`) and skips the role rules.
+//! 6. **Role rules** (rules with `if.roles`): for each remaining role of the
+//!    call, the first rule listing it whose server and tool globs,
+//!    `sideEffects`, `paths`, `domains` and `args` all hold decides that
+//!    role; a matching `log` rule is recorded and the search goes on. A role
+//!    no rule decides gets the default action. `paths` and `domains` look at
+//!    the values of their own `roles`, or else of the role being decided (a
+//!    `paths` check does not apply to a URL role, nor `domains` to a path
+//!    role).
+//! 7. **Call rules** (rules without roles): the first matching allow, deny
+//!    or escalate rule decides; matching `log` rules are recorded and
+//!    evaluation goes on (Sentinel's semantics). Their `paths` / `domains`
+//!    look at the values of their own `roles`, or else of every path / URL
+//!    role of the call.
+//! 8. **Combine**: if a call rule decided, the most restrictive of it and
+//!    every role's result; else, if the call has roles, the most restrictive
+//!    of the roles' results; else the default action (`policy.default`, or
+//!    the profile's, allow when neither is set). The escalation of step 4
+//!    joins in. Deny > escalate > allow; on a tie the first (step 4, the
+//!    call rule, then the roles in order) names the rule.
+//!
+//! A `paths` or `domains` check holds only if there is at least one value
+//! to check and every value passes (all canonical forms within one of the
+//! directories; every host allowed).
+
+use serde_json::{Map, Value};
+
+use crate::compile::{CompiledRule, PolicyEngine};
+use crate::condition::SqlCache;
+use crate::domains::host_of;
+use crate::paths::{all_within, all_within_any, canonicalize, protected_by};
+use crate::roles::{Annotation, RoleKind, RoleValues, extract, type_name};
+use crate::verdict::{Decision, Evaluation, Outcome, most_restrictive};
+
+/// Steps of the evaluation, kept only when asked for.
+struct Trace {
+    steps: Option<Vec<String>>,
+}
+
+impl Trace {
+    fn step(&mut self, step: impl FnOnce() -> String) {
+        if let Some(steps) = &mut self.steps {
+            steps.push(step());
+        }
+    }
+
+    fn on(&self) -> bool {
+        self.steps.is_some()
+    }
+}
+
+/// What a rule's conditions see of the call.
+struct CallView<'a> {
+    annotation: Option<&'a Annotation>,
+    roles: &'a [RoleValues<'a>],
+    args: &'a Value,
+}
+
+/// Why a rule did not apply.
+enum Miss<'a> {
+    SideEffects(Option<bool>, Option<bool>),
+    NoPath,
+    PathOutside(&'a str),
+    NoUrl,
+    HostNotAllowed(&'a str),
+    Args,
+}
+
+impl Miss<'_> {
+    fn describe(&self) -> String {
+        match self {
+            Miss::SideEffects(wanted, actual) => format!(
+                "sideEffects is {}, the rule wants {}",
+                actual.map_or("not annotated".into(), |a| a.to_string()),
+                wanted.map_or("any".into(), |w| w.to_string())
+            ),
+            Miss::NoPath => "no path value to check".into(),
+            Miss::PathOutside(path) => format!("{path:?} is not within the rule's directories"),
+            Miss::NoUrl => "no URL value to check".into(),
+            Miss::HostNotAllowed(url) => format!("the host of {url:?} is not allowed by the rule's domains"),
+            Miss::Args => "the args condition does not hold".into(),
+        }
+    }
+}
+
+impl PolicyEngine {
+    /// Evaluates a call to `tool` of `server` with `arguments` (the JSON text
+    /// of the call's `arguments` object, if any), recording a trace of every
+    /// step.
+    pub fn evaluate(&self, server: &str, tool: &str, arguments: Option<&str>) -> Evaluation {
+        self.run(server, tool, arguments, true)
+    }
+
+    /// [`PolicyEngine::evaluate`] without the trace (for the guard).
+    pub(crate) fn decide_quietly(&self, server: &str, tool: &str, arguments: Option<&str>) -> Evaluation {
+        self.run(server, tool, arguments, false)
+    }
+
+    fn run(&self, server: &str, tool: &str, arguments: Option<&str>, trace: bool) -> Evaluation {
+        let mut trace = Trace { steps: trace.then(Vec::new) };
+        let mut logged = Vec::new();
+        let outcome = self.decide(server, tool, arguments, &mut trace, &mut logged);
+        trace.step(|| format!("decision: {} by '{}': {}", outcome.decision, outcome.rule, outcome.reason));
+        Evaluation {
+            action: outcome.decision,
+            rule: outcome.rule,
+            reason: outcome.reason,
+            trace: trace.steps.unwrap_or_default(),
+            logged,
+        }
+    }
+
+    fn decide(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<&str>,
+        trace: &mut Trace,
+        logged: &mut Vec<String>,
+    ) -> Outcome {
+        // 1. Trusted servers.
+        if self.trusted.contains(server) {
+            trace.step(|| format!("trusted-server: server '{server}' is trusted: the policy does not apply"));
+            return Outcome::new(Decision::Allow, "trusted-server", format!("server '{server}' is trusted"));
+        }
+        trace.step(|| format!("trusted-server: server '{server}' is not trusted"));
+        let args = match parse_arguments(arguments) {
+            Ok(args) => args,
+            Err(why) => {
+                trace.step(|| format!("invalid-arguments: {why}"));
+                return Outcome::new(Decision::Deny, "invalid-arguments", why);
+            }
+        };
+        let mut sql = SqlCache::default();
+        let matched = self.rules_matching(server, tool);
+
+        // 2. Roles.
+        let annotation = self.annotations.get(server).and_then(|tools| tools.get(tool));
+        let mut roles = match annotation {
+            None if self.strict => {
+                trace.step(|| format!("unannotated-tool: {server}/{tool} has no annotation and the policy is strict"));
+                return Outcome::new(
+                    Decision::Deny,
+                    "unannotated-tool",
+                    format!(
+                        "tool '{tool}' of server '{server}' has no annotation, so the roles of its arguments are unknown (strict policy)"
+                    ),
+                );
+            }
+            None => {
+                trace.step(|| format!("roles: {server}/{tool} has no annotation: its arguments have no roles"));
+                Vec::new()
+            }
+            Some(annotation) => {
+                let mut applied = Vec::new();
+                let assigned = annotation.assign(&args, &mut sql, &mut applied);
+                trace.step(|| {
+                    let conditional = if applied.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (conditional roles {applied:?} applied)")
+                    };
+                    let list: Vec<String> =
+                        assigned.iter().map(|(arg, roles)| format!("{arg} → [{}]", roles.join(", "))).collect();
+                    format!("roles{conditional}: {}", if list.is_empty() { "none".into() } else { list.join("; ") })
+                });
+                match extract(&assigned, &args) {
+                    Ok(roles) => roles,
+                    Err(why) => {
+                        trace.step(|| format!("argument-type: {why}"));
+                        return Outcome::new(Decision::Deny, "argument-type", why);
+                    }
+                }
+            }
+        };
+
+        // 3. Paths: canonical forms, protected paths.
+        let mut canonical: Vec<(&str, Vec<std::path::PathBuf>)> = Vec::new(); // the same value under several roles
+        for role in roles.iter_mut().filter(|r| r.kind == RoleKind::Path) {
+            let name = role.role;
+            for value in &mut role.values {
+                let known = canonical.iter().find(|(text, _)| *text == value.text).map(|(_, paths)| paths.clone());
+                match known.map(Ok).unwrap_or_else(|| canonicalize(value.text, &self.env)) {
+                    Ok(paths) => {
+                        canonical.push((value.text, paths.clone()));
+                        value.paths = paths;
+                    }
+                    Err(why) => {
+                        let reason = format!(
+                            "argument '{}' (role {name}): cannot check the path {:?}: {why}",
+                            value.arg, value.text
+                        );
+                        trace.step(|| format!("invalid-path: {reason}"));
+                        return Outcome::new(Decision::Deny, "invalid-path", reason);
+                    }
+                }
+                if let Some(protected) = protected_by(&value.paths, &self.protected) {
+                    let reason = format!(
+                        "argument '{}' (role {name}): {:?} is within the protected path {}",
+                        value.arg,
+                        value.text,
+                        protected.display()
+                    );
+                    trace.step(|| format!("protected-path: {reason}"));
+                    return Outcome::new(Decision::Deny, "protected-path", reason);
+                }
+                trace.step(|| {
+                    let shown: Vec<String> = value.paths.iter().map(|p| p.display().to_string()).collect();
+                    format!("path: {:?} (role {name}) → {}, not protected", value.text, shown.join(" | "))
+                });
+            }
+        }
+
+        // 4. URLs: hosts, the server's domain allowlist.
+        let allowlist = self.allowed_domains.get(server);
+        let mut structural = None;
+        for role in roles.iter_mut().filter(|r| r.kind == RoleKind::Url) {
+            let name = role.role;
+            for value in &mut role.values {
+                let host = host_of(value.text);
+                if let Some(allowlist) = allowlist
+                    && structural.is_none()
+                {
+                    let refused = match &host {
+                        Ok(host) if allowlist.allows(host) => None,
+                        Ok(host) => Some(format!("host {host} is not in the allowed domains of server '{server}'")),
+                        Err(why) => Some(format!(
+                            "{why}, so its host cannot be checked against the allowed domains of server '{server}'"
+                        )),
+                    };
+                    if let Some(refused) = refused {
+                        let reason = format!("argument '{}' (role {name}): {refused}", value.arg);
+                        trace.step(|| format!("domain-allowlist: {reason} → escalate"));
+                        structural = Some(Outcome::new(Decision::Escalate, "domain-allowlist", reason));
+                    }
+                }
+                trace.step(|| match &host {
+                    Ok(host) => format!("url: {:?} (role {name}) → host {host}", value.text),
+                    Err(why) => format!("url: {:?} (role {name}) has no host: {why}", value.text),
+                });
+                value.host = Some(host);
+            }
+        }
+        if allowlist.is_some() && structural.is_none() {
+            trace.step(|| format!("domain-allowlist: every URL is within the allowed domains of server '{server}'"));
+        }
+        let roles = roles;
+        let view = CallView { annotation, roles: &roles, args: &args };
+
+        // 5. Sandbox, 6. role rules.
+        let mut results = Vec::with_capacity(roles.len());
+        for role in &roles {
+            if role.kind == RoleKind::Path
+                && let Some(sandbox) = &self.sandbox
+                && role.values.iter().all(|v| all_within(&v.paths, sandbox))
+            {
+                let reason = format!("every path of role {} is within the sandbox {}", role.role, sandbox.display());
+                trace.step(|| format!("sandbox: {reason} → allow"));
+                results.push(Outcome::new(Decision::Allow, "sandbox", reason));
+                continue;
+            }
+            results.push(self.decide_role(role, &view, &matched, &mut sql, trace, logged));
+        }
+
+        // 7. Call rules.
+        let call = self.decide_call(&view, &matched, &mut sql, trace, logged);
+
+        // 8. Combine.
+        let default;
+        let mut candidates: Vec<&Outcome> = structural.iter().collect();
+        if let Some(call) = &call {
+            candidates.push(call);
+            candidates.extend(&results);
+        } else if !roles.is_empty() {
+            candidates.extend(&results);
+        } else {
+            default = Outcome::new(
+                self.default,
+                "default",
+                format!("no rule decided the call; the default action is {}", self.default),
+            );
+            candidates.push(&default);
+        }
+        if trace.on() && candidates.len() > 1 {
+            let listed: Vec<String> = candidates.iter().map(|o| format!("{} ({})", o.decision, o.rule)).collect();
+            trace.step(|| format!("combine: the most restrictive of {}", listed.join(", ")));
+        }
+        most_restrictive(candidates).cloned().unwrap_or_else(|| {
+            Outcome::new(
+                self.default,
+                "default",
+                format!("no rule decided the call; the default action is {}", self.default),
+            )
+        })
+    }
+
+    /// Which rules' server and tool globs match, by rule index.
+    fn rules_matching(&self, server: &str, tool: &str) -> Vec<bool> {
+        let server_hits = glob_hits(&self.server_globs, server);
+        let tool_hits = glob_hits(&self.tool_globs, tool);
+        let hit = |indices: &[usize], hits: &[bool]| {
+            indices.is_empty() || indices.iter().any(|&i| hits.get(i).copied().unwrap_or(false))
+        };
+        self.rules.iter().map(|rule| hit(&rule.servers, &server_hits) && hit(&rule.tools, &tool_hits)).collect()
+    }
+
+    /// Step 6 for one role.
+    fn decide_role<'a>(
+        &self,
+        role: &'a RoleValues<'a>,
+        view: &CallView<'a>,
+        matched: &[bool],
+        sql: &mut SqlCache<'a>,
+        trace: &mut Trace,
+        logged: &mut Vec<String>,
+    ) -> Outcome {
+        let name = role.role;
+        for &index in &self.role_rules {
+            let Some(rule) = self.rules.get(index) else { continue };
+            if !rule.roles.iter().any(|r| r == name) {
+                continue;
+            }
+            if !matched.get(index).copied().unwrap_or(false) {
+                trace.step(|| format!("rule '{}' (role {name}): server or tool does not match", rule.name));
+                continue;
+            }
+            match self.applies(rule, view, Some(role), sql) {
+                Err(miss) => trace.step(|| format!("rule '{}' (role {name}): {}", rule.name, miss.describe())),
+                Ok(()) => match rule.decision {
+                    None => {
+                        trace.step(|| format!("rule '{}' (role {name}): matches: logged, going on", rule.name));
+                        log(logged, &rule.name);
+                    }
+                    Some(decision) => {
+                        trace.step(|| format!("rule '{}' (role {name}): matches → {decision}", rule.name));
+                        return Outcome::new(decision, rule.name.clone(), rule.reason.clone());
+                    }
+                },
+            }
+        }
+        trace.step(|| format!("role {name}: no rule decides → default {}", self.default));
+        Outcome::new(
+            self.default,
+            "default",
+            format!("no rule decided role {name}; the default action is {}", self.default),
+        )
+    }
+
+    /// Step 7: the first deciding call rule.
+    fn decide_call<'a>(
+        &self,
+        view: &CallView<'a>,
+        matched: &[bool],
+        sql: &mut SqlCache<'a>,
+        trace: &mut Trace,
+        logged: &mut Vec<String>,
+    ) -> Option<Outcome> {
+        let mut skipped = 0usize;
+        let mut decided = None;
+        for &index in &self.call_rules {
+            let Some(rule) = self.rules.get(index) else { continue };
+            if !matched.get(index).copied().unwrap_or(false) {
+                skipped += 1;
+                continue;
+            }
+            match self.applies(rule, view, None, sql) {
+                Err(miss) => trace.step(|| format!("rule '{}': {}", rule.name, miss.describe())),
+                Ok(()) => match rule.decision {
+                    None => {
+                        trace.step(|| format!("rule '{}': matches: logged, going on", rule.name));
+                        log(logged, &rule.name);
+                    }
+                    Some(decision) => {
+                        trace.step(|| format!("rule '{}': matches → {decision}", rule.name));
+                        decided = Some(Outcome::new(decision, rule.name.clone(), rule.reason.clone()));
+                        break;
+                    }
+                },
+            }
+        }
+        if skipped > 0 {
+            trace.step(|| format!("{skipped} call rule(s) skipped: server or tool does not match"));
+        }
+        if decided.is_none() {
+            trace.step(|| "no call rule decides".into());
+        }
+        decided
+    }
+
+    /// Whether `rule` (its globs already matched) applies: `sideEffects`,
+    /// `paths`, `domains`, `args`. `role` is the role being decided (step 6).
+    fn applies<'a>(
+        &self,
+        rule: &CompiledRule,
+        view: &CallView<'a>,
+        role: Option<&'a RoleValues<'a>>,
+        sql: &mut SqlCache<'a>,
+    ) -> Result<(), Miss<'a>> {
+        if let Some(wanted) = rule.side_effects {
+            let actual = view.annotation.and_then(|a| a.side_effects);
+            if actual != Some(wanted) {
+                return Err(Miss::SideEffects(Some(wanted), actual));
+            }
+        }
+        if let Some(paths) = &rule.paths
+            && let Some(concerned) = concerned(&paths.roles, RoleKind::Path, view.roles, role)
+        {
+            let mut any = false;
+            for value in concerned.iter().flat_map(|r| &r.values) {
+                any = true;
+                if !all_within_any(&value.paths, &paths.within) {
+                    return Err(Miss::PathOutside(value.text));
+                }
+            }
+            if !any {
+                return Err(Miss::NoPath);
+            }
+        }
+        if let Some(domains) = &rule.domains
+            && let Some(concerned) = concerned(&domains.roles, RoleKind::Url, view.roles, role)
+        {
+            let mut any = false;
+            for value in concerned.iter().flat_map(|r| &r.values) {
+                any = true;
+                let allowed = matches!(&value.host, Some(Ok(host)) if domains.allowed.allows(host));
+                if !allowed {
+                    return Err(Miss::HostNotAllowed(value.text));
+                }
+            }
+            if !any {
+                return Err(Miss::NoUrl);
+            }
+        }
+        if let Some(cond) = &rule.args
+            && !cond.holds(view.args, sql)
+        {
+            return Err(Miss::Args);
+        }
+        Ok(())
+    }
+}
+
+/// The roles a `paths` (or `domains`) check looks at: its explicit roles,
+/// else the role being decided (`None`, not applicable, when that role is of
+/// another kind), else every role of the kind.
+fn concerned<'a>(
+    explicit: &[String],
+    kind: RoleKind,
+    roles: &'a [RoleValues<'a>],
+    current: Option<&'a RoleValues<'a>>,
+) -> Option<Vec<&'a RoleValues<'a>>> {
+    if !explicit.is_empty() {
+        return Some(roles.iter().filter(|r| explicit.iter().any(|e| e == r.role)).collect());
+    }
+    match current {
+        Some(role) if role.kind == kind => Some(vec![role]),
+        Some(_) => None,
+        None => Some(roles.iter().filter(|r| r.kind == kind).collect()),
+    }
+}
+
+fn log(logged: &mut Vec<String>, name: &str) {
+    if !logged.iter().any(|l| l == name) {
+        logged.push(name.to_owned());
+    }
+}
+
+fn glob_hits(set: &globset::GlobSet, name: &str) -> Vec<bool> {
+    let mut hits = vec![false; set.len()];
+    if !set.is_empty() {
+        for index in set.matches(name) {
+            if let Some(hit) = hits.get_mut(index) {
+                *hit = true;
+            }
+        }
+    }
+    hits
+}
+
+/// The arguments as a JSON object (absent, blank or `null`: empty).
+fn parse_arguments(arguments: Option<&str>) -> Result<Value, String> {
+    let Some(text) = arguments.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Value::Object(Map::new()));
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(Value::Object(map)),
+        Ok(Value::Null) => Ok(Value::Object(Map::new())),
+        Ok(other) => Err(format!("the arguments must be a JSON object, not {}", type_name(&other))),
+        Err(err) => Err(format!("the arguments are not valid JSON: {err}")),
+    }
+}

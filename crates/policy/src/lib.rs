@@ -1,0 +1,49 @@
+//! Warden's argument-policy engine.
+//!
+//! It unites two systems: IronCurtain's structural checks and per-role rules
+//! (argument roles from tool annotations, protected paths, a sandbox,
+//! per-server domain allowlists, the most restrictive role winning) and MCP
+//! Sentinel's ordered rules on argument values (strings, numbers, lists, SQL
+//! facts; the first deciding rule wins, `log` rules record and go on).
+//!
+//! Unlike them it never fails open: an invalid policy (a bad regex, an
+//! unknown list or dialect, a malformed condition) is an error naming its
+//! rule, not an empty or silently non-matching policy; an argument of an
+//! unexpected JSON type is refused or fails to match, never crashes the
+//! engine. See [`evaluate`](PolicyEngine::evaluate) for the algorithm
+//! (documented in `src/evaluate.rs`).
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = warden_config::parse(std::path::Path::new("w.yaml"), r#"
+//! policy:
+//!   rules:
+//!     - name: no-unbounded-select
+//!       if: {tool: ["query"], args: {arg: sql, sql: {selectWithoutLimit: true}}}
+//!       then: deny
+//!       reason: add a LIMIT
+//! "#, &|_| None)?;
+//! let engine = warden_policy::PolicyEngine::compile(&config, None)?;
+//! let evaluation = engine.evaluate("db", "query", Some(r#"{"sql": "SELECT * FROM users"}"#));
+//! assert_eq!(evaluation.action, warden_policy::Decision::Deny);
+//! assert_eq!(evaluation.rule, "no-unbounded-select");
+//! # Ok(())
+//! # }
+//! ```
+
+#![warn(missing_docs)]
+
+mod cases;
+mod compile;
+mod condition;
+mod domains;
+mod error;
+mod evaluate;
+mod paths;
+mod roles;
+mod verdict;
+
+pub use cases::{CaseFailure, CaseReport, run_cases};
+pub use compile::PolicyEngine;
+pub use error::PolicyError;
+pub use verdict::{Decision, Evaluation};

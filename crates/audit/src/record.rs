@@ -30,6 +30,9 @@ pub struct AuditRecord {
     pub seq: u64,
     /// The client session.
     pub session: String,
+    /// The client, as it named itself in `initialize` (`name/version`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub client: Option<String>,
     /// The upstream server.
     pub server: String,
     /// The JSON-RPC method, as on the wire (`tools/call`).
@@ -104,6 +107,7 @@ pub enum OutcomeKind {
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
     session: String,
+    client: Option<String>,
     server: String,
     method: String,
     name: String,
@@ -118,6 +122,7 @@ impl Entry {
     pub(crate) fn new(record: &Record<'_>) -> Self {
         Entry {
             session: record.call.session.to_owned(),
+            client: record.client.map(str::to_owned),
             server: record.call.server.to_owned(),
             method: record.call.method.as_str().to_owned(),
             name: record.call.name.to_owned(),
@@ -164,6 +169,7 @@ impl Entry {
             time: String::new(),
             seq: 0,
             session: self.session,
+            client: self.client.map(|client| text(client)),
             server: self.server,
             method: self.method,
             name: text(self.name),

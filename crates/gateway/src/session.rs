@@ -33,6 +33,8 @@ pub struct Session {
 pub(crate) struct ClientInit {
     /// The revision both sides speak.
     pub protocol_version: String,
+    /// `clientInfo` as `name/version`, for audit records.
+    pub name: Option<String>,
 }
 
 /// The state a session's tasks share.

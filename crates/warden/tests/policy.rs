@@ -113,6 +113,7 @@ fn every_decision_is_audited_redacted_and_chained_and_survives_a_kill() {
     assert!(!text.contains("sk-ant-api03") && !text.contains("4111 1111"), "redacted: {text}");
     assert_eq!(records[0]["arguments"]["n"], 123456789, "numbers untouched");
     assert_eq!(records[0]["server"], "fx");
+    assert_eq!(records[0]["client"], "warden-tests/1.0.0");
     assert_eq!(records[0]["name"], "echo");
     assert_eq!(records[0]["decision"]["verdict"], "allow");
     assert_eq!(records[2]["decision"]["verdict"], "deny");

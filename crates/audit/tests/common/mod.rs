@@ -66,8 +66,14 @@ impl<'a> Req<'a> {
 pub async fn record(log: &AuditLog, req: &Req<'_>) -> Result<(), String> {
     let method = Method::ToolsCall;
     let call = Call { session: "s1", server: req.server, method: &method, name: req.name, arguments: req.arguments };
-    log.record(Record { call, verdict: &req.verdict, outcome: &req.outcome, elapsed: Duration::from_micros(1234) })
-        .await
+    log.record(Record {
+        call,
+        client: Some("test-client/1.0"),
+        verdict: &req.verdict,
+        outcome: &req.outcome,
+        elapsed: Duration::from_micros(1234),
+    })
+    .await
 }
 
 /// Writes `n` allowed records `tool0`, `tool1`, ... to a fresh log at `path`.

@@ -94,7 +94,8 @@ impl Shared {
         started: Instant,
     ) -> Result<(), String> {
         let Some(audit) = &hooks.audit else { return Ok(()) };
-        let record = crate::pipeline::Record { call, verdict, outcome, elapsed: started.elapsed() };
+        let client = self.client.get().and_then(|client| client.name.as_deref());
+        let record = crate::pipeline::Record { call, client, verdict, outcome, elapsed: started.elapsed() };
         audit.record(record).await
     }
 

@@ -20,6 +20,16 @@ const CAPABILITIES: &str = r#"{"tools":{"listChanged":true},"prompts":{"listChan
 #[serde(rename_all = "camelCase")]
 struct InitializeParams {
     protocol_version: String,
+    #[serde(default)]
+    client_info: Option<ClientInfo>,
+}
+
+#[derive(Deserialize)]
+struct ClientInfo {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    version: Option<String>,
 }
 
 impl Shared {
@@ -27,8 +37,8 @@ impl Shared {
     /// upstreams' handshakes (so servers see the client's real capabilities).
     pub(super) fn initialize(&self, frame: &Frame) {
         let params = frame.params().unwrap_or("{}");
-        let requested = match serde_json::from_str::<InitializeParams>(params) {
-            Ok(parsed) => parsed.protocol_version,
+        let (requested, client) = match serde_json::from_str::<InitializeParams>(params) {
+            Ok(parsed) => (parsed.protocol_version, parsed.client_info),
             Err(err) => {
                 return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid initialize params: {err}"));
             }
@@ -38,7 +48,11 @@ impl Shared {
         } else {
             SUPPORTED_VERSIONS[SUPPORTED_VERSIONS.len() - 1].to_owned()
         };
-        if self.client.set(ClientInit { protocol_version: version.clone() }).is_err() {
+        let name = client.and_then(|info| match (info.name, info.version) {
+            (Some(name), Some(version)) => Some(format!("{name}/{version}")),
+            (name, _) => name,
+        });
+        if self.client.set(ClientInit { protocol_version: version.clone(), name }).is_err() {
             return self.fail(frame, ErrorCode::InvalidRequest, "the session is already initialized");
         }
         self.init_params.send_replace(Some(Arc::from(params)));

@@ -26,6 +26,8 @@ pub enum Outcome {
 pub struct Record<'a> {
     /// The request.
     pub call: Call<'a>,
+    /// The client, as it named itself in `initialize` (`name/version`).
+    pub client: Option<&'a str>,
     /// The decision.
     pub verdict: &'a Verdict,
     /// How it ended.

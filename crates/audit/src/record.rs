@@ -169,7 +169,7 @@ impl Entry {
             time: String::new(),
             seq: 0,
             session: self.session,
-            client: self.client.map(|client| text(client)),
+            client: self.client.map(&text),
             server: self.server,
             method: self.method,
             name: text(self.name),

@@ -94,6 +94,21 @@ bench() {
     cat "$tmp/out.jsonl" >>"$results"
 }
 
+# Warden with a realistic 200-rule policy loaded (150 rules for other tools,
+# 50 that look at echo's argument and do not match): the guard's cost per call.
+policy_config="$tmp/warden-policy-200.yaml"
+python3 - "$fixture" >"$policy_config" <<'EOF'
+import json, sys
+fixture = json.dumps(sys.argv[1])
+print("servers:")
+print(f"  fixture:\n    transport: {{kind: stdio, command: {fixture}, args: []}}")
+print("policy:\n  default: allow\n  rules:")
+for i in range(150):
+    print(f"    - {{name: other-{i}, if: {{tool: ['tool_{i}_*'], args: {{arg: path, startsWith: '/etc/{i}'}}}}, then: deny, reason: r}}")
+for i in range(50):
+    print(f"    - {{name: echo-{i}, if: {{tool: ['ec*'], args: {{any: [{{arg: text, contains: 'forbidden-{i}'}}, {{arg: n, gt: {i}}}]}}}}, then: deny, reason: r}}")
+EOF
+
 # Short phases on a 2-core machine are noisy: each pair runs REPEAT times,
 # alternating which goes first, and the summary takes medians.
 for ((round = 1; round <= REPEAT; round++)); do
@@ -104,6 +119,14 @@ for ((round = 1; round <= REPEAT; round++)); do
         case "$label" in
             */direct) bench "$label" "$CALLS" -- "$fixture" ;;
             */warden) bench "$label" "$CALLS" -- "$warden" wrap -- "$fixture" ;;
+        esac
+    done
+    pair=(policy200/direct policy200/warden)
+    ((round % 2)) || pair=(policy200/warden policy200/direct)
+    for label in "${pair[@]}"; do
+        case "$label" in
+            */direct) bench "$label" "$CALLS" -- "$fixture" ;;
+            */warden) bench "$label" "$CALLS" -- "$warden" serve --config "$policy_config" ;;
         esac
     done
     if [[ "$SKIP_NODE" != 1 ]]; then
@@ -200,5 +223,8 @@ for key, desc in names.items():
     if r:
         print(f"  {desc:<36} {r['rss_mb']:>7.1f} MB ({r['rss_kb']} kB)")
 EOF
+echo >&2
+echo "Policy decision time (200 rules, in process):"
+(cd "$root" && cargo run --quiet --release -p warden-policy --example decide_bench)
 echo >&2
 echo "raw results: $results" >&2

@@ -262,6 +262,25 @@ pub struct RateLimit {
     pub calls: u32,
     /// The window, in seconds.
     pub per_seconds: u64,
+    /// What is counted: each tool on its own (`tool`, the default) or all
+    /// the matching tools of a server together (`server`).
+    #[serde(default, skip_serializing_if = "is_default_scope")]
+    pub scope: LimitScope,
+}
+
+/// What one rate limit counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LimitScope {
+    /// Each server's each tool has its own count.
+    #[default]
+    Tool,
+    /// Each server's matching tools share one count.
+    Server,
+}
+
+fn is_default_scope(scope: &LimitScope) -> bool {
+    *scope == LimitScope::Tool
 }
 
 fn is_false(value: &bool) -> bool {

@@ -32,7 +32,7 @@
 
 use std::path::Path;
 
-use warden_config::{Action, Condition, Config, RateLimit, Rule, RuleMatch};
+use warden_config::{Action, Condition, Config, LimitScope, RateLimit, Rule, RuleMatch};
 
 use crate::error::ImportError;
 use crate::node::{At, Doc, Node, unknown_keys};
@@ -95,6 +95,7 @@ pub(crate) fn import(path: &Path, text: &str) -> Result<Imported, ImportError> {
         tool: "*".into(),
         calls: BREAKER_CALLS,
         per_seconds: BREAKER_SECONDS,
+        scope: LimitScope::Tool,
     });
 
     let mut warnings = notes.warnings;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use common::{file, load, same, warning};
 use serde_json::json;
-use warden_config::{Action, Condition, RateLimit};
+use warden_config::{Action, Condition, LimitScope, RateLimit};
 use warden_import::{ImportError, Imported, import_sentinel, to_yaml};
 
 fn sentinel(rel: &str) -> Imported {
@@ -103,7 +103,7 @@ fn rules_map_one_to_one() {
 
     assert_eq!(
         imported.config.rate_limits,
-        [RateLimit { server: "*".into(), tool: "*".into(), calls: 100, per_seconds: 60 }]
+        [RateLimit { server: "*".into(), tool: "*".into(), calls: 100, per_seconds: 60, scope: LimitScope::Tool }]
     );
     warning(&imported, &["circuit breaker", "100 calls per tool within 60 s", "rateLimits"]);
     warning(&imported, &["allow_with_approval is written as escalate", "\"Destructive SQL Requires Approval\""]);

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use globset::{Glob, GlobMatcher};
 use sha2::{Digest, Sha256};
-use warden_config::{Breaker, RateLimit};
+use warden_config::{Breaker, LimitScope, RateLimit};
 use warden_gateway::pipeline::{Call, Guard, Verdict};
 use warden_jsonrpc::Method;
 
@@ -38,6 +38,7 @@ struct Limit {
     tool: GlobMatcher,
     calls: u32,
     span: Duration,
+    per_server: bool,
     label: String,
 }
 
@@ -68,9 +69,14 @@ impl Limiter {
                     tool: glob(index, &limit.tool)?,
                     calls: limit.calls,
                     span: Duration::from_secs(limit.per_seconds),
+                    per_server: limit.scope == LimitScope::Server,
                     label: format!(
-                        "{} calls per {} s for {}/{}",
-                        limit.calls, limit.per_seconds, limit.server, limit.tool
+                        "{} calls per {} s for {}/{}{}",
+                        limit.calls,
+                        limit.per_seconds,
+                        limit.server,
+                        limit.tool,
+                        if limit.scope == LimitScope::Server { " together" } else { "" }
                     ),
                 })
             })
@@ -110,7 +116,8 @@ impl Limiter {
             if !(limit.server.is_match(call.server) && limit.tool.is_match(call.name)) {
                 continue;
             }
-            let key = (index, call.server.to_owned(), call.name.to_owned());
+            let tool = if limit.per_server { String::new() } else { call.name.to_owned() };
+            let key = (index, call.server.to_owned(), tool);
             if let Err(wait) = windows.entry(key).or_default().admit(now, limit.calls, limit.span) {
                 return Verdict::Deny {
                     rule: format!("rate-limit:{index}"),
@@ -153,7 +160,19 @@ mod tests {
     }
 
     fn limit(server: &str, tool: &str, calls: u32, per_seconds: u64) -> RateLimit {
-        RateLimit { server: server.into(), tool: tool.into(), calls, per_seconds }
+        RateLimit { server: server.into(), tool: tool.into(), calls, per_seconds, scope: LimitScope::Tool }
+    }
+
+    #[test]
+    fn a_server_scope_counts_its_tools_together() {
+        let shared = RateLimit { scope: LimitScope::Server, ..limit("db", "*", 2, 60) };
+        let limiter = Limiter::new(&[shared], &Breaker::default()).unwrap();
+        let now = Instant::now();
+        assert_eq!(limiter.decide_at(&call("db", "a", "{}"), now), Verdict::Allow);
+        assert_eq!(limiter.decide_at(&call("db", "b", "{}"), now), Verdict::Allow);
+        let third = limiter.decide_at(&call("db", "c", "{}"), now);
+        assert!(matches!(&third, Verdict::Deny { reason, .. } if reason.contains("db/* together")), "{third:?}");
+        assert_eq!(limiter.decide_at(&call("fs", "a", "{}"), now), Verdict::Allow);
     }
 
     #[test]

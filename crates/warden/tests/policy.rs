@@ -47,8 +47,9 @@ fn a_tool_whose_definition_changes_is_withheld_until_accepted() {
         std::fs::write(
             &path,
             format!(
-                "servers:\n  fx:\n    transport: {{kind: stdio, command: {fixture:?}, args: [--echo-description, {description:?}]}}\npins: {{mode: enforce, stateDir: {:?}}}\n",
-                state.to_str().unwrap()
+                "servers:\n  fx:\n    transport: {{kind: stdio, command: {fixture:?}, args: [--echo-description, {description:?}]}}\npins: {{mode: enforce, stateDir: {:?}}}\naudit: {{path: {:?}}}\n",
+                state.to_str().unwrap(),
+                state.join("audit.jsonl").to_str().unwrap()
             ),
         )
         .unwrap();
@@ -68,6 +69,15 @@ fn a_tool_whose_definition_changes_is_withheld_until_accepted() {
     let call = client.request("tools/call", json!({"name": "fx__echo", "arguments": {"text": "x"}}));
     assert_eq!(call["error"]["message"], "Unknown tool: fx__echo", "and from calls: {}", call.raw);
     client.wait_stderr("withheld");
+    let audit = std::fs::read_to_string(state.join("audit.jsonl")).unwrap();
+    let pin_records: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|record| record["method"] == "warden/pins")
+        .collect();
+    assert_eq!(pin_records.len(), 1, "the change is audited once: {audit}");
+    assert_eq!(pin_records[0]["name"], "echo");
+    assert_eq!(pin_records[0]["decision"]["rule"], "pin-changed");
 
     let run = |args: &[&str]| {
         let output = std::process::Command::new(support::warden_bin()).args(args).output().unwrap();

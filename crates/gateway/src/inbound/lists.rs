@@ -11,7 +11,7 @@ use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, json_string, result_respons
 use warden_upstream::Connection;
 
 use crate::catalog::{Item, ItemKind, Page};
-use crate::pipeline::ToolDefinition;
+use crate::pipeline::{Call, Outcome, Record, ToolDefinition, Verdict};
 use crate::session::Shared;
 use crate::tokens::lock;
 
@@ -55,7 +55,7 @@ impl Shared {
             refreshes.spawn(async move {
                 match tokio::time::timeout(REFRESH_TIMEOUT, fetch_all(&connection, kind)).await {
                     Ok(Ok(items)) => {
-                        shared.store(index, kind, items);
+                        shared.store(index, kind, items).await;
                     }
                     Ok(Err(why)) => tracing::warn!(
                         server = connection.name(),
@@ -97,7 +97,7 @@ impl Shared {
         for kind in kinds.iter().copied().filter(|kind| connection.handshake().has(kind.capability())) {
             match tokio::time::timeout(self.start_timeout(), fetch_all(connection, kind)).await {
                 Ok(Ok(items)) => {
-                    if self.store(index, kind, items) {
+                    if self.store(index, kind, items).await {
                         changed.push(kind);
                     }
                 }
@@ -109,26 +109,46 @@ impl Shared {
     }
 
     /// Puts freshly listed items of upstream `index` into the catalog, after
-    /// the pins have reviewed its tools. Returns whether anything changed.
-    pub(crate) fn store(&self, index: usize, kind: ItemKind, items: Vec<Item>) -> bool {
-        if kind == ItemKind::Tool
-            && let Some(pins) = &self.hooks.load().pins
-        {
-            let definitions: Vec<ToolDefinition> =
-                items.iter().map(|item| ToolDefinition { name: &item.key, raw: item.raw.get() }).collect();
-            let withheld = pins.review(self.upstreams[index].name(), &definitions);
-            if !withheld.is_empty() {
-                tracing::warn!(
-                    server = self.upstreams[index].name(),
-                    ?withheld,
-                    "tools withheld: their definitions changed since they were pinned (see `warden pins`)"
-                );
-            }
-            let mut catalog = self.write_catalog();
-            catalog.withhold(index, withheld);
-            return catalog.set(index, kind, items);
+    /// the pins have reviewed its tools (a change seen for the first time is
+    /// audited). Returns whether anything changed.
+    pub(crate) async fn store(&self, index: usize, kind: ItemKind, items: Vec<Item>) -> bool {
+        let hooks = self.hooks.load_full();
+        let Some(pins) = hooks.pins.as_ref().filter(|_| kind == ItemKind::Tool) else {
+            return self.write_catalog().set(index, kind, items);
+        };
+        let server = self.upstreams[index].name();
+        let definitions: Vec<ToolDefinition> =
+            items.iter().map(|item| ToolDefinition { name: &item.key, raw: item.raw.get() }).collect();
+        let review = pins.review(server, &definitions);
+        if !review.withheld.is_empty() {
+            tracing::warn!(server, withheld = ?review.withheld, "tools withheld: their definitions changed since they were pinned (see `warden pins list`)");
         }
-        self.write_catalog().set(index, kind, items)
+        if let Some(audit) = &hooks.audit {
+            let method = Method::Other("warden/pins".into());
+            for tool in &review.changed {
+                let withheld = review.withheld.contains(tool);
+                let verdict = if withheld {
+                    Verdict::Deny {
+                        rule: "pin-changed".into(),
+                        reason:
+                            "the tool's definition changed since it was pinned; withheld until `warden pins accept`"
+                                .into(),
+                    }
+                } else {
+                    Verdict::Allow
+                };
+                let outcome = if withheld { Outcome::Refused } else { Outcome::Result };
+                let call = Call { session: &self.id, server, method: &method, name: tool, arguments: None };
+                let client = self.client.get().and_then(|client| client.name.as_deref());
+                let record = Record { call, client, verdict: &verdict, outcome: &outcome, elapsed: Default::default() };
+                if let Err(why) = audit.record(record).await {
+                    tracing::error!(server, tool, "could not audit a pin change: {why}");
+                }
+            }
+        }
+        let mut catalog = self.write_catalog();
+        catalog.withhold(index, review.withheld);
+        catalog.set(index, kind, items)
     }
 
     /// `logging/setLevel` goes to every ready upstream that logs, and is

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 pub use audit::{Audit, AuditFuture, Outcome, Record};
 pub use guard::{AllowAll, Call, Guard, Guards, Verdict};
-pub use pins::{Pins, ToolDefinition};
+pub use pins::{Pins, Review, ToolDefinition};
 pub use view::{ShowAll, View};
 
 /// The pluggable stages of the pipeline. Swapped as a whole on reload.

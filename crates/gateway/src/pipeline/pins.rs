@@ -11,10 +11,20 @@ pub struct ToolDefinition<'a> {
     pub raw: &'a str,
 }
 
+/// What a review of an upstream's tools found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Review {
+    /// Tools to withhold: their definition changed since it was pinned, and
+    /// no person has accepted the change. A withheld tool is answered as if
+    /// it did not exist.
+    pub withheld: Vec<String>,
+    /// Tools whose change was seen for the first time in this review (to be
+    /// audited once, not at every list).
+    pub changed: Vec<String>,
+}
+
 /// Reviews an upstream's tools each time they are loaded.
 pub trait Pins: Send + Sync {
-    /// Returns the names of `server`'s tools to withhold: tools whose
-    /// definition changed since it was pinned, until a person accepts the
-    /// change. A withheld tool is answered as if it did not exist.
-    fn review(&self, server: &str, tools: &[ToolDefinition<'_>]) -> Vec<String>;
+    /// Reviews `server`'s freshly listed tools.
+    fn review(&self, server: &str, tools: &[ToolDefinition<'_>]) -> Review;
 }

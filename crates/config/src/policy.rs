@@ -110,6 +110,12 @@ pub struct Rule {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RuleMatch {
+    /// The requests the rule judges: `tools/call` (when empty), and
+    /// `prompts/get` (the `tool` globs match the prompt's name, `args` its
+    /// arguments) or `resources/read` (the `tool` globs match the URI).
+    /// Prompts and resources are judged only by rules that name them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub method: Vec<String>,
     /// Server name globs (any, when empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server: Vec<String>,

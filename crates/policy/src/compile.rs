@@ -81,6 +81,35 @@ pub(crate) struct CompiledRule {
     pub paths: Option<PathsCheck>,
     pub domains: Option<DomainsCheck>,
     pub args: Option<Cond>,
+    /// The requests it judges.
+    pub methods: Methods,
+}
+
+/// The requests a rule judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Methods {
+    pub tools: bool,
+    pub prompts: bool,
+    pub resources: bool,
+}
+
+/// The requests other than `tools/call` that rules may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    /// `prompts/get`: the name is the prompt's.
+    Prompt,
+    /// `resources/read`: the name is the resource URI.
+    Resource,
+}
+
+impl Methods {
+    /// Whether the rule judges `request`.
+    pub fn judges(self, request: Request) -> bool {
+        match request {
+            Request::Prompt => self.prompts,
+            Request::Resource => self.resources,
+        }
+    }
 }
 
 /// `paths: {roles, within}`, canonicalised.
@@ -336,6 +365,23 @@ fn compile_rule(
         DomainsCheck { roles: check_roles, allowed }
     });
     let args = when.args.as_ref().and_then(|cond| conditions.compile(cond, &format!("{at}: if.args"), problems));
+    let mut methods = Methods { tools: when.method.is_empty(), prompts: false, resources: false };
+    for method in &when.method {
+        match method.trim() {
+            "tools/call" => methods.tools = true,
+            "prompts/get" => methods.prompts = true,
+            "resources/read" => methods.resources = true,
+            other => problems
+                .push(format!("{at}: if.method: {other:?} is not one of tools/call, prompts/get, resources/read")),
+        }
+    }
+    if (methods.prompts || methods.resources)
+        && (!roles.is_empty() || when.paths.is_some() || when.domains.is_some() || when.side_effects.is_some())
+    {
+        problems.push(format!(
+            "{at}: roles, paths, domains and sideEffects describe tool arguments; a rule for prompts/get or resources/read cannot use them"
+        ));
+    }
     if problems.len() != before {
         return None;
     }
@@ -357,6 +403,7 @@ fn compile_rule(
         paths,
         domains,
         args,
+        methods,
     })
 }
 

@@ -49,7 +49,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::compile::{CompiledRule, PolicyEngine};
+use crate::compile::{CompiledRule, PolicyEngine, Request};
 use crate::condition::SqlCache;
 use crate::domains::host_of;
 use crate::paths::{all_within, all_within_any, canonicalize, protected_by};
@@ -113,6 +113,51 @@ impl PolicyEngine {
     /// step.
     pub fn evaluate(&self, server: &str, tool: &str, arguments: Option<&str>) -> Evaluation {
         self.run(server, tool, arguments, true)
+    }
+
+    /// Evaluates a `prompts/get` (`name` is the prompt's, `arguments` its
+    /// arguments) or a `resources/read` (`name` is the URI). Only rules that
+    /// name the method judge it: the first that matches decides; when none
+    /// does, the request is allowed (the default and the structural checks
+    /// concern tool calls).
+    pub fn evaluate_request(&self, request: Request, server: &str, name: &str, arguments: Option<&str>) -> Evaluation {
+        let mut logged = Vec::new();
+        let what = match request {
+            Request::Prompt => "prompt",
+            Request::Resource => "resource",
+        };
+        let outcome = 'decided: {
+            if self.trusted.contains(server) {
+                break 'decided Outcome::new(
+                    Decision::Allow,
+                    "trusted-server",
+                    format!("server '{server}' is trusted"),
+                );
+            }
+            let args = match parse_arguments(arguments) {
+                Ok(args) => args,
+                Err(why) => break 'decided Outcome::new(Decision::Deny, "invalid-arguments", why),
+            };
+            let mut sql = SqlCache::default();
+            let matched = self.rules_matching(server, name);
+            let view = CallView { annotation: None, roles: &[], args: &args };
+            for &index in &self.call_rules {
+                let Some(rule) = self.rules.get(index) else { continue };
+                if !rule.methods.judges(request) || !matched.get(index).copied().unwrap_or(false) {
+                    continue;
+                }
+                if self.applies(rule, &view, None, &mut sql).is_ok() {
+                    match rule.decision {
+                        None => log(&mut logged, &rule.name),
+                        Some(decision) => {
+                            break 'decided Outcome::new(decision, rule.name.clone(), rule.reason.clone());
+                        }
+                    }
+                }
+            }
+            Outcome::new(Decision::Allow, "no-rule", format!("no rule judges this {what}"))
+        };
+        Evaluation { action: outcome.decision, rule: outcome.rule, reason: outcome.reason, trace: Vec::new(), logged }
     }
 
     /// [`PolicyEngine::evaluate`] without the trace (for the guard).
@@ -341,7 +386,7 @@ impl PolicyEngine {
         let name = role.role;
         for &index in &self.role_rules {
             let Some(rule) = self.rules.get(index) else { continue };
-            if !rule.roles.iter().any(|r| r == name) {
+            if !rule.roles.iter().any(|r| r == name) || !rule.methods.tools {
                 continue;
             }
             if !matched.get(index).copied().unwrap_or(false) {
@@ -383,6 +428,9 @@ impl PolicyEngine {
         let mut decided = None;
         for &index in &self.call_rules {
             let Some(rule) = self.rules.get(index) else { continue };
+            if !rule.methods.tools {
+                continue;
+            }
             if !matched.get(index).copied().unwrap_or(false) {
                 skipped += 1;
                 continue;

@@ -44,6 +44,6 @@ mod roles;
 mod verdict;
 
 pub use cases::{CaseFailure, CaseReport, run_cases};
-pub use compile::PolicyEngine;
+pub use compile::{PolicyEngine, Request};
 pub use error::PolicyError;
 pub use verdict::{Decision, Evaluation};

@@ -1,6 +1,7 @@
 //! What an evaluation decided: [`Decision`], [`Evaluation`], the
 //! most-restrictive combination, and the mapping to the gateway's [`Verdict`].
 
+use crate::compile::Request;
 use std::fmt;
 use std::str::FromStr;
 
@@ -117,14 +118,17 @@ pub(crate) fn most_restrictive<'a>(outcomes: impl IntoIterator<Item = &'a Outcom
 }
 
 impl Guard for PolicyEngine {
-    /// Decides `tools/call` requests; every other method is allowed (views
-    /// and other guards handle them). Matches of `log` rules are written to
-    /// the `tracing` log.
+    /// Decides `tools/call`, and `prompts/get` and `resources/read` where
+    /// rules name them; every other method is allowed (views and other
+    /// guards handle them). Matches of `log` rules are written to the
+    /// `tracing` log.
     fn decide(&self, call: &Call<'_>) -> Verdict {
-        if *call.method != Method::ToolsCall {
-            return Verdict::Allow;
-        }
-        let evaluation = self.decide_quietly(call.server, call.name, call.arguments);
+        let evaluation = match call.method {
+            Method::ToolsCall => self.decide_quietly(call.server, call.name, call.arguments),
+            Method::PromptsGet => self.evaluate_request(Request::Prompt, call.server, call.name, call.arguments),
+            Method::ResourcesRead => self.evaluate_request(Request::Resource, call.server, call.name, None),
+            _ => return Verdict::Allow,
+        };
         for rule in &evaluation.logged {
             tracing::info!(
                 target: "warden::policy",

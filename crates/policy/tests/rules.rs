@@ -162,3 +162,28 @@ fn the_engine_is_shareable() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<PolicyEngine>();
 }
+
+#[test]
+fn prompt_and_resource_rules_judge_only_what_they_name() {
+    use warden_policy::Request;
+    let engine = common::engine(
+        r#"
+policy:
+  default: deny
+  rules:
+    - {name: no-secret-prompt, if: {method: [prompts/get], tool: ["secret*"], args: {arg: who, equals: root}}, then: deny, reason: no}
+    - {name: log-reads, if: {method: [resources/read], tool: ["file://**"]}, then: log}
+"#,
+    );
+    let prompt = |name: &str, args: &str| engine.evaluate_request(Request::Prompt, "s", name, Some(args));
+    assert_eq!(prompt("secret_plan", r#"{"who":"root"}"#).rule, "no-secret-prompt");
+    assert_eq!(prompt("secret_plan", r#"{"who":"ada"}"#).action, Decision::Allow, "the default concerns tools only");
+    let read = engine.evaluate_request(Request::Resource, "s", "file:///tmp/x", None);
+    assert_eq!((read.action, read.logged.as_slice()), (Decision::Allow, &["log-reads".to_owned()][..]));
+    // A tool call with the same name is not judged by prompt rules.
+    assert_eq!(engine.evaluate("s", "secret_plan", Some(r#"{"who":"root"}"#)).rule, "default");
+    let problems = common::problems(
+        "policy:\n  rules:\n    - {name: bad, if: {method: [prompts/get, tools/list], roles: [read-path]}, then: deny}\n",
+    );
+    assert_eq!(problems.len(), 2, "{problems:?}");
+}

@@ -263,3 +263,33 @@ fn policy_test_and_explain_and_a_broken_reload() {
     };
     assert!(!ok && stderr.contains("broken") && stderr.contains("unclosed"), "{stderr}");
 }
+
+#[test]
+fn rules_that_name_prompts_and_resources_judge_them_too() {
+    let config = fixtures(
+        &[("fx", &[])],
+        r#"policy:
+  default: deny
+  rules:
+    - {name: tools-ok, if: {tool: ["*"]}, then: allow}
+    - {name: no-plain-prompt, if: {method: [prompts/get], tool: [plain]}, then: deny, reason: plain prompts are off}
+    - {name: no-data, if: {method: [resources/read], tool: ["fixture://data*"]}, then: deny, reason: data stays put}
+"#,
+    );
+    let mut client = Client::serve_initialized(&config);
+    client.wait_for_tool("fx__echo");
+    assert_eq!(client.call_text("fx__echo", json!({"text": "ok"})), "ok");
+    let plain = client.request("prompts/get", json!({"name": "fx__plain"}));
+    assert_eq!(plain["error"]["code"], -32011, "{}", plain.raw);
+    assert_eq!(plain["error"]["message"], "Denied by policy 'no-plain-prompt': plain prompts are off");
+    let greeting = client.request("prompts/get", json!({"name": "fx__greeting", "arguments": {"name": "Ada"}}));
+    assert!(
+        greeting.value.get("result").is_some(),
+        "prompts no rule names are allowed, whatever the default: {}",
+        greeting.raw
+    );
+    let data = client.request("resources/read", json!({"uri": "fixture://data.json"}));
+    assert_eq!(data["error"]["message"], "Denied by policy 'no-data': data stays put", "{}", data.raw);
+    let readme = client.request("resources/read", json!({"uri": "fixture://readme"}));
+    assert!(readme.value.get("result").is_some(), "{}", readme.raw);
+}

@@ -301,6 +301,7 @@ impl Mapper<'_> {
                 .map(|(roles, dir)| PathsWithin { roles: roles.clone(), within: vec![dir.clone()] }),
             domains,
             args: None,
+            method: Vec::new(),
         };
         Ok(Rule { when, ..self.base(source) })
     }

@@ -52,6 +52,23 @@ pub(crate) struct Maps {
     pub tokens: Mutex<HashMap<String, TokenTarget>>,
 }
 
+/// The `_meta` of request params, as far as routing needs it.
+#[derive(serde::Deserialize)]
+struct Meta<'a> {
+    #[serde(borrow, default, rename = "progressToken")]
+    progress_token: Option<&'a serde_json::value::RawValue>,
+}
+
+/// The byte range of `_meta.progressToken` in `frame`, given the `_meta` of
+/// its params (already read by the caller, so the params are scanned once).
+pub(crate) fn progress_token(
+    frame: &warden_jsonrpc::Frame,
+    meta: Option<&serde_json::value::RawValue>,
+) -> Option<std::ops::Range<usize>> {
+    let meta: Meta = serde_json::from_str(meta?.get()).ok()?;
+    Some(frame.span_of(meta.progress_token?.get()))
+}
+
 /// Locks a mutex, ignoring poisoning: the maps stay consistent because every
 /// critical section is a single insert or remove.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Splice, error_response, json_string, result_response};
 use warden_upstream::UpstreamError;
 
@@ -21,19 +20,6 @@ pub(super) enum Forwarded {
     Failed(UpstreamError),
     /// The client cancelled it; nothing is sent back.
     Cancelled,
-}
-
-/// The `_meta` of request params, as far as routing needs it.
-#[derive(Deserialize)]
-struct Meta<'a> {
-    #[serde(borrow, default, rename = "progressToken")]
-    progress_token: Option<&'a RawValue>,
-}
-
-/// The byte range of `params._meta.progressToken` in `frame`, if present.
-pub(super) fn progress_token(frame: &Frame, meta: Option<&RawValue>) -> Option<Range<usize>> {
-    let meta: Meta = serde_json::from_str(meta?.get()).ok()?;
-    Some(frame.span_of(meta.progress_token?.get()))
 }
 
 impl Shared {

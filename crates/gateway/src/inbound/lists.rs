@@ -181,19 +181,34 @@ impl Shared {
 
 /// Reads every page of one list from an upstream.
 pub(crate) async fn fetch_all(connection: &Connection, kind: ItemKind) -> Result<Vec<Item>, String> {
+    paginate(connection, kind.list_method(), |result| {
+        Page::parse(kind, result).map(|page| (page.items, page.next_cursor))
+    })
+    .await
+}
+
+/// Asks `method` page after page (`nextCursor`) until the last one; `read`
+/// turns one page's result into its items and the next cursor. A cursor that
+/// comes back twice, or more than [`MAX_PAGES`] pages, is an error: an
+/// upstream must not keep Warden listing forever.
+pub(crate) async fn paginate<T>(
+    connection: &Connection,
+    method: &str,
+    mut read: impl FnMut(&str) -> Result<(Vec<T>, Option<String>), String>,
+) -> Result<Vec<T>, String> {
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     for _ in 0..MAX_PAGES {
         let params = cursor.as_ref().map(|cursor| format!(r#"{{"cursor":{}}}"#, json_string(cursor)));
-        let answer = connection.request(kind.list_method(), params.as_deref()).await.map_err(|err| err.to_string())?;
-        let payload = answer.payload().unwrap_or("null");
+        let answer = connection.request(method, params.as_deref()).await.map_err(|err| err.to_string())?;
+        let result = answer.payload().unwrap_or("null");
         if answer.kind() == Kind::ErrorResponse {
-            return Err(format!("error {payload}"));
+            return Err(format!("error {result}"));
         }
-        let page = Page::parse(kind, payload)?;
-        items.extend(page.items);
-        match page.next_cursor {
+        let (page, next) = read(result)?;
+        items.extend(page);
+        match next {
             None => return Ok(items),
             Some(next) if !seen.insert(next.clone()) => return Err(format!("the cursor {next:?} came back twice")),
             Some(next) => cursor = Some(next),

@@ -5,10 +5,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, json_string};
 
-use super::forward::progress_token;
 use crate::catalog::{ItemKind, Route};
 use crate::pipeline::Call;
 use crate::session::Shared;
+use crate::tokens::progress_token;
 
 #[derive(Deserialize)]
 struct NamedParams<'a> {

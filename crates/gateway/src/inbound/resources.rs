@@ -5,11 +5,11 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, error_response, json_string};
 
-use super::forward::progress_token;
 use crate::catalog::{ItemKind, Route};
 use crate::pipeline::Call;
 use crate::session::Shared;
 use crate::tokens::lock;
+use crate::tokens::progress_token;
 
 #[derive(Deserialize)]
 struct UriParams<'a> {

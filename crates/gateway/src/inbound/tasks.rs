@@ -7,9 +7,10 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::task::JoinSet;
-use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Splice, json_string, result_response};
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Splice, result_response};
 use warden_upstream::Connection;
 
+use super::lists::paginate;
 use crate::pipeline::Call;
 use crate::session::Shared;
 use crate::tokens::lock;
@@ -100,25 +101,17 @@ impl Shared {
 
 /// Every page of an upstream's `tasks/list`: `(taskId, task JSON)`.
 async fn all_tasks(connection: &Arc<Connection>) -> Result<Vec<(String, String)>, String> {
-    let mut tasks = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..1000 {
-        let params = cursor.as_ref().map(|cursor| format!(r#"{{"cursor":{}}}"#, json_string(cursor)));
-        let answer = connection.request("tasks/list", params.as_deref()).await.map_err(|err| err.to_string())?;
-        let payload = answer.payload().unwrap_or("null");
-        if answer.kind() == Kind::ErrorResponse {
-            return Err(payload.to_owned());
-        }
-        let page: TaskPage = serde_json::from_str(payload).map_err(|err| err.to_string())?;
-        for raw in page.tasks {
-            if let Ok(task) = serde_json::from_str::<TaskParams>(raw.get()) {
-                tasks.push((task.task_id, raw.get().to_owned()));
-            }
-        }
-        match page.next_cursor {
-            Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
-            _ => return Ok(tasks),
-        }
-    }
-    Err("more than 1000 pages".into())
+    paginate(connection, "tasks/list", |result| {
+        let page: TaskPage = serde_json::from_str(result).map_err(|err| err.to_string())?;
+        let tasks = page
+            .tasks
+            .iter()
+            .filter_map(|raw| {
+                let task = serde_json::from_str::<TaskParams>(raw.get()).ok()?;
+                Some((task.task_id, raw.get().to_owned()))
+            })
+            .collect();
+        Ok((tasks, page.next_cursor))
+    })
+    .await
 }

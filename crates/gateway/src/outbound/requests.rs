@@ -9,18 +9,12 @@ use warden_jsonrpc::{Frame, Splice};
 use warden_upstream::Connection;
 
 use crate::session::Shared;
-use crate::tokens::{ServerRequest, TokenTarget, lock};
+use crate::tokens::{ServerRequest, TokenTarget, lock, progress_token};
 
 #[derive(Deserialize)]
 struct WithMeta<'a> {
     #[serde(borrow, default, rename = "_meta")]
     meta: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct Meta<'a> {
-    #[serde(borrow, default, rename = "progressToken")]
-    progress_token: Option<&'a RawValue>,
 }
 
 impl Shared {
@@ -53,6 +47,5 @@ impl Shared {
 
 fn progress_span(frame: &Frame) -> Option<std::ops::Range<usize>> {
     let with_meta: WithMeta = serde_json::from_str(frame.params()?).ok()?;
-    let meta: Meta = serde_json::from_str(with_meta.meta?.get()).ok()?;
-    Some(frame.span_of(meta.progress_token?.get()))
+    progress_token(frame, with_meta.meta)
 }

@@ -40,6 +40,7 @@ async fn lines_have_the_documented_format_and_chain() {
             "time",
             "seq",
             "session",
+            "client",
             "server",
             "method",
             "name",

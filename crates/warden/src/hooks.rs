@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use warden_audit::{AuditLog, AuditSettings, Fsync};
-use warden_config::{Config, PinMode};
+use warden_config::{Config, PinMode, Policy, ProfilePolicy};
 use warden_gateway::pipeline::{Audit, Guard, Guards, Hooks, Pins};
 use warden_limits::Limiter;
 use warden_policy::PolicyEngine;
@@ -45,10 +45,18 @@ pub fn for_profile(config: &Config, profile: Option<&str>, audit: Option<Arc<dyn
     if let Some(name) = view.name() {
         tracing::info!(profile = name, "profile in force");
     }
-    let policy = PolicyEngine::compile(config, profile).context("invalid policy")?;
-    let limiter = Limiter::new(&config.rate_limits, &config.breaker)?;
-    // The policy first: rate limits count only the calls it lets through.
-    let guards: Vec<Arc<dyn Guard>> = vec![Arc::new(policy), Arc::new(limiter)];
+    let mut guards: Vec<Arc<dyn Guard>> = Vec::new();
+    // Without a policy every call is allowed, so its guard (which reads the
+    // arguments of every call) is left out: drop-in use stays byte-faithful.
+    let has_policy = config.policy != Policy::default()
+        || config.profiles.values().any(|profile| profile.policy != ProfilePolicy::default());
+    if has_policy {
+        guards.push(Arc::new(PolicyEngine::compile(config, profile).context("invalid policy")?));
+    }
+    // After the policy: rate limits count only the calls it lets through.
+    if !config.rate_limits.is_empty() || config.breaker.identical_calls > 0 {
+        guards.push(Arc::new(Limiter::new(&config.rate_limits, &config.breaker)?));
+    }
     let pins: Option<Arc<dyn Pins>> = match config.pins.mode {
         PinMode::Off => None,
         PinMode::Warn | PinMode::Enforce => Some(Arc::new(crate::commands::pins::store(config))),

@@ -293,3 +293,17 @@ fn rules_that_name_prompts_and_resources_judge_them_too() {
     let readme = client.request("resources/read", json!({"uri": "fixture://readme"}));
     assert!(readme.value.get("result").is_some(), "{}", readme.raw);
 }
+
+#[test]
+fn without_a_policy_arguments_pass_through_untouched() {
+    let mut client = Client::serve_initialized(&fixtures(&[("fx", &[])], ""));
+    client.wait_for_tool("fx__echo");
+    // Not an object: the upstream, not Warden, says what is wrong.
+    let answer = client.request("tools/call", json!({"name": "fx__echo", "arguments": [1, 2]}));
+    assert_eq!(answer["error"]["message"], "Invalid params: arguments must be an object", "{}", answer.raw);
+    // With a policy, Warden reads the arguments and refuses what it cannot judge.
+    let mut guarded = Client::serve_initialized(&fixtures(&[("fx", &[])], "policy: {default: allow}\n"));
+    guarded.wait_for_tool("fx__echo");
+    let refused = guarded.call_tool("fx__echo", json!([1, 2]));
+    assert!(refusal(&refused).starts_with("Denied by policy 'invalid-arguments'"), "{refused}");
+}

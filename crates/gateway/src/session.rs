@@ -7,7 +7,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use tokio::sync::{mpsc, watch};
 use warden_config::Config;
-use warden_jsonrpc::{ErrorCode, Frame, Kind, error_response, guess_id};
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, error_response, guess_id};
 use warden_upstream::{Connection, EventSink, State, Upstream, UpstreamError, UpstreamSpec};
 
 use crate::catalog::{Catalog, InventoryItem, ItemKind, Namer};
@@ -121,6 +121,9 @@ impl Session {
             }
         };
         match frame.kind() {
+            // Answered inline: a request sent right after `initialize` must
+            // find the session initialized, whatever the runtime's scheduling.
+            Kind::Request if frame.method() == Some(&Method::Initialize) => self.shared.initialize(&frame),
             Kind::Request => {
                 let shared = self.shared.clone();
                 tokio::spawn(async move { shared.request(frame).await });

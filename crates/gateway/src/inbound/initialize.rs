@@ -35,7 +35,7 @@ struct ClientInfo {
 impl Shared {
     /// Answers `initialize` and hands its params, byte for byte, to the
     /// upstreams' handshakes (so servers see the client's real capabilities).
-    pub(super) fn initialize(&self, frame: &Frame) {
+    pub(crate) fn initialize(&self, frame: &Frame) {
         let params = frame.params().unwrap_or("{}");
         let (requested, client) = match serde_json::from_str::<InitializeParams>(params) {
             Ok(parsed) => (parsed.protocol_version, parsed.client_info),

@@ -193,6 +193,19 @@ impl PolicyEngine {
             return Outcome::new(Decision::Allow, "trusted-server", format!("server '{server}' is trusted"));
         }
         trace.step(|| format!("trusted-server: server '{server}' is not trusted"));
+        let matched = self.rules_matching(server, tool);
+        // Nothing looks at this tool's arguments: decide without decoding them
+        // (a large argument costs nothing when no rule could care).
+        let annotated = self.annotations.get(server).is_some_and(|tools| tools.contains_key(tool));
+        let ruled = self.rules.iter().zip(&matched).any(|(rule, hit)| *hit && rule.methods.tools);
+        if !annotated && !ruled && !self.strict {
+            trace.step(|| "no annotation and no rule concern this tool: its arguments are not read".into());
+            return Outcome::new(
+                self.default,
+                "default",
+                format!("no rule decided the call; the default action is {}", self.default),
+            );
+        }
         let args = match parse_arguments(arguments) {
             Ok(args) => args,
             Err(why) => {
@@ -201,7 +214,6 @@ impl PolicyEngine {
             }
         };
         let mut sql = SqlCache::default();
-        let matched = self.rules_matching(server, tool);
 
         // 2. Roles.
         let annotation = self.annotations.get(server).and_then(|tools| tools.get(tool));

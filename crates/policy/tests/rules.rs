@@ -187,3 +187,13 @@ policy:
     );
     assert_eq!(problems.len(), 2, "{problems:?}");
 }
+
+#[test]
+fn arguments_no_rule_concerns_are_not_read() {
+    let engine = common::engine(
+        "policy:\n  default: allow\n  rules:\n    - {name: no-x, if: {tool: [write], args: {arg: text, contains: x}}, then: deny}\n",
+    );
+    // Not even valid JSON: nothing concerns `read`, so it is not decoded.
+    assert_eq!(engine.evaluate("s", "read", Some("[not json")).action, Decision::Allow);
+    assert_eq!(engine.evaluate("s", "write", Some("[not json")).rule, "invalid-arguments");
+}

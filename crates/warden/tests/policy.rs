@@ -301,8 +301,11 @@ fn without_a_policy_arguments_pass_through_untouched() {
     // Not an object: the upstream, not Warden, says what is wrong.
     let answer = client.request("tools/call", json!({"name": "fx__echo", "arguments": [1, 2]}));
     assert_eq!(answer["error"]["message"], "Invalid params: arguments must be an object", "{}", answer.raw);
-    // With a policy, Warden reads the arguments and refuses what it cannot judge.
-    let mut guarded = Client::serve_initialized(&fixtures(&[("fx", &[])], "policy: {default: allow}\n"));
+    // With a rule that concerns the tool, Warden reads the arguments and
+    // refuses what it cannot judge.
+    let rule =
+        "policy:\n  rules:\n    - {name: no-x, if: {tool: [echo], args: {arg: text, contains: x}}, then: deny}\n";
+    let mut guarded = Client::serve_initialized(&fixtures(&[("fx", &[])], rule));
     guarded.wait_for_tool("fx__echo");
     let refused = guarded.call_tool("fx__echo", json!([1, 2]));
     assert!(refusal(&refused).starts_with("Denied by policy 'invalid-arguments'"), "{refused}");

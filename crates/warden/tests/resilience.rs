@@ -190,3 +190,21 @@ fn wrap_accepts_a_config_for_everything_but_servers() {
     let answer = client.request("tools/call", json!({"name": "large", "arguments": {"bytes": 50000}}));
     assert!(answer["error"]["message"].as_str().unwrap().contains("16384"), "{}", answer.raw);
 }
+
+#[test]
+fn sigterm_stops_warden_and_every_backend_process() {
+    let mut client = Client::serve_initialized(&fixtures(&[("a", &[]), ("b", &[])], ""));
+    client.wait_for_tool("b__echo");
+    let pids: Vec<u32> =
+        ["a", "b"].iter().map(|s| client.call_text(&format!("{s}__pid"), json!({})).parse().unwrap()).collect();
+    let status = std::process::Command::new("kill").args(["-TERM", &client.pid().to_string()]).status().unwrap();
+    assert!(status.success());
+    client.wait_stderr("stopping upstreams");
+    for pid in pids {
+        let deadline = std::time::Instant::now() + support::PATIENCE;
+        while alive(pid) {
+            assert!(std::time::Instant::now() < deadline, "backend {pid} outlived a terminated warden");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

@@ -7,6 +7,7 @@ use std::os::fd::AsFd;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::net::unix::pipe;
+use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use warden_config::Config;
 use warden_jsonrpc::{Line, LineReader};
@@ -14,8 +15,8 @@ use warden_jsonrpc::{Line, LineReader};
 use crate::pipeline::Hooks;
 use crate::session::Session;
 
-/// Serves one client over stdin/stdout until stdin ends or stdout breaks,
-/// then stops the upstreams. `started` runs once the session exists (to
+/// Serves one client over stdin/stdout until stdin ends, stdout breaks or
+/// Warden is told to terminate, then stops the upstreams. `started` runs once the session exists (to
 /// attach a config watcher, say); its error is logged, not fatal.
 ///
 /// Stdin is read by one task that is never cancelled (a read that is
@@ -35,6 +36,10 @@ pub async fn serve_stdio<E: std::fmt::Display>(
     let mut writer = tokio::spawn(write_lines(outgoing, stdout()));
     let mut lines = LineReader::new(stdin(), config.limits.max_message_bytes);
     let mut client_gone = false;
+    // Clients stop servers with SIGTERM (or SIGINT in a terminal): the
+    // upstreams must go too, not linger as orphans.
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
     let result = loop {
         let line = tokio::select! {
             line = lines.next() => line,
@@ -43,6 +48,8 @@ pub async fn serve_stdio<E: std::fmt::Display>(
                 client_gone = true;
                 break Ok(());
             }
+            _ = terminate.recv() => break Ok(()),
+            _ = interrupt.recv() => break Ok(()),
         };
         match line {
             Ok(Line::Text(text)) => session.handle(text),

@@ -42,6 +42,19 @@ impl Process {
         if let Some(dir) = cwd {
             cmd.current_dir(dir);
         }
+        // If Warden dies without stopping it (SIGKILL, a crash), the kernel
+        // kills the server too, so no orphan lingers.
+        #[cfg(target_os = "linux")]
+        // SAFETY: the closure runs between fork and exec and only calls
+        // prctl, which is async-signal-safe and allocates nothing.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let mut child = cmd.spawn()?;
         let missing = || std::io::Error::other("child pipe missing");
         let stdin = child.stdin.take().ok_or_else(missing)?;

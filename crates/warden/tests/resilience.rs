@@ -208,3 +208,40 @@ fn sigterm_stops_warden_and_every_backend_process() {
         }
     }
 }
+
+/// The processes whose parent is `parent`.
+fn children_of(parent: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // The fields after the command name, which is in parentheses.
+        let Some(rest) = stat.rsplit_once(") ").map(|(_, rest)| rest) else { continue };
+        if rest.split(' ').nth(1).and_then(|ppid| ppid.parse::<u32>().ok()) == Some(parent) {
+            children.push(pid);
+        }
+    }
+    children
+}
+
+#[test]
+fn a_killed_warden_takes_its_backends_with_it() {
+    // `sleep` ignores its stdin closing: only the kernel can stop it.
+    let config = format!(
+        "{}  stubborn:\n    transport: {{kind: stdio, command: sleep, args: [\"1000\"]}}\nsupervision: {{startTimeoutMs: 600000}}\n",
+        fixtures(&[("fx", &[])], "")
+    );
+    let mut client = Client::serve_initialized(&config);
+    client.wait_for_tool("fx__echo");
+    let children = children_of(client.pid());
+    assert_eq!(children.len(), 2, "fixture and sleep: {children:?}");
+    let status = std::process::Command::new("kill").args(["-KILL", &client.pid().to_string()]).status().unwrap();
+    assert!(status.success());
+    for pid in children {
+        let deadline = std::time::Instant::now() + support::PATIENCE;
+        while alive(pid) {
+            assert!(std::time::Instant::now() < deadline, "backend {pid} outlived a killed warden");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

@@ -9,23 +9,24 @@ use crate::splice::json_string;
 /// A request: `{"jsonrpc":"2.0","id":ID,"method":M,"params":P}`. `id` and
 /// `params` are JSON text.
 pub fn request(id: &str, method: &str, params: Option<&str>) -> String {
-    let mut out = String::with_capacity(48 + method.len() + params.map_or(0, str::len));
-    out.push_str(r#"{"jsonrpc":"2.0","id":"#);
-    out.push_str(id);
-    out.push_str(r#","method":"#);
-    out.push_str(&json_string(method));
-    if let Some(params) = params {
-        out.push_str(r#","params":"#);
-        out.push_str(params);
-    }
-    out.push('}');
-    out
+    call(Some(id), method, params)
 }
 
 /// A notification: `{"jsonrpc":"2.0","method":M,"params":P}`.
 pub fn notification(method: &str, params: Option<&str>) -> String {
-    let mut out = String::with_capacity(40 + method.len() + params.map_or(0, str::len));
-    out.push_str(r#"{"jsonrpc":"2.0","method":"#);
+    call(None, method, params)
+}
+
+/// A request (with an id) or a notification (without).
+fn call(id: Option<&str>, method: &str, params: Option<&str>) -> String {
+    let mut out = String::with_capacity(48 + method.len() + params.map_or(0, str::len));
+    out.push_str(r#"{"jsonrpc":"2.0","#);
+    if let Some(id) = id {
+        out.push_str(r#""id":"#);
+        out.push_str(id);
+        out.push(',');
+    }
+    out.push_str(r#""method":"#);
     out.push_str(&json_string(method));
     if let Some(params) = params {
         out.push_str(r#","params":"#);

@@ -39,7 +39,6 @@ struct Pending {
 #[derive(Debug)]
 pub struct Connection {
     name: Arc<str>,
-    generation: u64,
     outbox: mpsc::UnboundedSender<Outgoing>,
     next_id: AtomicU64,
     pending: Mutex<Pending>,
@@ -68,15 +67,9 @@ impl Future for ResponseFuture {
 }
 
 impl Connection {
-    pub(crate) fn new(
-        name: Arc<str>,
-        generation: u64,
-        outbox: mpsc::UnboundedSender<Outgoing>,
-        stderr: Arc<StderrTail>,
-    ) -> Self {
+    pub(crate) fn new(name: Arc<str>, outbox: mpsc::UnboundedSender<Outgoing>, stderr: Arc<StderrTail>) -> Self {
         Connection {
             name,
-            generation,
             outbox,
             next_id: AtomicU64::new(1),
             pending: Mutex::new(Pending::default()),
@@ -90,12 +83,6 @@ impl Connection {
         &self.name
     }
 
-    /// Counts the server's (re)starts: a message from an older generation
-    /// must not be answered on a newer one.
-    pub fn generation(&self) -> u64 {
-        self.generation
-    }
-
     /// What the server said in its `initialize` result.
     ///
     /// # Panics
@@ -106,11 +93,6 @@ impl Connection {
 
     pub(crate) fn set_handshake(&self, handshake: Handshake) {
         let _ = self.handshake.set(handshake);
-    }
-
-    /// The tail of the server's stderr.
-    pub fn stderr(&self) -> &StderrTail {
-        &self.stderr
     }
 
     /// Sends a request. `build` receives the id Warden chose (JSON text) and
@@ -148,11 +130,6 @@ impl Connection {
     /// with an error and a late answer is dropped.
     pub fn forget(&self, id: u64) {
         self.lock().waiting.remove(&id);
-    }
-
-    /// How many requests are waiting for an answer.
-    pub fn in_flight(&self) -> usize {
-        self.lock().waiting.len()
     }
 
     /// Delivers a response from the server. Returns false when no request

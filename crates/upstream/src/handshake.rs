@@ -56,16 +56,6 @@ impl Handshake {
             .and_then(|raw| serde_json::from_str::<HashMap<String, serde_json::Value>>(raw.get()).ok())
             .is_some_and(|map| map.get(member).is_some_and(|value| !value.is_null() && *value != false))
     }
-
-    /// Whether capability `name` has the boolean flag `flag` set (e.g.
-    /// `resources.subscribe`).
-    pub fn flag(&self, name: &str, flag: &str) -> bool {
-        self.capabilities
-            .get(name)
-            .and_then(|raw| serde_json::from_str::<HashMap<String, serde_json::Value>>(raw.get()).ok())
-            .and_then(|map| map.get(flag).and_then(serde_json::Value::as_bool))
-            .unwrap_or(false)
-    }
 }
 
 #[cfg(test)]
@@ -79,7 +69,7 @@ mod tests {
         )
         .unwrap();
         assert!(hs.has("tools") && hs.has("resources") && !hs.has("prompts") && !hs.has("x"));
-        assert!(hs.flag("resources", "subscribe") && !hs.flag("tools", "listChanged"));
+        assert!(hs.flag_present("resources", "subscribe") && !hs.flag_present("tools", "listChanged"));
         assert!(Handshake::parse("{}").is_err());
     }
 }

@@ -71,7 +71,7 @@ impl Upstream {
         let (state_tx, state) = watch::channel(State::Starting);
         let (stop, stop_rx) = watch::channel(false);
         let name = spec.name.clone();
-        let supervisor = Supervisor { index, spec, init_params, events, state: state_tx, stop: stop_rx, generation: 0 };
+        let supervisor = Supervisor { index, spec, init_params, events, state: state_tx, stop: stop_rx };
         tokio::spawn(supervisor.run());
         Upstream { name, state, stop }
     }
@@ -146,7 +146,6 @@ struct Supervisor {
     events: Arc<dyn EventSink>,
     state: watch::Sender<State>,
     stop: watch::Receiver<bool>,
-    generation: u64,
 }
 
 impl Supervisor {
@@ -154,7 +153,6 @@ impl Supervisor {
         let sup = self.spec.supervision.clone();
         let mut failures: u32 = 0;
         loop {
-            self.generation += 1;
             self.state.send_replace(State::Starting);
             let started = Instant::now();
             let reason = match self.run_once().await {
@@ -187,7 +185,7 @@ impl Supervisor {
         };
         let tail = Arc::new(StderrTail::new(self.spec.supervision.stderr_tail_bytes));
         let (outbox, outbox_rx) = mpsc::unbounded_channel();
-        let connection = Arc::new(Connection::new(name.clone(), self.generation, outbox, tail.clone()));
+        let connection = Arc::new(Connection::new(name.clone(), outbox, tail.clone()));
         tokio::spawn(pipes::write_all(outbox_rx, pipes.stdin));
         tokio::spawn(stderr::pump(name.clone(), pipes.stderr, tail.clone()));
         let mut reader = tokio::spawn(pipes::read_all(

@@ -47,7 +47,6 @@ pub struct InventoryItem {
 struct Exposed {
     upstream: usize,
     original: String,
-    key: String,
     /// The item's JSON with its name replaced by the exposed one.
     raw: String,
 }
@@ -92,11 +91,6 @@ impl Catalog {
             templates: Vec::new(),
             collisions: Vec::new(),
         }
-    }
-
-    /// The configured servers' names, by index.
-    pub fn servers(&self) -> &[Arc<str>] {
-        &self.servers
     }
 
     /// Whether upstream `upstream`'s surface has been loaded.
@@ -312,7 +306,7 @@ impl Catalog {
                 }
                 let raw = if exposed == item.key { item.raw.get().to_owned() } else { rename(&item.raw, &exposed) };
                 index.by_name.insert(exposed.clone(), index.entries.len());
-                index.entries.push(Exposed { upstream, original: item.key.clone(), key: exposed, raw });
+                index.entries.push(Exposed { upstream, original: item.key.clone(), raw });
             }
         }
         index
@@ -354,12 +348,6 @@ impl Catalog {
             }
         }
         items
-    }
-
-    /// The client-facing names of `kind`, in order (for status and tests).
-    pub fn exposed_names(&self, kind: ItemKind) -> Vec<&str> {
-        let index = if kind == ItemKind::Tool { &self.tools } else { &self.prompts };
-        index.entries.iter().map(|entry| entry.key.as_str()).collect()
     }
 }
 

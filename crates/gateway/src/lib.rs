@@ -14,6 +14,7 @@ mod inbound;
 mod outbound;
 pub mod pipeline;
 mod session;
+mod surfaces;
 mod tokens;
 
 pub use session::{Session, Status, UpstreamStatus};

@@ -10,9 +10,9 @@ use tokio::task::JoinSet;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Splice, result_response};
 use warden_upstream::Connection;
 
-use super::lists::paginate;
 use crate::pipeline::Call;
 use crate::session::Shared;
+use crate::surfaces::paginate;
 use crate::tokens::lock;
 
 #[derive(Deserialize)]

@@ -1,0 +1,130 @@
+//! Loading what upstreams offer into the catalog: every page of every list,
+//! reviewed by the pins, at start, after `list_changed` and on each client
+//! list.
+
+use std::collections::HashSet;
+
+use warden_jsonrpc::{Kind, Method, json_string};
+use warden_upstream::Connection;
+
+use crate::catalog::{Item, ItemKind, Page};
+use crate::pipeline::{Call, Outcome, Record, ToolDefinition, Verdict};
+use crate::session::Shared;
+
+/// At most this many pages are read from one upstream list.
+const MAX_PAGES: usize = 1000;
+
+impl Shared {
+    /// Fetches every kind upstream `index` offers into the catalog and marks
+    /// it loaded. Returns the kinds whose items changed.
+    pub(crate) async fn load_surface(&self, index: usize, connection: &Connection) -> Vec<ItemKind> {
+        let changed = self.reload_kinds(index, connection, &ItemKind::ALL).await;
+        self.write_catalog().mark_loaded(index);
+        changed
+    }
+
+    /// Fetches `kinds` from upstream `index` (those it offers) into the
+    /// catalog. Returns the kinds whose items changed; a failed fetch keeps
+    /// the last known items.
+    pub(crate) async fn reload_kinds(
+        &self,
+        index: usize,
+        connection: &Connection,
+        kinds: &[ItemKind],
+    ) -> Vec<ItemKind> {
+        let mut changed = Vec::new();
+        for kind in kinds.iter().copied().filter(|kind| connection.handshake().has(kind.capability())) {
+            match tokio::time::timeout(self.start_timeout(), fetch_all(connection, kind)).await {
+                Ok(Ok(items)) => {
+                    if self.store(index, kind, items).await {
+                        changed.push(kind);
+                    }
+                }
+                Ok(Err(why)) => tracing::warn!(server = connection.name(), "{} failed: {why}", kind.list_method()),
+                Err(_) => tracing::warn!(server = connection.name(), "{} timed out", kind.list_method()),
+            }
+        }
+        changed
+    }
+
+    /// Puts freshly listed items of upstream `index` into the catalog, after
+    /// the pins have reviewed its tools (a change seen for the first time is
+    /// audited). Returns whether anything changed.
+    pub(crate) async fn store(&self, index: usize, kind: ItemKind, items: Vec<Item>) -> bool {
+        let hooks = self.hooks.load_full();
+        let Some(pins) = hooks.pins.as_ref().filter(|_| kind == ItemKind::Tool) else {
+            return self.write_catalog().set(index, kind, items);
+        };
+        let server = self.upstreams[index].name();
+        let definitions: Vec<ToolDefinition> =
+            items.iter().map(|item| ToolDefinition { name: &item.key, raw: item.raw.get() }).collect();
+        let review = pins.review(server, &definitions);
+        if !review.withheld.is_empty() {
+            tracing::warn!(server, withheld = ?review.withheld, "tools withheld: their definitions changed since they were pinned (see `warden pins list`)");
+        }
+        if let Some(audit) = &hooks.audit {
+            let method = Method::Other("warden/pins".into());
+            for tool in &review.changed {
+                let withheld = review.withheld.contains(tool);
+                let verdict = if withheld {
+                    Verdict::Deny {
+                        rule: "pin-changed".into(),
+                        reason:
+                            "the tool's definition changed since it was pinned; withheld until `warden pins accept`"
+                                .into(),
+                    }
+                } else {
+                    Verdict::Allow
+                };
+                let outcome = if withheld { Outcome::Refused } else { Outcome::Result };
+                let call = Call { session: &self.id, server, method: &method, name: tool, arguments: None };
+                let client = self.client.get().and_then(|client| client.name.as_deref());
+                let record = Record { call, client, verdict: &verdict, outcome: &outcome, elapsed: Default::default() };
+                if let Err(why) = audit.record(record).await {
+                    tracing::error!(server, tool, "could not audit a pin change: {why}");
+                }
+            }
+        }
+        let mut catalog = self.write_catalog();
+        catalog.withhold(index, review.withheld);
+        catalog.set(index, kind, items)
+    }
+}
+
+/// Reads every page of one list from an upstream.
+pub(crate) async fn fetch_all(connection: &Connection, kind: ItemKind) -> Result<Vec<Item>, String> {
+    paginate(connection, kind.list_method(), |result| {
+        Page::parse(kind, result).map(|page| (page.items, page.next_cursor))
+    })
+    .await
+}
+
+/// Asks `method` page after page (`nextCursor`) until the last one; `read`
+/// turns one page's result into its items and the next cursor. A cursor that
+/// comes back twice, or more than [`MAX_PAGES`] pages, is an error: an
+/// upstream must not keep Warden listing forever.
+pub(crate) async fn paginate<T>(
+    connection: &Connection,
+    method: &str,
+    mut read: impl FnMut(&str) -> Result<(Vec<T>, Option<String>), String>,
+) -> Result<Vec<T>, String> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    for _ in 0..MAX_PAGES {
+        let params = cursor.as_ref().map(|cursor| format!(r#"{{"cursor":{}}}"#, json_string(cursor)));
+        let answer = connection.request(method, params.as_deref()).await.map_err(|err| err.to_string())?;
+        let result = answer.payload().unwrap_or("null");
+        if answer.kind() == Kind::ErrorResponse {
+            return Err(format!("error {result}"));
+        }
+        let (page, next) = read(result)?;
+        items.extend(page);
+        match next {
+            None => return Ok(items),
+            Some(next) if !seen.insert(next.clone()) => return Err(format!("the cursor {next:?} came back twice")),
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(format!("more than {MAX_PAGES} pages"))
+}

@@ -22,22 +22,30 @@ pub(super) enum Forwarded {
     Cancelled,
 }
 
+/// Where a request goes and what changes on the way.
+pub(super) struct Target {
+    /// The upstream's index.
+    pub upstream: usize,
+    /// The renames the upstream needs (its own tool or prompt name).
+    pub splice: Splice,
+    /// The span of a progress token to substitute.
+    pub token: Option<Range<usize>>,
+    /// The request is task-augmented: its answer may carry a task id.
+    pub creates_task: bool,
+}
+
+impl Target {
+    /// Upstream `upstream`, with nothing to change.
+    pub fn upstream(upstream: usize) -> Target {
+        Target { upstream, splice: Splice::new(), token: None, creates_task: false }
+    }
+}
+
 impl Shared {
     /// Runs a request that names its upstream through the pipeline: guard,
-    /// forward, audit, answer. `splice` holds the renames the upstream needs;
-    /// `token` is the span of a progress token to substitute; `creates_task`
-    /// says the request was task-augmented, so its answer may carry a task id.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn dispatch(
-        &self,
-        frame: &Frame,
-        hooks: &Arc<Hooks>,
-        call: Call<'_>,
-        upstream: usize,
-        splice: Splice,
-        token: Option<Range<usize>>,
-        creates_task: bool,
-    ) {
+    /// forward, audit, answer.
+    pub(super) async fn dispatch(&self, frame: &Frame, hooks: &Arc<Hooks>, call: Call<'_>, target: Target) {
+        let Target { upstream, splice, token, creates_task } = target;
         let started = Instant::now();
         let verdict = hooks.guard.decide(&call);
         if let Some(refusal) = verdict.refusal() {

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, json_string};
 
+use super::forward::Target;
 use crate::catalog::{ItemKind, Route};
 use crate::pipeline::Call;
 use crate::session::Shared;
@@ -66,7 +67,8 @@ impl Shared {
             name: &name,
             arguments: params.arguments.map(RawValue::get),
         };
-        self.dispatch(frame, &hooks, call, upstream, splice, token, params.task.is_some()).await;
+        let target = Target { upstream, splice, token, creates_task: params.task.is_some() };
+        self.dispatch(frame, &hooks, call, target).await;
     }
 
     /// Where a client-facing tool or prompt name leads. A name not known yet
@@ -133,6 +135,6 @@ impl Shared {
             name: method.as_str(),
             arguments: frame.params(),
         };
-        self.dispatch(frame, &hooks, call, 0, Splice::new(), None, false).await;
+        self.dispatch(frame, &hooks, call, Target::upstream(0)).await;
     }
 }

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, error_response, json_string};
 
+use super::forward::Target;
 use crate::catalog::{ItemKind, Route};
 use crate::pipeline::Call;
 use crate::session::Shared;
@@ -75,7 +76,7 @@ impl Shared {
             name: &params.uri,
             arguments: None,
         };
-        self.dispatch(frame, &hooks, call, upstream, Splice::new(), token, false).await;
+        self.dispatch(frame, &hooks, call, Target { token, ..Target::upstream(upstream) }).await;
     }
 
     /// The upstream serving `uri`, waiting for upstreams still starting when
@@ -142,6 +143,6 @@ impl Shared {
             name: &name,
             arguments: None,
         };
-        self.dispatch(frame, &hooks, call, upstream, splice, token, false).await;
+        self.dispatch(frame, &hooks, call, Target { splice, token, ..Target::upstream(upstream) }).await;
     }
 }

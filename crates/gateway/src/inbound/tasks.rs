@@ -7,9 +7,10 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::task::JoinSet;
-use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Splice, result_response};
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, result_response};
 use warden_upstream::Connection;
 
+use super::forward::Target;
 use crate::pipeline::Call;
 use crate::session::Shared;
 use crate::surfaces::paginate;
@@ -51,7 +52,7 @@ impl Shared {
             name: &params.task_id,
             arguments: None,
         };
-        self.dispatch(frame, &hooks, call, upstream, Splice::new(), None, false).await;
+        self.dispatch(frame, &hooks, call, Target::upstream(upstream)).await;
     }
 
     /// Remembers which upstream created the task in a `CreateTaskResult`.

@@ -23,6 +23,6 @@ pub use policy::{
     PinsConfig, Policy, RateLimit, Rule, RuleMatch, SqlCondition, ToolAnnotation,
 };
 pub use schema::{
-    Config, Filter, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ServerConfig, ServerFilters, Supervision,
-    Transport, json_schema,
+    Auth, Config, Filter, HttpFront, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ServerConfig,
+    ServerFilters, Supervision, Token, Transport, json_schema,
 };

@@ -65,12 +65,18 @@ fn expand_transports(config: &mut Config, lookup: &dyn Fn(&str) -> Option<String
                     *dir = text.into();
                 }
             }
-            Transport::Http { url, headers } => {
+            Transport::Http { url, headers } | Transport::Sse { url, headers } => {
                 expand_in("url", url);
                 for value in headers.values_mut() {
                     expand_in("headers", value);
                 }
             }
+        }
+    }
+    for (index, token) in config.auth.tokens.iter_mut().enumerate() {
+        match expand(&token.token, lookup) {
+            Ok(expanded) => token.token = expanded,
+            Err(why) => problems.push(format!("auth.tokens[{index}].token: {why}")),
         }
     }
     problems

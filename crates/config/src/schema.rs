@@ -53,6 +53,72 @@ pub struct Config {
     /// Pinning of tool definitions.
     #[serde(default, skip_serializing_if = "is_default")]
     pub pins: PinsConfig,
+    /// The HTTP front (`warden serve --http`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub http: HttpFront,
+    /// Who may use the HTTP front.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub auth: Auth,
+}
+
+/// Settings of the HTTP front.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct HttpFront {
+    /// A session with no request and no open stream for this long is ended
+    /// and its upstream processes stopped, in seconds.
+    pub session_idle_secs: u64,
+    /// How often an idle SSE stream gets a comment line, so that clients and
+    /// proxies do not cut it, in seconds.
+    pub keep_alive_secs: u64,
+    /// The most client sessions at once; more are refused with 503.
+    pub max_sessions: usize,
+    /// Browser origins allowed besides the loopback ones (`http://host:port`).
+    /// Requests with any other `Origin` get 403 (DNS rebinding protection).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_origins: Vec<String>,
+    /// `Host` values allowed besides loopback names and the bound address.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<String>,
+    /// How many events per session are kept for resumption with `Last-Event-ID`.
+    pub replay_events: usize,
+}
+
+impl Default for HttpFront {
+    fn default() -> Self {
+        HttpFront {
+            session_idle_secs: 30 * 60,
+            keep_alive_secs: 15,
+            max_sessions: 256,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            replay_events: 256,
+        }
+    }
+}
+
+/// Bearer tokens for the HTTP front. With none, the front is open (and only
+/// binds loopback addresses unless forced).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Auth {
+    /// The accepted tokens.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tokens: Vec<Token>,
+}
+
+/// One accepted bearer token.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Token {
+    /// Who holds it, for logs and audit records.
+    pub name: String,
+    /// The secret, usually `${VAR}` from the environment.
+    pub token: String,
+    /// The profiles this token may use; the first is its default. Empty: the
+    /// configuration's default profile only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<String>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -140,6 +206,21 @@ pub struct ServerConfig {
     pub display_name: Option<String>,
     /// How to reach the server.
     pub transport: Transport,
+    /// The server keeps no per-client state: over HTTP, one process serves
+    /// every client session (ids are mapped), instead of one per session.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub share: bool,
+    /// The most processes of this server at once (over HTTP each client
+    /// session has its own); sessions beyond it see the server as down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_processes: Option<usize>,
+}
+
+impl ServerConfig {
+    /// A server reached by `transport`, with every other setting at its default.
+    pub fn new(transport: Transport) -> ServerConfig {
+        ServerConfig { display_name: None, transport, share: false, max_processes: None }
+    }
 }
 
 /// How to reach an upstream server.
@@ -163,6 +244,15 @@ pub enum Transport {
     /// A remote server speaking Streamable HTTP.
     Http {
         /// Its MCP endpoint.
+        url: String,
+        /// Headers sent with every request (`${VAR}` expanded).
+        #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+        headers: IndexMap<String, String>,
+    },
+    /// A remote server speaking the legacy HTTP+SSE transport (2024-11-05):
+    /// a GET event stream that names the endpoint to POST messages to.
+    Sse {
+        /// Its SSE endpoint.
         url: String,
         /// Headers sent with every request (`${VAR}` expanded).
         #[serde(default, skip_serializing_if = "IndexMap::is_empty")]

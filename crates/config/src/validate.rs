@@ -46,10 +46,12 @@ pub(crate) fn validate(config: &Config, text: &str) -> Vec<String> {
                 problems
                     .at(&["servers", name, "command"], format!("servers.{name}: a stdio transport needs a command"));
             }
-            Transport::Http { url, .. } if !(url.starts_with("http://") || url.starts_with("https://")) => {
+            Transport::Http { url, .. } | Transport::Sse { url, .. }
+                if !(url.starts_with("http://") || url.starts_with("https://")) =>
+            {
                 problems.at(
                     &["servers", name, "url"],
-                    format!("servers.{name}: an http transport needs an http:// or https:// url, not {url:?}"),
+                    format!("servers.{name}: an http or sse transport needs an http:// or https:// url, not {url:?}"),
                 );
             }
             _ => {}
@@ -71,7 +73,38 @@ pub(crate) fn validate(config: &Config, text: &str) -> Vec<String> {
         problems.at(&["supervision"], "supervision: backoffInitialMs must be positive and at most backoffMaxMs".into());
     }
     validate_profiles(config, &mut problems);
+    validate_auth(config, &mut problems);
     problems.list
+}
+
+fn validate_auth(config: &Config, problems: &mut Problems<'_>) {
+    let mut seen = HashMap::new();
+    for (index, token) in config.auth.tokens.iter().enumerate() {
+        let who = &token.name;
+        if token.token.len() < 16 {
+            problems.at(
+                &["auth", "tokens"],
+                format!("auth.tokens[{index}] ({who}): a token must be at least 16 characters long"),
+            );
+        }
+        if let Some(other) = seen.insert(token.token.as_str(), who) {
+            problems.at(&["auth", "tokens"], format!("auth.tokens: {other:?} and {who:?} have the same token"));
+        }
+        for profile in &token.profiles {
+            if !config.profiles.contains_key(profile) {
+                problems.at(
+                    &["auth", "tokens"],
+                    format!(
+                        "auth.tokens[{index}] ({who}) allows profile {profile:?}, which is not defined (profiles: {})",
+                        names(config.profiles.keys())
+                    ),
+                );
+            }
+        }
+    }
+    if config.http.session_idle_secs == 0 || config.http.keep_alive_secs == 0 || config.http.max_sessions == 0 {
+        problems.at(&["http"], "http: sessionIdleSecs, keepAliveSecs and maxSessions must be positive".into());
+    }
 }
 
 fn validate_profiles(config: &Config, problems: &mut Problems<'_>) {

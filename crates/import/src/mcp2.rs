@@ -177,7 +177,7 @@ fn server(doc: &Doc<'_>, node: &Node, at: &At, notes: &mut Notes) -> Result<Serv
         let headers = headers.into_iter().map(|(key, value)| (key, expand("headers", value))).collect();
         Transport::Http { url, headers }
     };
-    Ok(ServerConfig { display_name, transport })
+    Ok(ServerConfig { display_name, ..ServerConfig::new(transport) })
 }
 
 /// One entry of `profiles:`; server names follow the servers' renames.

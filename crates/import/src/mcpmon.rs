@@ -101,7 +101,7 @@ pub(crate) fn import(path: &Path, text: &str) -> Result<Imported, ImportError> {
         let cwd = backend.cwd.as_deref().map(|cwd| escape_in("cwd", cwd).into());
         let env = backend.env.iter().map(|(key, value)| (key.clone(), escape(value, Some(&mut env_refs)))).collect();
         let transport = Transport::Stdio { command, args, env, cwd };
-        config.servers.insert(name, ServerConfig { display_name: None, transport });
+        config.servers.insert(name, ServerConfig::new(transport));
     }
 
     if config.servers.is_empty() {

@@ -138,7 +138,7 @@ pub(crate) fn import(files: &[(PathBuf, String)]) -> Result<Imported, ImportErro
     for (name, listed) in &servers {
         let transport =
             Transport::Stdio { command: PLACEHOLDER_COMMAND.into(), args: Vec::new(), env: IndexMap::new(), cwd: None };
-        config.servers.insert(name.clone(), ServerConfig { display_name: None, transport });
+        config.servers.insert(name.clone(), ServerConfig::new(transport));
         inventories.push(ServerInventory { server: name.clone(), tools: listed.tools.clone().unwrap_or_default() });
         warnings.push(summary(name, listed));
     }

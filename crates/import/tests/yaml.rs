@@ -115,17 +115,19 @@ fn awkward_text_and_every_section_round_trip() {
         "local".into(),
         ServerConfig {
             display_name: Some("yes: no # maybe".into()),
-            transport: Transport::Stdio { command: "npx".into(), args: texts.clone(), env, cwd: Some("~/x y".into()) },
+            ..ServerConfig::new(Transport::Stdio {
+                command: "npx".into(),
+                args: texts.clone(),
+                env,
+                cwd: Some("~/x y".into()),
+            })
         },
     );
     let headers: IndexMap<String, String> =
         texts.iter().enumerate().map(|(i, text)| (format!("X-{i}"), text.clone())).collect();
     config.servers.insert(
         "remote".into(),
-        ServerConfig {
-            display_name: None,
-            transport: Transport::Http { url: "https://example.com/mcp?a=1&b=#x".into(), headers },
-        },
+        ServerConfig::new(Transport::Http { url: "https://example.com/mcp?a=1&b=#x".into(), headers }),
     );
     let filters = ServerFilters {
         tools: Filter { allow: texts.clone(), deny: vec!["*".into()] },

@@ -249,7 +249,7 @@ impl Supervisor {
     fn command(&self) -> String {
         match &self.spec.transport {
             Transport::Stdio { command, .. } => format!("'{command}'"),
-            Transport::Http { url, .. } => format!("'{url}'"),
+            Transport::Http { url, .. } | Transport::Sse { url, .. } => format!("'{url}'"),
         }
     }
 }

@@ -58,7 +58,7 @@ pub fn expanded(config: &Config) -> Config {
                     *dir = text.into();
                 }
             }
-            Transport::Http { url, headers } => {
+            Transport::Http { url, headers } | Transport::Sse { url, headers } => {
                 expand(url);
                 headers.values_mut().for_each(expand);
             }

@@ -22,7 +22,7 @@ pub async fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
         let Some((program, rest)) = words.split_first() else { bail!("server {name:?} has an empty command") };
         let transport =
             Transport::Stdio { command: program.clone(), args: rest.to_vec(), env: Default::default(), cwd: None };
-        config.servers.insert(name.to_owned(), ServerConfig { display_name: None, transport });
+        config.servers.insert(name.to_owned(), ServerConfig::new(transport));
     }
     // The same checks as a config file (names, commands).
     let config = warden_config::parse(std::path::Path::new("init.yaml"), &warden_import::to_yaml(&config)?, &|_| None)?;

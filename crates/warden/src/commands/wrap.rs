@@ -25,15 +25,12 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     let name = args.name.clone().unwrap_or_else(|| server_name(command));
     config.servers.insert(
         name,
-        ServerConfig {
-            display_name: None,
-            transport: Transport::Stdio {
-                command: command.clone(),
-                args: rest.to_vec(),
-                env: Default::default(),
-                cwd: None,
-            },
-        },
+        ServerConfig::new(Transport::Stdio {
+            command: command.clone(),
+            args: rest.to_vec(),
+            env: Default::default(),
+            cwd: None,
+        }),
     );
     // Drop-in use: the client sees the server's own names.
     config.naming.prefix = PrefixMode::Never;

@@ -139,7 +139,7 @@ fn malformed_files_are_errors_naming_the_file() {
     }
     // Rules only Warden's loader knows are reported too.
     let err = error("mcp2.yaml", "servers:\n  a: {transport: {kind: http, url: ftp://x}}\n");
-    assert!(err.contains("an http transport needs an http:// or https:// url"), "{err}");
+    assert!(err.contains("an http or sse transport needs an http:// or https:// url"), "{err}");
     let err = error("mcp2.yaml", "defaultProfile: nope\nservers: {}\n");
     assert!(err.contains("defaultProfile \"nope\" is not a profile"), "{err}");
 }

@@ -12,9 +12,11 @@ pub mod catalog;
 pub mod front;
 mod inbound;
 mod outbound;
+mod outlet;
 pub mod pipeline;
 mod session;
 mod surfaces;
 mod tokens;
 
+pub use outlet::{Outbound, Outlet};
 pub use session::{Session, Status, UpstreamStatus};

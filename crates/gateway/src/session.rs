@@ -5,13 +5,14 @@ use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use warden_config::Config;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, error_response, guess_id};
 use warden_upstream::{Connection, EventSink, State, Upstream, UpstreamError, UpstreamSpec};
 
 use crate::catalog::{Catalog, InventoryItem, ItemKind, Namer};
 use crate::outbound::Sink;
+use crate::outlet::{Outbound, Outlet};
 use crate::pipeline::Hooks;
 use crate::tokens::Maps;
 
@@ -20,9 +21,9 @@ static SESSIONS: AtomicU64 = AtomicU64::new(1);
 
 /// One client connected to Warden, with its own upstream connections.
 ///
-/// Fronts (stdio now, HTTP later) feed it the client's messages with
-/// [`Session::handle`]; everything for the client comes out of the channel
-/// given to [`Session::start`], one JSON-RPC message per string.
+/// Fronts (stdio, HTTP) feed it the client's messages with
+/// [`Session::handle`]; everything for the client goes to the [`Outlet`]
+/// given to [`Session::start`], one JSON-RPC message at a time.
 #[derive(Clone)]
 pub struct Session {
     shared: Arc<Shared>,
@@ -46,7 +47,7 @@ pub(crate) struct Shared {
     pub init_params: watch::Sender<Option<Arc<str>>>,
     pub client: OnceLock<ClientInit>,
     pub initialized: AtomicBool,
-    pub to_client: mpsc::UnboundedSender<String>,
+    pub to_client: Box<dyn Outlet>,
     pub catalog: RwLock<Catalog>,
     pub maps: Maps,
     /// Source of Warden-issued ids and tokens.
@@ -62,7 +63,7 @@ pub(crate) struct Shared {
 impl Session {
     /// Starts a session: every configured upstream starts at once, in the
     /// background; their handshakes wait for the client's `initialize`.
-    pub fn start(config: Arc<Config>, hooks: Hooks, to_client: mpsc::UnboundedSender<String>) -> Session {
+    pub fn start(config: Arc<Config>, hooks: Hooks, to_client: impl Outlet) -> Session {
         let (init_params, init_rx) = watch::channel(None);
         let names = config.servers.keys().map(|name| Arc::from(name.as_str())).collect();
         let catalog = Catalog::new(Namer::new(&config.naming, config.servers.len()), names);
@@ -92,7 +93,7 @@ impl Session {
                 init_params,
                 client: OnceLock::new(),
                 initialized: AtomicBool::new(false),
-                to_client,
+                to_client: Box::new(to_client),
                 catalog: RwLock::new(catalog),
                 maps: Maps::default(),
                 counter: AtomicU64::new(1),
@@ -112,14 +113,17 @@ impl Session {
     /// Handles one message from the client. Never blocks: requests are served
     /// by their own tasks, so a slow call delays nothing else.
     pub fn handle(&self, text: String) {
-        let frame = match Frame::parse(text) {
-            Ok(frame) => frame,
+        match Frame::parse(text) {
+            Ok(frame) => self.handle_frame(frame),
             Err(err) => {
                 tracing::warn!(session = %self.shared.id, "invalid message from the client: {err}");
                 self.shared.send(error_response(err.id.as_deref(), err.code, &err.message, None));
-                return;
             }
-        };
+        }
+    }
+
+    /// Handles one message the front has already parsed.
+    pub fn handle_frame(&self, frame: Frame) {
         match frame.kind() {
             // Answered inline: a request sent right after `initialize` must
             // find the session initialized, whatever the runtime's scheduling.
@@ -223,10 +227,21 @@ pub struct UpstreamStatus {
 }
 
 impl Shared {
-    /// Queues a message for the client.
+    /// Queues a message for the client that belongs to no request.
     pub fn send(&self, text: String) {
-        // The front is gone when this fails; the session ends with it.
-        let _ = self.to_client.send(text);
+        self.to_client.deliver(Outbound { text, request: None, is_response: false });
+    }
+
+    /// Queues the response to the client's request `frame`.
+    pub fn respond(&self, frame: &Frame, text: String) {
+        let request = frame.id().map(str::to_owned);
+        self.to_client.deliver(Outbound { text, request, is_response: true });
+    }
+
+    /// Queues a message for the client that belongs to the client request
+    /// `request` (its id as JSON text), when known.
+    pub fn send_related(&self, text: String, request: Option<String>) {
+        self.to_client.deliver(Outbound { text, request, is_response: false });
     }
 
     /// A fresh number for an id or a token.

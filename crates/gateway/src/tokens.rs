@@ -35,8 +35,14 @@ pub(crate) struct ServerRequest {
 /// Where progress for a Warden-issued token goes.
 #[derive(Debug, Clone)]
 pub(crate) enum TokenTarget {
-    /// To the client, as its own token (JSON text).
-    Client(String),
+    /// To the client, as its own token (JSON text), for the client request
+    /// `request` (its id as JSON text).
+    Client {
+        /// The client's token.
+        token: String,
+        /// The request that carried it.
+        request: String,
+    },
     /// To an upstream, as its own token (JSON text), on that connection.
     Upstream(Arc<Connection>, String),
 }
@@ -50,6 +56,19 @@ pub(crate) struct Maps {
     pub server_requests: Mutex<HashMap<u64, ServerRequest>>,
     /// Warden-issued progress token (JSON text) → where progress goes.
     pub tokens: Mutex<HashMap<String, TokenTarget>>,
+}
+
+impl Maps {
+    /// The one client request `connection` is serving, if it serves exactly
+    /// one: what a request or notification from that upstream belongs to.
+    pub fn sole_request_on(&self, connection: &Arc<Connection>) -> Option<String> {
+        let in_flight = lock(&self.in_flight);
+        let mut serving = in_flight.iter().filter(|(_, entry)| Arc::ptr_eq(&entry.connection, connection));
+        match (serving.next(), serving.next()) {
+            (Some((id, _)), None) => Some(id.clone()),
+            _ => None,
+        }
+    }
 }
 
 /// The `_meta` of request params, as far as routing needs it.

@@ -105,6 +105,14 @@ pub struct ServeArgs {
     /// The config file and profile.
     #[command(flatten)]
     pub target: ProfileArgs,
+    /// Serve MCP over HTTP on this address (e.g. 127.0.0.1:8210; port 0 picks
+    /// one) instead of stdio: Streamable HTTP at /mcp, legacy SSE at /sse.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Let --http bind a non-loopback address with no auth.tokens configured:
+    /// anyone who can reach the address can then use every tool.
+    #[arg(long, requires = "http")]
+    pub insecure_no_auth: bool,
 }
 
 /// `warden wrap`.

@@ -1,12 +1,13 @@
 //! The pipeline hooks a config and a profile call for.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 
 use anyhow::Context;
 use warden_audit::{AuditLog, AuditSettings, Fsync};
 use warden_config::{Config, PinMode, Policy, ProfilePolicy};
-use warden_gateway::pipeline::{Audit, Guard, Guards, Hooks, Pins};
+use warden_gateway::pipeline::{Audit, Guard, Guards, Hooks, HooksSource, Pins};
 use warden_limits::Limiter;
 use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
@@ -62,4 +63,40 @@ pub fn for_profile(config: &Config, profile: Option<&str>, audit: Option<Arc<dyn
         PinMode::Warn | PinMode::Enforce => Some(Arc::new(crate::commands::pins::store(config))),
     };
     Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), audit, pins })
+}
+
+/// The hooks of each profile of the running configuration, built once per
+/// profile and shared by every HTTP session that uses it (so rate limits and
+/// breakers count across sessions, per profile).
+pub struct ProfileHooks {
+    config: RwLock<Arc<Config>>,
+    audit: Option<Arc<dyn Audit>>,
+    built: Mutex<HashMap<Option<String>, Hooks>>,
+}
+
+impl ProfileHooks {
+    /// Hooks for the profiles of `config`, recording to `audit`.
+    pub fn new(config: Arc<Config>, audit: Option<Arc<dyn Audit>>) -> ProfileHooks {
+        ProfileHooks { config: RwLock::new(config), audit, built: Mutex::new(HashMap::new()) }
+    }
+
+    /// Switches to a reloaded configuration; hooks are rebuilt on demand.
+    pub fn replace(&self, config: Arc<Config>) {
+        *self.config.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = config;
+        self.built.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+    }
+}
+
+impl HooksSource for ProfileHooks {
+    fn hooks(&self, profile: Option<&str>) -> Result<Hooks, String> {
+        let mut built = self.built.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let key = profile.map(str::to_owned);
+        if let Some(hooks) = built.get(&key) {
+            return Ok(hooks.clone());
+        }
+        let config = self.config.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        let hooks = for_profile(&config, profile, self.audit.clone()).map_err(|err| format!("{err:#}"))?;
+        built.insert(key, hooks.clone());
+        Ok(hooks)
+    }
 }

@@ -22,7 +22,14 @@ fn main() -> std::process::ExitCode {
     // One thread: a stdio gateway's work per message is a few microseconds, and
     // on a loaded machine cross-thread wake-ups cost more than they save
     // (measured: +30 µs instead of +145 µs per call at p50, bench/run.sh).
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    // Over HTTP, many clients at once: one worker per core.
+    let many_clients = matches!(&cli.command, Command::Serve(args) if args.http.is_some());
+    let mut builder = if many_clients {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("warden: cannot start the async runtime: {err}");

@@ -1,5 +1,5 @@
 //! Live configuration: the file is watched (and SIGHUP reloads it); profile
-//! changes apply to the running session without restarting servers.
+//! changes apply to the running sessions without restarting servers.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,19 +9,30 @@ use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 use warden_config::Config;
 use warden_gateway::Session;
+use warden_gateway::front::HttpFront;
 use warden_gateway::pipeline::Audit;
+
+use crate::hooks::ProfileHooks;
+
+/// What a reload applies to.
+pub enum Target {
+    /// The one session of the stdio front.
+    Session(Session),
+    /// Every session of the HTTP front, each with its own profile.
+    Http(HttpFront, Arc<ProfileHooks>),
+}
 
 /// Events closer together than this are one change (editors write in steps).
 const SETTLE: Duration = Duration::from_millis(150);
 
-/// Reloads `path` into `session` whenever it changes or on SIGHUP, until the
-/// session ends. `profile` is the one chosen on the command line, if any.
+/// Reloads `path` into `target` whenever it changes or on SIGHUP, until
+/// Warden exits. `profile` is the one chosen on the command line, if any.
 pub fn watch(
     path: PathBuf,
     profile: Option<String>,
     running: Arc<Config>,
     audit: Option<Arc<dyn Audit>>,
-    session: Session,
+    target: Target,
 ) -> anyhow::Result<()> {
     let (changed, mut changes) = mpsc::unbounded_channel();
     let file_name = path.file_name().map(ToOwned::to_owned);
@@ -48,7 +59,7 @@ pub fn watch(
                 Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading {}", path.display()),
                 else => return,
             }
-            if let Some(config) = reload(&path, profile.as_deref(), &running, audit.clone(), &session) {
+            if let Some(config) = reload(&path, profile.as_deref(), &running, audit.clone(), &target) {
                 running = config;
             }
         }
@@ -63,7 +74,7 @@ fn reload(
     profile: Option<&str>,
     running: &Config,
     audit: Option<Arc<dyn Audit>>,
-    session: &Session,
+    target: &Target,
 ) -> Option<Arc<Config>> {
     let config = match warden_config::load(path) {
         Ok(config) => config,
@@ -88,7 +99,14 @@ fn reload(
             "servers, naming, limits and supervision changes take effect at the next start; profiles were applied now"
         );
     }
-    session.set_hooks(hooks);
+    let config = Arc::new(config);
+    match target {
+        Target::Session(session) => session.set_hooks(hooks),
+        Target::Http(front, source) => {
+            source.replace(config.clone());
+            front.reload();
+        }
+    }
     tracing::info!("configuration reloaded from {}", path.display());
-    Some(Arc::new(config))
+    Some(config)
 }

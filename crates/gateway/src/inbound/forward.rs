@@ -52,7 +52,7 @@ impl Shared {
             tracing::info!(session = %self.id, server = call.server, name = call.name, "refused: {refusal}");
             // A refusal stands even if it cannot be recorded.
             let _ = self.audit(hooks, call, &verdict, &Outcome::Refused, started).await;
-            self.send(refusal_response(frame, call.method, &refusal));
+            self.respond(frame, refusal_response(frame, call.method, &refusal));
             return;
         }
         let (reply, outcome) = match self.forward(frame, upstream, splice, token).await {
@@ -70,11 +70,11 @@ impl Shared {
             }
         };
         match self.audit(hooks, call, &verdict, &outcome, started).await {
-            Ok(()) => self.send(reply),
+            Ok(()) => self.respond(frame, reply),
             Err(why) => {
                 tracing::error!(session = %self.id, "audit record failed, answer withheld: {why}");
                 let message = format!("the audit log could not be written, so the result was withheld: {why}");
-                self.send(error_response(frame.id(), ErrorCode::InternalError, &message, None));
+                self.respond(frame, error_response(frame.id(), ErrorCode::InternalError, &message, None));
             }
         }
     }
@@ -110,7 +110,8 @@ impl Shared {
         let token = token.map(|span| {
             let issued = format!("\"w{}\"", self.next());
             let original = frame.text()[span.clone()].to_owned();
-            lock(&self.maps.tokens).insert(issued.clone(), TokenTarget::Client(original));
+            let target = TokenTarget::Client { token: original, request: client_id.clone() };
+            lock(&self.maps.tokens).insert(issued.clone(), target);
             splice.replace(span, issued.clone());
             issued
         });

@@ -61,6 +61,6 @@ impl Shared {
             json_string(&version),
             json_string(env!("CARGO_PKG_VERSION")),
         );
-        self.send(result_response(frame.id().unwrap_or("null"), &result));
+        self.respond(frame, result_response(frame.id().unwrap_or("null"), &result));
     }
 }

@@ -68,7 +68,7 @@ impl Shared {
         while refreshes.join_next().await.is_some() {}
         let hooks = self.hooks.load_full();
         let result = self.read_catalog().list(kind, &|server, key| hooks.view.shows(server, kind, key));
-        self.send(result_response(frame.id().unwrap_or("null"), &result));
+        self.respond(frame, result_response(frame.id().unwrap_or("null"), &result));
     }
 
     /// `logging/setLevel` goes to every ready upstream that logs, and is
@@ -95,6 +95,6 @@ impl Shared {
             }
         }
         while answers.join_next().await.is_some() {}
-        self.send(result_response(frame.id().unwrap_or("null"), "{}"));
+        self.respond(frame, result_response(frame.id().unwrap_or("null"), "{}"));
     }
 }

@@ -13,6 +13,8 @@ mod notify;
 mod resources;
 mod tasks;
 
+pub(crate) use initialize::SUPPORTED_VERSIONS;
+
 use warden_jsonrpc::{ErrorCode, Frame, Method, error_response, result_response};
 
 use crate::session::Shared;
@@ -24,12 +26,12 @@ impl Shared {
         let id = frame.id().unwrap_or("null");
         if !matches!(method, Method::Initialize | Method::Ping) && self.client.get().is_none() {
             let message = format!("'{}' received before initialize: send initialize first", method.as_str());
-            self.send(error_response(Some(id), ErrorCode::InvalidRequest, &message, None));
+            self.respond(&frame, error_response(Some(id), ErrorCode::InvalidRequest, &message, None));
             return;
         }
         match method {
             Method::Initialize => self.initialize(&frame),
-            Method::Ping => self.send(result_response(id, "{}")),
+            Method::Ping => self.respond(&frame, result_response(id, "{}")),
             Method::ToolsList | Method::PromptsList | Method::ResourcesList | Method::ResourceTemplatesList => {
                 self.list(&frame, &method).await
             }
@@ -47,6 +49,6 @@ impl Shared {
 
     /// Answers `id` with an error.
     pub(crate) fn fail(&self, frame: &Frame, code: ErrorCode, message: &str) {
-        self.send(error_response(frame.id(), code, message, None));
+        self.respond(frame, error_response(frame.id(), code, message, None));
     }
 }

@@ -56,7 +56,7 @@ impl Shared {
         else {
             let data = format!(r#"{{"uri":{}}}"#, json_string(&params.uri));
             let message = format!("Resource not found: {}", params.uri);
-            return self.send(error_response(frame.id(), ErrorCode::ResourceNotFound, &message, Some(&data)));
+            return self.respond(frame, error_response(frame.id(), ErrorCode::ResourceNotFound, &message, Some(&data)));
         };
         match method {
             Method::ResourcesSubscribe => {

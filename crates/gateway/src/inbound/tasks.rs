@@ -96,7 +96,7 @@ impl Shared {
             }
         }
         let result = format!(r#"{{"tasks":[{}]}}"#, merged.join(","));
-        self.send(result_response(frame.id().unwrap_or("null"), &result));
+        self.respond(frame, result_response(frame.id().unwrap_or("null"), &result));
     }
 }
 

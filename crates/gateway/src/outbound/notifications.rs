@@ -36,9 +36,9 @@ impl Shared {
             }
             Some(Method::TaskStatus) => {
                 self.record_task_status(index, frame.params());
-                self.send(frame.into_text())
+                self.send_related(frame.into_text(), self.maps.sole_request_on(connection))
             }
-            _ => self.send(frame.into_text()),
+            _ => self.send_related(frame.into_text(), self.maps.sole_request_on(connection)),
         }
     }
 
@@ -50,13 +50,13 @@ impl Shared {
             return;
         };
         let target = lock(&self.maps.tokens).get(params.progress_token.get()).cloned();
-        let Some(TokenTarget::Client(original)) = target else {
+        let Some(TokenTarget::Client { token: original, request }) = target else {
             tracing::debug!(session = %self.id, token = params.progress_token.get(), "dropped progress for an unknown token");
             return;
         };
         let mut splice = Splice::new();
         splice.replace(frame.span_of(params.progress_token.get()), original);
-        self.send(splice.apply(frame.text()));
+        self.send_related(splice.apply(frame.text()), Some(request));
     }
 
     /// An upstream gives up on a request it made to the client.
@@ -79,7 +79,7 @@ impl Shared {
         let Some(client_id) = client_id else { return };
         let mut splice = Splice::new();
         splice.replace(frame.span_of(params.request_id.get()), client_id.to_string());
-        self.send(splice.apply(frame.text()));
+        self.send_related(splice.apply(frame.text()), self.maps.sole_request_on(connection));
     }
 
     /// An upstream's list changed: reload it so routing stays right, then

@@ -41,7 +41,7 @@ impl Shared {
             token,
         };
         lock(&self.maps.server_requests).insert(client_id, request);
-        self.send(splice.apply(frame.text()));
+        self.send_related(splice.apply(frame.text()), self.maps.sole_request_on(connection));
     }
 }
 

@@ -38,6 +38,13 @@ pub struct Hooks {
     pub pins: Option<Arc<dyn Pins>>,
 }
 
+/// Builds the hooks for a profile: the HTTP front starts a session for each
+/// client, with the profile that client chose.
+pub trait HooksSource: Send + Sync + 'static {
+    /// The hooks for `profile` (`None`: the default profile), or why not.
+    fn hooks(&self, profile: Option<&str>) -> Result<Hooks, String>;
+}
+
 impl Default for Hooks {
     fn default() -> Self {
         Hooks { view: Arc::new(ShowAll), guard: Arc::new(AllowAll), audit: None, pins: None }

@@ -1,31 +1,69 @@
-//! `warden serve`: the configured servers behind one stdio endpoint.
+//! `warden serve`: the configured servers behind one endpoint, stdio by
+//! default, HTTP with `--http`.
 
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
-use warden_gateway::front::serve_stdio;
+use anyhow::{Context, bail};
+use warden_config::Config;
+use warden_gateway::front::{HttpFront, serve_stdio};
 
 use crate::cli::ServeArgs;
+use crate::hooks::ProfileHooks;
 use crate::{hooks, reload};
 
-/// Loads the configuration and serves until the client disconnects.
+/// Loads the configuration and serves until the client disconnects (stdio)
+/// or Warden is told to stop (HTTP).
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let path = args.target.config;
+    let ServeArgs { target, http, insecure_no_auth } = args;
+    let path = target.config.clone();
     let config = Arc::new(warden_config::load(&path)?);
     if config.servers.is_empty() {
         tracing::warn!("{} configures no servers; the client will see nothing", path.display());
+    }
+    if let Some(address) = &http {
+        return serve_http(target, address, insecure_no_auth, config).await;
     }
     if !config.hub.enabled || config.expose_per_server {
         tracing::warn!("hub.enabled and exposePerServer concern the HTTP front; over stdio the hub is always served");
     }
     let audit = hooks::open_audit(&config)?;
-    let hooks = hooks::for_profile(&config, args.target.profile.as_deref(), audit.clone())?;
+    let hooks = hooks::for_profile(&config, target.profile.as_deref(), audit.clone())?;
     tracing::info!(servers = config.servers.len(), "serving MCP on stdio");
-    let profile = args.target.profile;
+    let profile = target.profile;
     let running = config.clone();
-    serve_stdio(config, hooks, move |session| reload::watch(path, profile, running, audit, session.clone()))
+    let target = reload::Target::Session;
+    serve_stdio(config, hooks, move |session| reload::watch(path, profile, running, audit, target(session.clone())))
         .await
         .context("stdio front failed")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve_http(
+    target: crate::cli::ProfileArgs,
+    address: &str,
+    insecure_no_auth: bool,
+    config: Arc<Config>,
+) -> anyhow::Result<ExitCode> {
+    let wanted: SocketAddr = address.parse().with_context(|| format!("--http {address:?}: expected IP:PORT"))?;
+    if !wanted.ip().is_loopback() && config.auth.tokens.is_empty() && !insecure_no_auth {
+        bail!(
+            "refusing to serve {wanted} without auth.tokens: anyone who can reach it could use every tool. \
+             Configure auth.tokens, bind 127.0.0.1, or pass --insecure-no-auth if that is really what you want"
+        );
+    }
+    let audit = hooks::open_audit(&config)?;
+    // Fail now, not at the first client, if the default profile does not build.
+    hooks::for_profile(&config, target.profile.as_deref(), audit.clone())?;
+    let source = Arc::new(ProfileHooks::new(config.clone(), audit.clone()));
+    let listener = tokio::net::TcpListener::bind(wanted).await.with_context(|| format!("cannot listen on {wanted}"))?;
+    let bound = listener.local_addr()?;
+    let front = HttpFront::new(config.clone(), source.clone(), target.profile.clone(), bound);
+    reload::watch(target.config, target.profile, config.clone(), audit, reload::Target::Http(front.clone(), source))?;
+    // Tests and scripts read the address from this line.
+    eprintln!("warden: listening on http://{bound}/mcp");
+    tracing::info!(servers = config.servers.len(), "serving MCP over HTTP at http://{bound}/mcp");
+    front.serve(listener).await.context("HTTP front failed")?;
     Ok(ExitCode::SUCCESS)
 }

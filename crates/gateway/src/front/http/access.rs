@@ -1,0 +1,205 @@
+//! Who may talk to the HTTP front: `Host` and `Origin` checks against DNS
+//! rebinding, bearer tokens, and the profile each token may use.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use axum::http::{HeaderMap, StatusCode, header};
+use warden_config::Config;
+
+use super::reply::Refusal;
+
+/// The header a client uses to pick one of the profiles its token allows.
+pub(super) const PROFILE_HEADER: &str = "warden-profile";
+
+/// The front's access rules.
+pub(super) struct Access {
+    tokens: Vec<Holder>,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    bound: SocketAddr,
+    /// Every profile the configuration defines.
+    profiles: Vec<String>,
+    /// The profile used when a caller picks none (`--profile`, else `defaultProfile`).
+    default_profile: Option<String>,
+}
+
+struct Holder {
+    name: Arc<str>,
+    secret: Vec<u8>,
+    profiles: Vec<String>,
+}
+
+/// Who is calling, once checked.
+#[derive(Debug, Clone)]
+pub(super) struct Caller {
+    /// The token holder's name; `None` when the front has no tokens.
+    pub name: Option<Arc<str>>,
+    profiles: Option<Vec<String>>,
+}
+
+impl Access {
+    /// The rules of `config` for a front bound to `bound`.
+    pub fn new(config: &Config, bound: SocketAddr, default_profile: Option<String>) -> Access {
+        Access {
+            tokens: config
+                .auth
+                .tokens
+                .iter()
+                .map(|token| Holder {
+                    name: Arc::from(token.name.as_str()),
+                    secret: token.token.as_bytes().to_vec(),
+                    profiles: token.profiles.clone(),
+                })
+                .collect(),
+            allowed_hosts: config.http.allowed_hosts.iter().map(|host| host.to_ascii_lowercase()).collect(),
+            allowed_origins: config.http.allowed_origins.iter().map(|origin| origin.to_ascii_lowercase()).collect(),
+            bound,
+            profiles: config.profiles.keys().cloned().collect(),
+            default_profile: default_profile.or_else(|| config.default_profile.clone()),
+        }
+    }
+
+    /// Checks a request's `Host`, `Origin` and token.
+    pub fn check(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
+        self.check_host(headers)?;
+        self.check_origin(headers)?;
+        self.authenticate(headers)
+    }
+
+    fn check_host(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        let Some(host) = headers.get(header::HOST).and_then(|value| value.to_str().ok()) else {
+            return Err(Refusal::new(StatusCode::BAD_REQUEST, "the request has no Host header"));
+        };
+        let host = host.to_ascii_lowercase();
+        let name = host_name(&host);
+        let allowed = self.allowed_hosts.iter().any(|allowed| *allowed == host || allowed == name)
+            || (self.bound.ip().is_loopback() && is_loopback_name(name))
+            || name.parse::<IpAddr>().is_ok_and(|ip| ip == self.bound.ip())
+            // Bound to every interface with no list: the name cannot be known,
+            // and such a front requires a token (or an explicit override).
+            || (self.bound.ip().is_unspecified() && self.allowed_hosts.is_empty());
+        if allowed {
+            Ok(())
+        } else {
+            Err(Refusal::new(
+                StatusCode::FORBIDDEN,
+                &format!("Host {host:?} is not allowed (DNS rebinding protection; see http.allowedHosts)"),
+            ))
+        }
+    }
+
+    fn check_origin(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        let Some(origin) = headers.get(header::ORIGIN) else { return Ok(()) };
+        let origin = origin.to_str().unwrap_or("").to_ascii_lowercase();
+        let loopback = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+            .is_some_and(|rest| is_loopback_name(host_name(rest)));
+        if loopback || self.allowed_origins.contains(&origin) {
+            Ok(())
+        } else {
+            Err(Refusal::new(
+                StatusCode::FORBIDDEN,
+                &format!("Origin {origin:?} is not allowed (DNS rebinding protection; see http.allowedOrigins)"),
+            ))
+        }
+    }
+
+    fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
+        if self.tokens.is_empty() {
+            return Ok(Caller { name: None, profiles: None });
+        }
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
+            .map(str::trim);
+        let Some(presented) = presented else {
+            return Err(Refusal::unauthorized("this Warden needs a bearer token (Authorization: Bearer <token>)"));
+        };
+        // Every token is compared, in constant time, so timing tells nothing.
+        let mut found = None;
+        for holder in &self.tokens {
+            if constant_time_eq(presented.as_bytes(), &holder.secret) {
+                found = Some(holder);
+            }
+        }
+        match found {
+            Some(holder) => Ok(Caller { name: Some(holder.name.clone()), profiles: Some(holder.profiles.clone()) }),
+            None => Err(Refusal::unauthorized("the bearer token is not valid")),
+        }
+    }
+
+    /// The profile a caller gets: the one named in the `Warden-Profile`
+    /// header if the caller may use it, else the caller's default.
+    pub fn profile(&self, caller: &Caller, headers: &HeaderMap) -> Result<Option<String>, Refusal> {
+        let asked = headers.get(PROFILE_HEADER).and_then(|value| value.to_str().ok()).map(str::trim);
+        let allowed: &[String] = match &caller.profiles {
+            Some(profiles) if !profiles.is_empty() => profiles,
+            // A token without a list, or an open front: the default profile,
+            // or (open front only) any profile by header.
+            _ => &[],
+        };
+        let default = allowed.first().cloned().or_else(|| self.default_profile.clone());
+        let Some(asked) = asked.filter(|asked| !asked.is_empty()) else { return Ok(default) };
+        let may = if caller.profiles.is_none() {
+            self.profiles.iter().any(|profile| profile == asked)
+        } else if allowed.is_empty() {
+            default.as_deref() == Some(asked)
+        } else {
+            allowed.iter().any(|profile| profile == asked)
+        };
+        if may {
+            Ok(Some(asked.to_owned()))
+        } else if caller.profiles.is_none() {
+            Err(Refusal::new(StatusCode::BAD_REQUEST, &format!("there is no profile {asked:?}")))
+        } else {
+            Err(Refusal::new(StatusCode::FORBIDDEN, &format!("this token may not use profile {asked:?}")))
+        }
+    }
+}
+
+/// `host:port`, `[v6]:port` or `host` → the host part.
+fn host_name(host: &str) -> &str {
+    let host = host.split('/').next().unwrap_or(host);
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    match host.rsplit_once(':') {
+        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => host,
+    }
+}
+
+fn is_loopback_name(name: &str) -> bool {
+    name == "localhost" || name.ends_with(".localhost") || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names_are_split_from_ports() {
+        assert_eq!(host_name("localhost:8210"), "localhost");
+        assert_eq!(host_name("[::1]:8210"), "::1");
+        assert_eq!(host_name("127.0.0.1"), "127.0.0.1");
+        assert_eq!(host_name("evil.example"), "evil.example");
+        assert!(is_loopback_name("127.0.0.1") && is_loopback_name("::1") && is_loopback_name("app.localhost"));
+        assert!(!is_loopback_name("localhost.evil.example") && !is_loopback_name("10.0.0.1"));
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd") && !constant_time_eq(b"abc", b"abcd"));
+    }
+}

@@ -1,0 +1,51 @@
+//! `/healthz` for load balancers and `/status` for people: each session's
+//! upstreams and their state.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::Front;
+
+/// GET `/healthz`: the front is up. No token needed; nothing is revealed.
+pub(super) async fn healthz(State(front): State<Arc<Front>>) -> Response {
+    let body = json!({"status": "ok", "sessions": front.sessions.len()});
+    ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// GET `/status`: every session and the state of its upstreams (with the
+/// stderr tail of those that failed). Needs a token when tokens are set.
+pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+    let caller = match front.access.check(&headers) {
+        Ok(caller) => caller,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let sessions: Vec<_> = front
+        .sessions
+        .all()
+        .into_iter()
+        // A token holder sees their own sessions only.
+        .filter(|entry| caller.name.is_none() || entry.owner == caller.name)
+        .map(|entry| {
+            let status = entry.session.status();
+            json!({
+                "id": entry.id,
+                "endpoint": entry.scope.as_ref().map_or("/mcp".to_owned(), |server| format!("/mcp/{server}")),
+                "transport": if entry.legacy { "sse" } else { "streamable-http" },
+                "owner": entry.owner.as_deref(),
+                "profile": entry.profile,
+                "protocolVersion": status.protocol_version,
+                "upstreams": status.upstreams.iter().map(|upstream| json!({
+                    "name": upstream.name,
+                    "state": upstream.state,
+                })).collect::<Vec<_>>(),
+                "collisions": status.collisions,
+            })
+        })
+        .collect();
+    let body = json!({"sessions": sessions});
+    ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}

@@ -1,0 +1,285 @@
+//! Streamable HTTP: POST a message, GET the session's stream, DELETE the
+//! session. The hub is at `/mcp`, each server (with `exposePerServer`) at
+//! `/mcp/<server>`.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use tokio::sync::oneshot;
+use warden_jsonrpc::{Frame, Kind, Method};
+
+use super::reply::Refusal;
+use super::sessions::{self, Entry};
+use super::streams::{Answer, OpenError, Streams};
+use super::{Front, legacy};
+use crate::inbound::SUPPORTED_VERSIONS;
+use crate::session::Session;
+
+/// The session header of Streamable HTTP.
+pub(super) const SESSION_HEADER: &str = "mcp-session-id";
+
+/// POST `/mcp`.
+pub(super) async fn post_hub(State(front): State<Arc<Front>>, headers: HeaderMap, body: Body) -> Response {
+    post(front, None, headers, body).await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// POST `/mcp/<server>`.
+pub(super) async fn post_server(
+    State(front): State<Arc<Front>>,
+    Path(server): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    post(front, Some(server), headers, body).await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// GET `/mcp`.
+pub(super) async fn get_hub(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+    open_stream(front, None, headers).unwrap_or_else(IntoResponse::into_response)
+}
+
+/// GET `/mcp/<server>`.
+pub(super) async fn get_server(
+    State(front): State<Arc<Front>>,
+    Path(server): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    open_stream(front, Some(server), headers).unwrap_or_else(IntoResponse::into_response)
+}
+
+/// DELETE `/mcp`.
+pub(super) async fn delete_hub(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+    delete(front, None, headers).unwrap_or_else(IntoResponse::into_response)
+}
+
+/// DELETE `/mcp/<server>`.
+pub(super) async fn delete_server(
+    State(front): State<Arc<Front>>,
+    Path(server): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    delete(front, Some(server), headers).unwrap_or_else(IntoResponse::into_response)
+}
+
+/// What the client accepts in answer to a POST.
+struct Accepts {
+    json: bool,
+    sse: bool,
+}
+
+impl Accepts {
+    fn of(headers: &HeaderMap) -> Accepts {
+        let mut values = headers.get_all(header::ACCEPT).iter().filter_map(|value| value.to_str().ok()).peekable();
+        if values.peek().is_none() {
+            return Accepts { json: true, sse: true };
+        }
+        let (mut json, mut sse) = (false, false);
+        for value in values {
+            for kind in value.split(',').map(|kind| kind.split(';').next().unwrap_or("").trim()) {
+                json |= matches!(kind, "application/json" | "application/*" | "*/*");
+                sse |= matches!(kind, "text/event-stream" | "text/*" | "*/*");
+            }
+        }
+        Accepts { json, sse }
+    }
+}
+
+async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body: Body) -> Result<Response, Refusal> {
+    let config = front.config_for(scope.as_deref()).ok_or_else(no_endpoint)?;
+    let caller = front.access.check(&headers)?;
+    if let Some(kind) = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok())
+        && !kind.trim_start().to_ascii_lowercase().starts_with("application/json")
+    {
+        let message = format!("messages must be sent as application/json, not {kind}");
+        return Err(Refusal::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, &message));
+    }
+    let accepts = Accepts::of(&headers);
+    if !accepts.json && !accepts.sse {
+        let message = "the Accept header must list application/json and text/event-stream";
+        return Err(Refusal::new(StatusCode::NOT_ACCEPTABLE, message));
+    }
+    let text = read_body(body, front.max_message_bytes).await?;
+    let frame = parse(text)?;
+    let Some(session_id) = session_id(&headers) else {
+        if frame.kind() == Kind::Request && frame.method() == Some(&Method::Initialize) {
+            return initialize(&front, scope, config, &caller, &headers, frame).await;
+        }
+        let message = "the request has no Mcp-Session-Id header: send initialize first";
+        return Err(Refusal::new(StatusCode::BAD_REQUEST, message).for_id(frame.id()));
+    };
+    let entry = find(&front, scope.as_deref(), &caller, session_id)?;
+    check_version(&headers)?;
+    if frame.method() == Some(&Method::Initialize) {
+        let message = "this session is already initialized; start a new one without Mcp-Session-Id";
+        return Err(Refusal::new(StatusCode::BAD_REQUEST, message).for_id(frame.id()));
+    }
+    entry.touch();
+    if frame.kind() != Kind::Request {
+        // Notifications and the client's answers need no reply.
+        entry.session.handle_frame(frame);
+        return Ok(StatusCode::ACCEPTED.into_response());
+    }
+    let id = frame.id().unwrap_or("null").to_owned();
+    let answer = entry.streams.expect(&id, accepts.sse).map_err(|_| {
+        let message = "the client already has a request in flight with this id";
+        Refusal::new(StatusCode::BAD_REQUEST, message).for_id(Some(&id))
+    })?;
+    entry.session.handle_frame(frame);
+    respond(&front, &entry, answer).await
+}
+
+/// Starts a session for an `initialize` request.
+async fn initialize(
+    front: &Arc<Front>,
+    scope: Option<String>,
+    config: Arc<warden_config::Config>,
+    caller: &super::access::Caller,
+    headers: &HeaderMap,
+    frame: Frame,
+) -> Result<Response, Refusal> {
+    let refuse = |status, message: &str| Refusal::new(status, message).for_id(frame.id());
+    let profile = front.access.profile(caller, headers).map_err(|refusal| refusal.for_id(frame.id()))?;
+    if front.sessions.len() >= front.settings.max_sessions {
+        let message = format!("Warden serves at most {} sessions (http.maxSessions)", front.settings.max_sessions);
+        return Err(refuse(StatusCode::SERVICE_UNAVAILABLE, &message));
+    }
+    let hooks = front.hooks.hooks(profile.as_deref()).map_err(|err| refuse(StatusCode::INTERNAL_SERVER_ERROR, &err))?;
+    let id = sessions::new_id().map_err(|err| refuse(StatusCode::INTERNAL_SERVER_ERROR, &err.to_string()))?;
+    let streams = Streams::new(front.settings.replay_events, false);
+    let session = Session::start(config, hooks, streams.clone());
+    let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile, false));
+    if let Err(entry) = front.sessions.insert(entry.clone(), front.settings.max_sessions) {
+        tokio::spawn(sessions::end(entry));
+        let message = format!("Warden serves at most {} sessions (http.maxSessions)", front.settings.max_sessions);
+        return Err(refuse(StatusCode::SERVICE_UNAVAILABLE, &message));
+    }
+    let request_id = frame.id().unwrap_or("null").to_owned();
+    let answer = entry.streams.expect(&request_id, false).map_err(|_| refuse(StatusCode::BAD_REQUEST, "bad id"))?;
+    entry.session.handle_frame(frame);
+    match entry.session.status().protocol_version {
+        Some(version) => entry.streams.set_priming(version.as_str() >= "2025-11-25"),
+        // Refused (a bad initialize): the answer says why; no session stays.
+        None => {
+            if let Some(entry) = front.sessions.remove(&entry.id) {
+                tokio::spawn(sessions::end(entry));
+            }
+        }
+    }
+    tracing::info!(session = %entry.id, owner = ?entry.owner, profile = ?entry.profile, scope = ?entry.scope, "HTTP session started");
+    respond(front, &entry, answer).await
+}
+
+/// Waits for a request's answer: a JSON body, or an event stream.
+async fn respond(front: &Front, entry: &Entry, answer: oneshot::Receiver<Answer>) -> Result<Response, Refusal> {
+    let mut response = match answer.await {
+        Ok(Answer::Json(text)) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
+        Ok(Answer::Stream(events)) => legacy::event_stream(events, front.keep_alive(), None),
+        Err(_) => return Err(Refusal::new(StatusCode::NOT_FOUND, "the session ended before answering")),
+    };
+    if let Ok(value) = HeaderValue::from_str(&entry.id) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    Ok(response)
+}
+
+/// GET: the session's own stream, or the resumption of a dropped one.
+fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
+    front.config_for(scope.as_deref()).ok_or_else(no_endpoint)?;
+    let caller = front.access.check(&headers)?;
+    if !Accepts::of(&headers).sse {
+        return Err(Refusal::new(StatusCode::NOT_ACCEPTABLE, "a GET stream needs Accept: text/event-stream"));
+    }
+    let Some(session_id) = session_id(&headers) else {
+        return Err(Refusal::new(StatusCode::BAD_REQUEST, "the request has no Mcp-Session-Id header"));
+    };
+    let entry = find(&front, scope.as_deref(), &caller, session_id)?;
+    check_version(&headers)?;
+    entry.touch();
+    let last = headers.get("last-event-id").and_then(|value| value.to_str().ok());
+    let events = match entry.streams.attach(last) {
+        Ok(events) => events,
+        // A stream that is gone and fully delivered: the session's own stream instead.
+        Err(OpenError::UnknownEvent | OpenError::DuplicateId) => {
+            entry.streams.attach(None).map_err(|_| Refusal::new(StatusCode::NOT_FOUND, "no such stream"))?
+        }
+    };
+    Ok(legacy::event_stream(events, front.keep_alive(), None))
+}
+
+/// DELETE: the client ends its session.
+fn delete(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
+    front.config_for(scope.as_deref()).ok_or_else(no_endpoint)?;
+    let caller = front.access.check(&headers)?;
+    let Some(session_id) = session_id(&headers) else {
+        return Err(Refusal::new(StatusCode::BAD_REQUEST, "the request has no Mcp-Session-Id header"));
+    };
+    let entry = find(&front, scope.as_deref(), &caller, session_id)?;
+    if let Some(entry) = front.sessions.remove(&entry.id) {
+        tracing::info!(session = %entry.id, "HTTP session ended by the client");
+        tokio::spawn(sessions::end(entry));
+    }
+    Ok(StatusCode::OK.into_response())
+}
+
+/// The live session with this id, if it belongs to this endpoint and caller.
+fn find(front: &Front, scope: Option<&str>, caller: &super::access::Caller, id: &str) -> Result<Arc<Entry>, Refusal> {
+    front
+        .sessions
+        .get(id)
+        .filter(|entry| !entry.legacy && entry.scope.as_deref() == scope && entry.owner == caller.name)
+        .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "unknown or expired session: initialize a new one"))
+}
+
+fn session_id(headers: &HeaderMap) -> Option<&str> {
+    headers.get(SESSION_HEADER).and_then(|value| value.to_str().ok()).map(str::trim).filter(|id| !id.is_empty())
+}
+
+/// A request after `initialize` may name its protocol revision; an unknown
+/// one is refused rather than guessed at.
+fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
+    match headers.get("mcp-protocol-version").map(|value| value.to_str().unwrap_or("")) {
+        Some(version) if !SUPPORTED_VERSIONS.contains(&version.trim()) => {
+            let message =
+                format!("unsupported MCP-Protocol-Version {version:?} (supported: {})", SUPPORTED_VERSIONS.join(", "));
+            Err(Refusal::new(StatusCode::BAD_REQUEST, &message))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Reads a body of at most `limit` bytes.
+pub(super) async fn read_body(body: Body, limit: usize) -> Result<String, Refusal> {
+    let mut bytes = Vec::new();
+    let mut chunks = body.into_data_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk =
+            chunk.map_err(|err| Refusal::new(StatusCode::BAD_REQUEST, &format!("cannot read the body: {err}")))?;
+        if bytes.len() + chunk.len() > limit {
+            let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).into_owned();
+            let id = warden_jsonrpc::guess_id(&head, "");
+            let message = format!("the body exceeds the limit of {limit} bytes (limits.maxMessageBytes)");
+            return Err(Refusal::new(StatusCode::PAYLOAD_TOO_LARGE, &message).for_id(id.as_deref()));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    String::from_utf8(bytes).map_err(|_| Refusal::new(StatusCode::BAD_REQUEST, "the body is not valid UTF-8"))
+}
+
+/// Parses one JSON-RPC message; batches are refused (removed in 2025-06-18).
+pub(super) fn parse(text: String) -> Result<Frame, Refusal> {
+    if text.trim_start().starts_with('[') {
+        let message = "JSON-RPC batches are not supported: send one message per request";
+        return Err(Refusal::new(StatusCode::BAD_REQUEST, message));
+    }
+    Frame::parse(text).map_err(|err| {
+        Refusal::new(StatusCode::BAD_REQUEST, &err.message).for_id(err.id.as_deref()).with_code(err.code)
+    })
+}
+
+fn no_endpoint() -> Refusal {
+    Refusal::new(StatusCode::NOT_FOUND, "no MCP endpoint here (is the hub or exposePerServer enabled?)")
+}

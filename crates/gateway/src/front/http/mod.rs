@@ -1,0 +1,175 @@
+//! The HTTP front: Streamable HTTP (`/mcp`, and `/mcp/<server>` with
+//! `exposePerServer`), the legacy HTTP+SSE transport (`/sse`), `/healthz`
+//! and `/status`.
+//!
+//! A request passes, in order: [`access`] (Host, Origin, bearer token), the
+//! transport's handler ([`mcp`] or [`legacy`]), which finds or starts the
+//! client's [`sessions`] entry and hands the message to its gateway
+//! [`Session`](crate::Session); what the session sends back is routed to
+//! the right HTTP stream by [`streams`].
+
+mod access;
+mod health;
+mod legacy;
+mod mcp;
+mod reply;
+mod sessions;
+mod streams;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::{get, post};
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+use warden_config::{Config, PrefixMode};
+
+use crate::pipeline::HooksSource;
+use access::Access;
+use sessions::Sessions;
+
+/// Serves MCP over HTTP to any number of clients, each in its own session
+/// with its own upstreams.
+#[derive(Clone)]
+pub struct HttpFront {
+    front: Arc<Front>,
+}
+
+/// What the handlers share.
+struct Front {
+    /// The hub's configuration, if the hub is served.
+    hub: Option<Arc<Config>>,
+    /// One configuration per server endpoint (`exposePerServer`).
+    per_server: HashMap<String, Arc<Config>>,
+    settings: warden_config::HttpFront,
+    max_message_bytes: usize,
+    hooks: Arc<dyn HooksSource>,
+    access: Access,
+    sessions: Sessions,
+}
+
+impl HttpFront {
+    /// A front for `config`, to be bound to `bound`. `hooks` builds each
+    /// session's pipeline from its profile; `default_profile` is the one
+    /// used when a client picks none (`--profile`).
+    pub fn new(
+        config: Arc<Config>,
+        hooks: Arc<dyn HooksSource>,
+        default_profile: Option<String>,
+        bound: SocketAddr,
+    ) -> HttpFront {
+        let per_server = if config.expose_per_server {
+            config.servers.keys().map(|name| (name.clone(), Arc::new(single_server(&config, name)))).collect()
+        } else {
+            HashMap::new()
+        };
+        let front = Front {
+            hub: config.hub.enabled.then(|| config.clone()),
+            per_server,
+            settings: config.http.clone(),
+            max_message_bytes: config.limits.max_message_bytes,
+            hooks,
+            access: Access::new(&config, bound, default_profile),
+            sessions: Sessions::default(),
+        };
+        HttpFront { front: Arc::new(front) }
+    }
+
+    /// Serves on `listener` until SIGTERM or SIGINT, then ends every session
+    /// (stopping their upstreams).
+    pub async fn serve(&self, listener: TcpListener) -> std::io::Result<()> {
+        let mut terminate = signal(SignalKind::terminate())?;
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let reaper = tokio::spawn(reap(self.front.clone()));
+        let app = router(self.front.clone());
+        let result = tokio::select! {
+            served = axum::serve(listener, app) => served,
+            _ = terminate.recv() => Ok(()),
+            _ = interrupt.recv() => Ok(()),
+        };
+        reaper.abort();
+        self.shutdown().await;
+        result
+    }
+
+    /// Ends every session at once and waits until their upstreams are gone.
+    pub async fn shutdown(&self) {
+        let mut ending = tokio::task::JoinSet::new();
+        for entry in self.front.sessions.all() {
+            if let Some(entry) = self.front.sessions.remove(&entry.id) {
+                ending.spawn(sessions::end(entry));
+            }
+        }
+        while ending.join_next().await.is_some() {}
+    }
+
+    /// Rebuilds every live session's hooks (after the configuration was
+    /// reloaded into the [`HooksSource`]); a session whose profile no longer
+    /// builds keeps its hooks.
+    pub fn reload(&self) {
+        for entry in self.front.sessions.all() {
+            match self.front.hooks.hooks(entry.profile.as_deref()) {
+                Ok(hooks) => entry.session.set_hooks(hooks),
+                Err(err) => tracing::error!(session = %entry.id, "reload: keeping the previous hooks: {err}"),
+            }
+        }
+    }
+
+    /// How many client sessions are live.
+    pub fn session_count(&self) -> usize {
+        self.front.sessions.len()
+    }
+}
+
+fn router(front: Arc<Front>) -> Router {
+    Router::new()
+        .route("/mcp", post(mcp::post_hub).get(mcp::get_hub).delete(mcp::delete_hub))
+        .route("/mcp/{server}", post(mcp::post_server).get(mcp::get_server).delete(mcp::delete_server))
+        .route("/sse", get(legacy::open_hub))
+        .route("/sse/{server}", get(legacy::open_server))
+        .route("/messages", post(legacy::message))
+        .route("/healthz", get(health::healthz))
+        .route("/status", get(health::status))
+        .with_state(front)
+}
+
+/// Ends idle sessions now and then.
+async fn reap(front: Arc<Front>) {
+    let idle = Duration::from_secs(front.settings.session_idle_secs);
+    let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+    let mut ticks = tokio::time::interval(every);
+    loop {
+        ticks.tick().await;
+        for entry in front.sessions.take_idle(idle) {
+            tracing::info!(session = %entry.id, idle_secs = idle.as_secs(), "ending an idle session");
+            tokio::spawn(sessions::end(entry));
+        }
+    }
+}
+
+/// The configuration of one server's own endpoint: that server alone, its
+/// names unprefixed.
+fn single_server(config: &Config, name: &str) -> Config {
+    let mut single = config.clone();
+    single.servers.retain(|server, _| server == name);
+    single.naming.prefix = PrefixMode::Never;
+    single
+}
+
+impl Front {
+    /// How often idle streams get a keep-alive comment.
+    fn keep_alive(&self) -> Duration {
+        Duration::from_secs(self.settings.keep_alive_secs)
+    }
+
+    /// The configuration of an endpoint: `None` for the hub.
+    fn config_for(&self, scope: Option<&str>) -> Option<Arc<Config>> {
+        match scope {
+            None => self.hub.clone(),
+            Some(server) => self.per_server.get(server).cloned(),
+        }
+    }
+}

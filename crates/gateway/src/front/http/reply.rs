@@ -1,0 +1,56 @@
+//! HTTP answers that are not a session's own messages: refusals with a
+//! JSON-RPC error body, so that clients show the reason.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use warden_jsonrpc::{ErrorCode, error_response};
+
+/// A request refused by the front itself.
+#[derive(Debug, Clone)]
+pub(super) struct Refusal {
+    status: StatusCode,
+    id: Option<String>,
+    code: Option<ErrorCode>,
+    message: String,
+}
+
+impl Refusal {
+    /// A refusal with `status` and a reason.
+    pub fn new(status: StatusCode, message: &str) -> Refusal {
+        Refusal { status, id: None, code: None, message: message.to_owned() }
+    }
+
+    /// 401, asking for a bearer token.
+    pub fn unauthorized(message: &str) -> Refusal {
+        Refusal::new(StatusCode::UNAUTHORIZED, message)
+    }
+
+    /// The same refusal, answering request `id` (JSON text).
+    pub fn for_id(mut self, id: Option<&str>) -> Refusal {
+        self.id = id.map(str::to_owned);
+        self
+    }
+
+    /// The same refusal, with a JSON-RPC error code other than the status's.
+    pub fn with_code(mut self, code: ErrorCode) -> Refusal {
+        self.code = Some(code);
+        self
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let code = self.code.unwrap_or(match self.status {
+            StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE | StatusCode::NOT_FOUND => {
+                ErrorCode::InvalidRequest
+            }
+            _ => ErrorCode::Refused,
+        });
+        let body = error_response(self.id.as_deref(), code, &self.message, None);
+        let mut response = (self.status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}

@@ -1,0 +1,34 @@
+//! Where a session's messages for the client go.
+
+use tokio::sync::mpsc;
+
+/// One message for the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outbound {
+    /// The JSON-RPC message.
+    pub text: String,
+    /// The id (as JSON text) of the client request this message answers or
+    /// belongs to, when Warden knows it: besides responses, progress for that
+    /// request, and requests or notifications from the upstream serving it
+    /// while that upstream serves nothing else of this session. The HTTP
+    /// front sends such messages on that request's stream.
+    pub request: Option<String>,
+    /// Whether this is the response to `request`: the last message for it.
+    pub is_response: bool,
+}
+
+/// Takes every message a session has for its client, in order. Called from
+/// the session's tasks: it must not block.
+pub trait Outlet: Send + Sync + 'static {
+    /// Takes one message. When the client is gone, it is dropped.
+    fn deliver(&self, message: Outbound);
+}
+
+/// A channel of message texts: fronts with one ordered stream (stdio, an
+/// in-process client) need nothing else.
+impl Outlet for mpsc::UnboundedSender<String> {
+    fn deliver(&self, message: Outbound) {
+        // The front is gone when this fails; the session ends with it.
+        let _ = self.send(message.text);
+    }
+}

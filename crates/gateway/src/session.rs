@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     pub init_params: watch::Sender<Option<Arc<str>>>,
     pub client: OnceLock<ClientInit>,
     pub initialized: AtomicBool,
+    /// Lists wait for upstreams that are still starting.
+    pub patient_lists: AtomicBool,
     pub to_client: Box<dyn Outlet>,
     pub catalog: RwLock<Catalog>,
     pub maps: Maps,
@@ -93,6 +95,7 @@ impl Session {
                 init_params,
                 client: OnceLock::new(),
                 initialized: AtomicBool::new(false),
+                patient_lists: AtomicBool::new(false),
                 to_client: Box::new(to_client),
                 catalog: RwLock::new(catalog),
                 maps: Maps::default(),
@@ -135,6 +138,15 @@ impl Session {
             Kind::Notification => self.shared.notification(frame),
             Kind::Response | Kind::ErrorResponse => self.shared.client_response(frame),
         }
+    }
+
+    /// Makes lists wait (up to 10 s) for upstreams that are still starting.
+    /// Over stdio the upstreams start with Warden, before any client asks,
+    /// and a list answers at once with what is ready (list_changed follows);
+    /// over HTTP they start for the client that is asking, so its first list
+    /// would otherwise be empty.
+    pub fn set_patient_lists(&self, patient: bool) {
+        self.shared.patient_lists.store(patient, Ordering::Relaxed);
     }
 
     /// Answers a message that exceeded the size limit. Its id is recovered

@@ -17,6 +17,10 @@ use crate::tokens::lock;
 /// last known one is used.
 const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a list waits for upstreams that are still starting, in sessions
+/// with patient lists (see [`Session::set_patient_lists`](crate::Session::set_patient_lists)).
+const PATIENT_LIST_WAIT: Duration = Duration::from_secs(10);
+
 #[derive(Deserialize)]
 struct ListParams {
     #[serde(default)]
@@ -39,6 +43,11 @@ impl Shared {
         if let Some(cursor) = cursor {
             let message = format!("unknown cursor {cursor:?}: Warden returns complete lists, without pages");
             return self.fail(frame, ErrorCode::InvalidParams, &message);
+        }
+        if self.patient_lists.load(std::sync::atomic::Ordering::Relaxed) {
+            // Upstreams started for this very client: its first list waits for
+            // them (bounded), rather than coming back empty.
+            let _ = tokio::time::timeout(PATIENT_LIST_WAIT, self.await_unloaded()).await;
         }
         let mut refreshes = JoinSet::new();
         for (index, upstream) in self.upstreams.iter().enumerate() {

@@ -1,0 +1,354 @@
+//! The HTTP front end to end: a real `warden serve --http` with the fixture
+//! behind it, spoken to over real sockets.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::http::{HttpWarden, McpHttp, children_of, eventually, send};
+use support::{alive, fixture_bin};
+
+fn one_fixture(extra: &str) -> String {
+    format!("servers:\n  fx:\n    transport: {{kind: stdio, command: {:?}}}\n{extra}", fixture_bin())
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn a_session_lives_from_initialize_to_delete_with_its_own_upstream() {
+    let warden = HttpWarden::start(&one_fixture(""));
+    let mut client = warden.client();
+    let init = client.initialize();
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    assert!(client.tool_names().contains(&"fx__echo".to_owned()));
+    assert_eq!(text_of(&client.call("fx__echo", json!({"text": "over http"}))), "over http");
+    let pid: u32 = text_of(&client.call("fx__pid", json!({}))).parse().expect("pid");
+    assert!(alive(pid));
+
+    // A second session gets its own process.
+    let mut other = warden.client();
+    other.initialize();
+    let other_pid: u32 = text_of(&other.call("fx__pid", json!({}))).parse().expect("pid");
+    assert_ne!(pid, other_pid);
+
+    assert_eq!(client.delete().status, 200);
+    eventually("the session's upstream to exit", || !alive(pid));
+    assert!(alive(other_pid), "ending one session must not touch another's upstream");
+    let gone = client.post_raw(r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#);
+    assert_eq!(gone.status, 404, "a deleted session is unknown");
+
+    // No session header: only initialize may start one.
+    let mut stranger = warden.client();
+    let refused = stranger.post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    assert_eq!(refused.status, 400);
+    assert_eq!(refused.json()["error"]["code"], -32600);
+    stranger.session = Some("not-a-session".into());
+    assert_eq!(stranger.post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).status, 404);
+}
+
+#[test]
+fn progress_rides_on_the_request_stream_and_a_dropped_stream_resumes() {
+    let warden = HttpWarden::start(&one_fixture(""));
+    let mut client = warden.client();
+    client.initialize();
+    let params =
+        json!({"name": "fx__progress", "arguments": {"steps": 4, "delay_ms": 150}, "_meta": {"progressToken": "tok"}});
+    let (id, mut stream) = client.start_request("tools/call", params);
+    assert!(stream.is_sse(), "progress first turns the answer into an event stream");
+    let (event_id, first) = stream.next_message().expect("first progress");
+    assert_eq!(first["method"], "notifications/progress");
+    assert_eq!(first["params"]["progressToken"], "tok", "the client's own token comes back");
+    // The connection drops mid-call.
+    drop(stream);
+    std::thread::sleep(Duration::from_millis(700));
+    let mut resumed = client.get_stream(event_id.as_deref());
+    assert_eq!(resumed.status, 200);
+    let mut rest = Vec::new();
+    while let Some((_, message)) = resumed.next_message() {
+        let done = message["id"] == json!(id);
+        rest.push(message);
+        if done {
+            break;
+        }
+    }
+    let progress: Vec<i64> = rest
+        .iter()
+        .filter(|message| message["method"] == "notifications/progress")
+        .map(|message| message["params"]["progress"].as_i64().unwrap_or(-1))
+        .collect();
+    assert_eq!(progress, [2, 3, 4], "resumption replays exactly what was missed");
+    assert_eq!(text_of(&rest.last().expect("response")["result"]), "done 4");
+}
+
+#[test]
+fn two_clients_each_answer_their_own_sampling() {
+    let warden = HttpWarden::start(&one_fixture(""));
+    let threads: Vec<_> = ["alpha", "beta"]
+        .into_iter()
+        .map(|name| {
+            let mut client = warden.client();
+            std::thread::spawn(move || {
+                client.initialize();
+                let params = json!({"name": "fx__sample", "arguments": {"prompt": format!("from {name}")}});
+                let (id, mut stream) = client.start_request("tools/call", params);
+                assert!(stream.is_sse());
+                let (_, request) = stream.next_message().expect("sampling request on the call's stream");
+                assert_eq!(request["method"], "sampling/createMessage");
+                let asked = request["params"]["messages"][0]["content"]["text"].clone();
+                assert_eq!(asked, json!(format!("from {name}")), "each client sees its own prompt");
+                let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+                    "role": "assistant", "model": "test", "content": {"type": "text", "text": format!("answer for {name}")}
+                }});
+                assert_eq!(client.post_raw(&answer.to_string()).status, 202);
+                let (_, response) = stream.next_message().expect("the call's response");
+                assert_eq!(response["id"], json!(id));
+                text_of(&response["result"])
+            })
+        })
+        .collect();
+    let answers: Vec<String> = threads.into_iter().map(|thread| thread.join().expect("client thread")).collect();
+    assert!(answers[0].contains("answer for alpha"), "{answers:?}");
+    assert!(answers[1].contains("answer for beta"), "{answers:?}");
+}
+
+#[test]
+fn unrelated_notifications_wait_for_the_get_stream() {
+    let warden = HttpWarden::start(&one_fixture(""));
+    let mut client = warden.client();
+    client.initialize();
+    assert!(!client.tool_names().is_empty(), "the first list waits for the session's upstreams");
+    let mut stream = client.get_stream(None);
+    assert_eq!(stream.status, 200);
+    assert!(stream.is_sse());
+    // The fixture adds a tool and says its list changed; Warden reloads, then
+    // tells the client on the GET stream (which may first replay the
+    // list_changed queued when the upstream became ready).
+    client.call("fx__add_tool", json!({"name": "late"}));
+    loop {
+        let (_, message) = stream.next_message().expect("list_changed");
+        assert!(message["method"].as_str().unwrap_or_default().ends_with("list_changed"), "{message}");
+        if message["method"] == "notifications/tools/list_changed"
+            && client.tool_names().contains(&"fx__late".to_owned())
+        {
+            break;
+        }
+    }
+    assert!(client.tool_names().contains(&"fx__late".to_owned()));
+}
+
+#[test]
+fn bad_origins_hosts_bodies_and_versions_are_refused_with_reasons() {
+    let warden = HttpWarden::start(&one_fixture(""));
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let json_headers = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
+    let with = |extra: (&'static str, &'static str)| {
+        let mut headers = json_headers.to_vec();
+        headers.push(extra);
+        headers
+    };
+    let evil_origin = send(&warden.addr, "POST", "/mcp", &with(("origin", "http://evil.example")), init.as_bytes());
+    assert_eq!(evil_origin.status, 403);
+    assert!(evil_origin.body().contains("DNS rebinding"));
+    let evil_host = send(&warden.addr, "POST", "/mcp", &with(("host", "evil.example:80")), init.as_bytes());
+    assert_eq!(evil_host.status, 403);
+    let local_origin = send(&warden.addr, "POST", "/mcp", &with(("origin", "http://localhost:3000")), init.as_bytes());
+    assert_eq!(local_origin.status, 200);
+
+    let mut client = warden.client();
+    client.initialize();
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{{"name":"fx__echo","arguments":{{"text":"{}"}}}}}}"#,
+        "x".repeat(17 * 1024 * 1024)
+    );
+    let too_big = client.post_raw(&huge);
+    assert_eq!(too_big.status, 413);
+    let body = too_big.json();
+    assert_eq!(body["id"], 77, "the id is recovered so the client's request fails at once");
+    assert!(body["error"]["message"].as_str().unwrap_or_default().contains("maxMessageBytes"));
+
+    let broken = client.post_raw(r#"{"jsonrpc":"2.0","id":5,"method":"tools/list""#);
+    assert_eq!(broken.status, 400);
+    assert_eq!(broken.json()["error"]["code"], -32700);
+    let batch = client.post_raw(r#"[{"jsonrpc":"2.0","id":5,"method":"tools/list"}]"#);
+    assert_eq!(batch.status, 400);
+
+    let mut wrong_version = McpHttp::new(&warden.addr, "/mcp").with_header("mcp-protocol-version", "1999-01-01");
+    wrong_version.session = client.session.clone();
+    assert_eq!(wrong_version.post_raw(r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#).status, 400);
+    // The session survived all of it.
+    assert_eq!(text_of(&client.call("fx__echo", json!({"text": "still here"}))), "still here");
+}
+
+#[test]
+fn tokens_are_checked_on_every_request_and_choose_the_profile() {
+    let config = one_fixture(
+        r#"defaultProfile: all
+profiles:
+  all: {servers: {fx: {}}}
+  echo-only: {servers: {fx: {tools: {allow: [echo]}}}}
+auth:
+  tokens:
+    - {name: alice, token: "${ALICE_TOKEN}", profiles: [all, echo-only]}
+    - {name: bob, token: bob-secret-0123456789, profiles: [echo-only]}
+"#,
+    );
+    let alice_token = "alice-secret-0123456789";
+    let warden = HttpWarden::start_with(&config, &["--http", "127.0.0.1:0"], &[("ALICE_TOKEN", alice_token)]);
+
+    let mut nobody = warden.client();
+    let missing = nobody.post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
+    assert_eq!(missing.status, 401);
+    assert_eq!(missing.header("www-authenticate"), Some("Bearer"));
+    nobody = nobody.with_header("authorization", "Bearer wrong-token-0123456789");
+    assert_eq!(nobody.post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#).status, 401);
+
+    let bearer = format!("Bearer {alice_token}");
+    let mut alice = warden.client().with_header("authorization", &bearer);
+    alice.initialize();
+    assert!(alice.tool_names().len() > 1, "alice's default profile is 'all'");
+    let mut narrow = warden.client().with_header("authorization", &bearer).with_header("warden-profile", "echo-only");
+    narrow.initialize();
+    assert_eq!(narrow.tool_names(), ["fx__echo"]);
+
+    let mut bob = warden.client().with_header("authorization", "Bearer bob-secret-0123456789");
+    bob.initialize();
+    assert_eq!(bob.tool_names(), ["fx__echo"]);
+    let mut greedy = warden
+        .client()
+        .with_header("authorization", "Bearer bob-secret-0123456789")
+        .with_header("warden-profile", "all");
+    let refused = greedy.post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+    assert_eq!(refused.status, 403, "a header picks among the token's profiles, never beyond");
+    let _ = &mut greedy;
+
+    // Bob cannot use Alice's session even with its id.
+    let mut thief = warden.client().with_header("authorization", "Bearer bob-secret-0123456789");
+    thief.session = alice.session.clone();
+    assert_eq!(thief.post_raw(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).status, 404);
+    // Every request is checked, not only initialize.
+    let mut lapsed = McpHttp::new(&warden.addr, "/mcp");
+    lapsed.session = alice.session.clone();
+    assert_eq!(lapsed.post_raw(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).status, 401);
+    // The health check needs no token; the status does.
+    assert_eq!(send(&warden.addr, "GET", "/healthz", &[], b"").status, 200);
+    assert_eq!(send(&warden.addr, "GET", "/status", &[], b"").status, 401);
+}
+
+#[test]
+fn a_public_address_without_tokens_is_refused_unless_forced() {
+    let output = std::process::Command::new(support::warden_bin())
+        .args(["serve", "--config"])
+        .arg({
+            let dir = support::scratch_dir("public");
+            let path = dir.join("warden.yaml");
+            std::fs::write(&path, one_fixture("")).expect("config");
+            path
+        })
+        .args(["--http", "0.0.0.0:0"])
+        .output()
+        .expect("run warden");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("without auth.tokens") && stderr.contains("--insecure-no-auth"), "{stderr}");
+    let forced = HttpWarden::start_with(&one_fixture(""), &["--http", "0.0.0.0:0", "--insecure-no-auth"], &[]);
+    let port = forced.addr.rsplit(':').next().expect("port").to_owned();
+    let mut client = McpHttp::new(&format!("127.0.0.1:{port}"), "/mcp");
+    client.initialize();
+}
+
+#[test]
+fn idle_sessions_are_reaped_and_processes_return_to_baseline() {
+    let warden = HttpWarden::start(&one_fixture("http: {sessionIdleSecs: 1}\n"));
+    let baseline = children_of(warden.pid()).len();
+    // Many sessions come and go: half are deleted, half are abandoned.
+    let mut abandoned = Vec::new();
+    for round in 0..12 {
+        let mut client = warden.client();
+        client.initialize();
+        client.call("fx__echo", json!({"text": "hi"}));
+        if round % 2 == 0 {
+            assert_eq!(client.delete().status, 200);
+        } else {
+            abandoned.push(client);
+        }
+    }
+    eventually("every upstream of every session to be gone", || children_of(warden.pid()).len() == baseline);
+    for client in &abandoned {
+        let gone = client.post_raw(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+        assert_eq!(gone.status, 404, "a reaped session is unknown");
+    }
+    let health = send(&warden.addr, "GET", "/healthz", &[], b"").json();
+    assert_eq!(health["sessions"], 0);
+}
+
+#[test]
+fn per_server_endpoints_and_the_legacy_sse_transport() {
+    let config = format!(
+        "servers:\n  fx:\n    transport: {{kind: stdio, command: {0:?}}}\n  other:\n    transport: {{kind: stdio, command: {0:?}}}\nexposePerServer: true\n",
+        fixture_bin()
+    );
+    let warden = HttpWarden::start(&config);
+    let mut own = McpHttp::new(&warden.addr, "/mcp/fx");
+    own.initialize();
+    let names = own.tool_names();
+    assert!(names.contains(&"echo".to_owned()) && !names.iter().any(|name| name.contains("__")), "{names:?}");
+    assert_eq!(McpHttp::new(&warden.addr, "/mcp/nope").post_raw("{}").status, 404);
+    // A session belongs to its endpoint.
+    let mut crossed = McpHttp::new(&warden.addr, "/mcp");
+    crossed.session = own.session.clone();
+    assert_eq!(crossed.post_raw(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).status, 404);
+
+    // Legacy: GET /sse names the endpoint; answers come on the stream.
+    let mut events = send(&warden.addr, "GET", "/sse", &[("accept", "text/event-stream")], b"");
+    assert_eq!(events.status, 200);
+    let (_, endpoint) = events.next_event().expect("endpoint event");
+    assert!(endpoint.starts_with("/messages?sessionId="), "{endpoint}");
+    let post = |body: &str| {
+        send(&warden.addr, "POST", &endpoint, &[("content-type", "application/json")], body.as_bytes()).status
+    };
+    assert_eq!(
+        post(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}"#
+        ),
+        202
+    );
+    let (_, init) = events.next_message().expect("initialize answer");
+    assert_eq!(init["result"]["protocolVersion"], "2024-11-05");
+    assert_eq!(post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), 202);
+    assert_eq!(
+        post(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"legacy"}}}"#
+        ),
+        202
+    );
+    let answer = loop {
+        let (_, message) = events.next_message().expect("call answer");
+        if message["id"] == 2 {
+            break message;
+        }
+        assert!(message["method"].as_str().unwrap_or_default().ends_with("list_changed"), "{message}");
+    };
+    assert_eq!(text_of(&answer["result"]), "legacy");
+    // Closing the stream ends the session.
+    drop(events);
+    let health = || send(&warden.addr, "GET", "/healthz", &[], b"").json()["sessions"].as_u64();
+    eventually("the legacy session to end with its stream", || health() == Some(1));
+}
+
+#[test]
+fn sigterm_stops_every_session_and_its_upstreams() {
+    let mut warden = HttpWarden::start(&one_fixture(""));
+    let mut pids = Vec::new();
+    for _ in 0..3 {
+        let mut client = warden.client();
+        client.initialize();
+        pids.push(text_of(&client.call("fx__pid", json!({}))).parse::<u32>().expect("pid"));
+    }
+    warden.stop();
+    for pid in pids {
+        eventually("upstreams to exit with warden", || !alive(pid));
+    }
+}

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod http;
+
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

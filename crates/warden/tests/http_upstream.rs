@@ -113,14 +113,17 @@ fn unreachable_and_misaddressed_upstreams_are_down_with_clear_reasons() {
     // Nothing listens on a port that was just freed.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let client = Client::serve_initialized(&format!("servers:\n  gone:\n    transport: {{kind: http, url: {url:?}}}\n"));
+    let client =
+        Client::serve_initialized(&format!("servers:\n  gone:\n    transport: {{kind: http, url: {url:?}}}\n"));
     client.wait_stderr(&format!("upstream down: cannot connect to {url}: connection refused"));
 
     // A server that is there, at a path that is not an MCP endpoint.
     let remote = HttpWarden::start(&remote_config(), 0);
     let wrong = remote.url("/nope");
-    let client = Client::serve_initialized(&format!("servers:\n  wrong:\n    transport: {{kind: http, url: {wrong:?}}}\n"));
+    let client =
+        Client::serve_initialized(&format!("servers:\n  wrong:\n    transport: {{kind: http, url: {wrong:?}}}\n"));
     client.wait_stderr(&format!("upstream down: POST {wrong} answered 404 Not Found"));
-    let client = Client::serve_initialized(&format!("servers:\n  wrong:\n    transport: {{kind: sse, url: {wrong:?}}}\n"));
+    let client =
+        Client::serve_initialized(&format!("servers:\n  wrong:\n    transport: {{kind: sse, url: {wrong:?}}}\n"));
     client.wait_stderr(&format!("upstream down: GET {wrong} answered 404 Not Found"));
 }

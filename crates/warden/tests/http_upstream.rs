@@ -99,6 +99,9 @@ fn an_upstream_that_restarts_and_forgets_its_sessions_is_initialized_again() {
     // call initializes a new session with the client's parameters and
     // succeeds; the client sees no error.
     assert_eq!(client.call_text("remote__fx__echo", json!({"text": "again"})), "again");
+    // The new session's lists are loaded afresh; the remote warden lists its
+    // fixture's tools once that fixture (started for the new session) is up.
+    client.wait_for_tool("remote__fx__pid");
     let second_pid = client.call_text("remote__fx__pid", json!({}));
     assert_ne!(first_pid, second_pid, "the call reached the new server's fixture");
     client.wait_stderr("initialized a new one");

@@ -209,3 +209,55 @@ async fn a_refused_connection_is_a_failed_start_with_a_reason_and_a_retry() {
     next_event(&mut events, |kind| matches!(kind, EventKind::Down { .. })).await;
     upstream.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_get_stream_carries_server_messages_and_resumes_after_its_last_event() {
+    let note = |text: &str| json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": text}});
+    let server = Server::start(move |request, _| match (request.method.as_str(), request.header("last-event-id")) {
+        ("GET", None) => Reply::sse(&format!("retry: 10\nid: g1\ndata: {}\n\n", note("first"))),
+        ("GET", Some("g1")) => Reply::sse(&format!("id: g2\ndata: {}\n\n", note("second"))),
+        ("GET", Some(_)) => Reply::status(405),
+        _ => handshake(request, "s1").unwrap_or_else(|| Reply::status(500)),
+    })
+    .await;
+    let mut running = ready(&server).await;
+    let mut texts = Vec::new();
+    for _ in 0..2 {
+        let event = next_event(&mut running.events, |kind| matches!(kind, EventKind::Message(..))).await;
+        let EventKind::Message(_, frame) = event.kind else { unreachable!() };
+        texts.push(frame.into_text());
+    }
+    assert!(texts[0].contains("first") && texts[1].contains("second"), "{texts:?}");
+    let resumed = server.wait_for("the second GET", |r| r.header("last-event-id") == Some("g1")).await;
+    assert_eq!(resumed.header("mcp-session-id"), Some("s1"));
+    // The stream is opened only after the handshake completed.
+    let seen = server.seen();
+    let first_get = seen.iter().position(|r| r.method == "GET").unwrap();
+    let initialized = seen.iter().position(|r| r.rpc() == "notifications/initialized").unwrap();
+    assert!(initialized < first_get, "{seen:#?}");
+}
+
+#[tokio::test]
+async fn redirects_are_followed_within_the_origin_only() {
+    let elsewhere = Arc::new(Mutex::new(String::new()));
+    let target = elsewhere.clone();
+    let server = Server::start(move |request, _| {
+        if request.path == "/mcp" && request.rpc() == "tools/call" && request.json()["params"]["name"] == "away" {
+            // Same server, another origin (host name instead of address).
+            return Reply::status(307).header("location", &target.lock().unwrap());
+        }
+        if request.path == "/mcp" {
+            return Reply::status(307).header("location", "/moved");
+        }
+        handshake(request, "s1")
+            .unwrap_or_else(|| Reply::json(serde_json::from_str(&response(&request.json()["id"], "moved")).unwrap()))
+    })
+    .await;
+    *elsewhere.lock().unwrap() = server.url.replace("127.0.0.1", "localhost").replace("/mcp", "/moved");
+    let running = ready(&server).await;
+    let answer = running.connection.request("tools/call", Some(r#"{"name":"here"}"#)).await.expect("followed");
+    assert!(answer.text().contains("moved"));
+    let error = running.connection.request("tools/call", Some(r#"{"name":"away"}"#)).await.expect_err("not followed");
+    assert!(error.to_string().ends_with("answered 307 Temporary Redirect"), "{error}");
+    assert!(!server.seen().iter().any(|r| r.header("host").is_some_and(|host| host.starts_with("localhost"))));
+}

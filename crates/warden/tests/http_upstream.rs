@@ -112,6 +112,23 @@ fn an_upstream_that_restarts_and_forgets_its_sessions_is_initialized_again() {
 }
 
 #[test]
+fn a_legacy_sse_upstream_is_down_when_its_stream_ends_and_comes_back() {
+    let mut remote = HttpWarden::start(&remote_config(), 0);
+    let port = remote.port;
+    let mut client = through("sse", &remote.url("/sse"));
+    let first_pid = client.call_text("remote__fx__pid", json!({}));
+
+    remote.kill();
+    client.wait_stderr("SSE stream");
+    let _remote = HttpWarden::start(&remote_config(), port);
+    // The supervisor opens a new stream (a new session) once the server is back.
+    client.wait_for_tool("remote__fx__pid");
+    let second_pid = client.call_text("remote__fx__pid", json!({}));
+    assert_ne!(first_pid, second_pid);
+    assert!(client.stderr().contains("upstream down:"), "{}", client.stderr());
+}
+
+#[test]
 fn unreachable_and_misaddressed_upstreams_are_down_with_clear_reasons() {
     // Nothing listens on a port that was just freed.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

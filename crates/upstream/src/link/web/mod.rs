@@ -15,6 +15,9 @@ use warden_config::Supervision;
 /// How long connecting to a server may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How many redirects one request may follow.
+const MAX_REDIRECTS: usize = 5;
+
 /// How much of an error answer's body is quoted.
 const QUOTED_BODY: usize = 300;
 
@@ -81,8 +84,25 @@ pub(crate) fn client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
+        .redirect(same_origin_redirects())
         .build()
         .map_err(|err| format!("cannot set up an HTTP client: {}", cause(&err)))
+}
+
+/// Redirects are followed only within the configured origin: the configured
+/// headers (often credentials) must not reach another host. A redirect
+/// elsewhere is answered as the redirect status, which fails clearly.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
+        if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error("too many redirects")
+        } else if same {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
 }
 
 /// Why a request could not be made; `connect` tells whether the server could

@@ -23,18 +23,6 @@ pub(crate) struct Dispatch {
     limit: usize,
 }
 
-/// What became of one message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Delivered {
-    /// A response (or error response) with this id, as JSON text; it resolved
-    /// a waiting request unless that request was cancelled.
-    Response(Option<String>),
-    /// A request or notification, delivered as an event.
-    Event,
-    /// Not deliverable (invalid or too large); logged.
-    Dropped,
-}
-
 impl Dispatch {
     /// Delivers to `connection` and `events`, refusing messages over `limit` bytes.
     pub fn new(connection: Arc<Connection>, events: Arc<dyn EventSink>, index: usize, limit: usize) -> Self {
@@ -52,10 +40,9 @@ impl Dispatch {
     }
 
     /// Delivers one message given as text.
-    pub fn text(&self, text: String) -> Delivered {
-        match self.parse(text) {
-            Some(frame) => self.frame(frame),
-            None => Delivered::Dropped,
+    pub fn text(&self, text: String) {
+        if let Some(frame) = self.parse(text) {
+            self.frame(frame);
         }
     }
 
@@ -85,19 +72,16 @@ impl Dispatch {
     }
 
     /// Delivers one parsed message.
-    pub fn frame(&self, frame: Frame) -> Delivered {
+    pub fn frame(&self, frame: Frame) {
         match frame.kind() {
             Kind::Response | Kind::ErrorResponse => {
-                let id = frame.id().map(str::to_owned);
-                let number = id.as_deref().and_then(|id| id.parse::<u64>().ok());
-                if !self.connection.resolve(number, Ok(frame)) {
+                let id = frame.id().and_then(|id| id.parse::<u64>().ok());
+                if !self.connection.resolve(id, Ok(frame)) {
                     tracing::warn!(server = %self.connection.name(), ?id, "dropped a response to an id Warden did not send (or a cancelled request)");
                 }
-                Delivered::Response(id)
             }
             Kind::Request | Kind::Notification => {
                 self.events.deliver(Event { upstream: self.index, kind: EventKind::message(&self.connection, frame) });
-                Delivered::Event
             }
         }
     }
@@ -143,7 +127,7 @@ mod tests {
 
     use tokio::sync::mpsc;
 
-    use super::{Delivered, Dispatch, prefix, suffix};
+    use super::{Dispatch, prefix, suffix};
     use crate::connection::Connection;
     use crate::error::UpstreamError;
     use crate::event::{Event, EventKind, EventSink};
@@ -172,10 +156,10 @@ mod tests {
         let (dispatch, recorder, _outbox) = dispatch(1024);
         let (id, answer) = dispatch.connection().send_request(|id| format!("{{\"id\":{id}}}")).unwrap();
         let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
-        assert_eq!(dispatch.text(progress.into()), Delivered::Event);
-        assert_eq!(dispatch.text("not json".into()), Delivered::Dropped);
+        dispatch.text(progress.into());
+        dispatch.text("not json".into());
         let response = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
-        assert_eq!(dispatch.text(response.clone()), Delivered::Response(Some(id.to_string())));
+        dispatch.text(response.clone());
         assert_eq!(answer.await.unwrap().text(), response);
         assert_eq!(recorder.0.lock().unwrap().as_slice(), [progress.to_owned()]);
     }
@@ -185,7 +169,7 @@ mod tests {
         let (dispatch, _recorder, _outbox) = dispatch(64);
         let (id, answer) = dispatch.connection().send_request(|id| format!("{{\"id\":{id}}}")).unwrap();
         let big = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"text":"{}"}}}}"#, "é".repeat(100));
-        assert_eq!(dispatch.text(big), Delivered::Dropped);
+        dispatch.text(big);
         assert!(matches!(answer.await, Err(UpstreamError::TooLarge { limit: 64, .. })));
     }
 

@@ -74,8 +74,7 @@ impl SseLink {
 /// Reads the stream until it ends; returns why it ended.
 async fn read(settings: &Settings, dispatch: &Dispatch, endpoint: &watch::Sender<Option<Url>>) -> String {
     let url = &settings.url;
-    let request =
-        settings.client.get(url.clone()).headers(settings.headers.clone()).header(ACCEPT, "text/event-stream");
+    let request = settings.client.get(url.clone()).header(ACCEPT, "text/event-stream");
     let response = match request.send().await {
         Ok(response) => response,
         Err(err) => return SendError::new(&err, "GET", url).reason,
@@ -163,12 +162,7 @@ async fn post(settings: Arc<Settings>, dispatch: Dispatch, endpoint: Url, text: 
         outbound.fail(&dispatch, UpstreamError::RequestTooLarge { name, bytes: text.len(), limit });
         return;
     }
-    let request = settings
-        .client
-        .post(endpoint.clone())
-        .headers(settings.headers.clone())
-        .header(CONTENT_TYPE, "application/json")
-        .body(text);
+    let request = settings.client.post(endpoint.clone()).header(CONTENT_TYPE, "application/json").body(text);
     match request.send().await {
         Ok(response) if response.status().is_success() => {
             // Usually "Accepted": read it so the connection can be reused.

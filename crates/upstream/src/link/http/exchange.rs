@@ -93,7 +93,6 @@ impl Remote {
             .settings
             .client
             .post(url.clone())
-            .headers(self.settings.headers.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
             .body(exchange.body.clone());
@@ -177,7 +176,6 @@ impl Remote {
                 .settings
                 .client
                 .get(url.clone())
-                .headers(self.settings.headers.clone())
                 .header(ACCEPT, "text/event-stream")
                 .header("last-event-id", last_id);
             let resumed = exchange.session.apply(request).send().await.map_err(|err| {

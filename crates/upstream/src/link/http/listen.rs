@@ -56,12 +56,7 @@ impl Remote {
             return Again::No;
         }
         let url = &self.settings.url;
-        let mut request = self
-            .settings
-            .client
-            .get(url.clone())
-            .headers(self.settings.headers.clone())
-            .header(ACCEPT, "text/event-stream");
+        let mut request = self.settings.client.get(url.clone()).header(ACCEPT, "text/event-stream");
         if let Some(last_id) = &cursor.last_id {
             request = request.header("last-event-id", last_id.as_str());
         }

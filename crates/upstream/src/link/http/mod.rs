@@ -69,7 +69,7 @@ impl Remote {
             return;
         }
         let url = &self.settings.url;
-        let request = session.apply(self.settings.client.delete(url.clone()).headers(self.settings.headers.clone()));
+        let request = session.apply(self.settings.client.delete(url.clone()));
         match request.timeout(self.settings.grace).send().await {
             Ok(response) => {
                 tracing::debug!(server = %self.name(), status = %response.status(), "deleted the upstream session")

@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn headers_are_sent_when_known() {
-        let client = crate::link::web::client().unwrap();
+        let client = crate::link::web::client(Default::default()).unwrap();
         let none = Snapshot::default().apply(client.post("http://h/")).build().unwrap();
         assert!(none.headers().is_empty());
         let snapshot = Snapshot::new(Some(HeaderValue::from_static("s1")), Some("2025-06-18"), 0);

@@ -26,9 +26,8 @@ const QUOTED_BODY: usize = 300;
 pub(crate) struct Settings {
     /// The configured URL (the MCP endpoint, or the legacy SSE endpoint).
     pub url: Url,
-    /// The configured headers, sent with every request.
-    pub headers: HeaderMap,
-    /// The pooled HTTP client (one per link).
+    /// The pooled HTTP client (one per link); it sends the configured
+    /// headers with every request.
     pub client: reqwest::Client,
     /// The first delay before reconnecting a stream.
     pub backoff_initial: Duration,
@@ -59,8 +58,7 @@ impl Settings {
         }
         Ok(Settings {
             url: parsed,
-            headers: map,
-            client: client()?,
+            client: client(map)?,
             backoff_initial: Duration::from_millis(supervision.backoff_initial_ms.max(1)),
             backoff_max: Duration::from_millis(supervision.backoff_max_ms.max(1)),
             grace: Duration::from_millis(supervision.shutdown_grace_ms),
@@ -74,8 +72,9 @@ impl Settings {
     }
 }
 
-/// A client with keep-alive pooling and TLS by rustls with the ring provider.
-pub(crate) fn client() -> Result<reqwest::Client, String> {
+/// A client with keep-alive pooling, TLS by rustls with the ring provider,
+/// and `headers` on every request.
+pub(crate) fn client(headers: HeaderMap) -> Result<reqwest::Client, String> {
     static PROVIDER: Once = Once::new();
     PROVIDER.call_once(|| {
         // Another part of the program may have installed one already: fine.
@@ -84,6 +83,7 @@ pub(crate) fn client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
+        .default_headers(headers)
         .redirect(same_origin_redirects())
         .build()
         .map_err(|err| format!("cannot set up an HTTP client: {}", cause(&err)))
@@ -195,7 +195,7 @@ mod tests {
     #[test]
     fn reads_url_and_headers() {
         let ok = settings("http://127.0.0.1:9/mcp", &[("Authorization", "Bearer x")]).unwrap();
-        assert_eq!(ok.headers["authorization"], "Bearer x");
+        assert_eq!(ok.url.as_str(), "http://127.0.0.1:9/mcp");
         assert!(settings("ftp://host/x", &[]).unwrap_err().contains("only http and https"));
         assert!(settings("not a url", &[]).unwrap_err().starts_with("invalid URL 'not a url'"));
         let secret = settings("http://h/", &[("X-Key", "bad\nsecret")]).unwrap_err();

@@ -3,10 +3,10 @@
 //! An [`Upstream`] owns a supervisor task that opens a link to the server (a
 //! child process over stdio, a Streamable HTTP session, or a legacy HTTP+SSE
 //! session), performs the MCP handshake with the client's own `initialize`
-//! parameters, and opens a new link with backoff when one ends. While it runs, a [`Connection`] correlates
-//! requests with responses by Warden-assigned ids, so any number of calls can be
-//! in flight at once. Everything the server sends that is not a response to
-//! Warden comes out as an [`Event`].
+//! parameters, and opens a new link with backoff when one ends. While it runs,
+//! a [`Connection`] correlates requests with responses by Warden-assigned ids,
+//! so any number of calls can be in flight at once. Everything the server
+//! sends that is not a response to Warden comes out as an [`Event`].
 
 mod connection;
 mod dispatch;

@@ -29,6 +29,6 @@ fn official_conformance_suite_passes() {
         .expect("run conformance/run.sh");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    println!("{stdout}");
     assert!(output.status.success(), "conformance/run.sh failed ({}):\n{stdout}\n{stderr}", output.status);
+    println!("{stdout}");
 }

@@ -39,4 +39,23 @@ pub enum UpstreamError {
         /// How long Warden waited.
         seconds: u64,
     },
+    /// The upstream's HTTP endpoint could not be reached or answered with an
+    /// error status.
+    #[error("upstream '{name}' failed over HTTP: {reason}")]
+    Http {
+        /// The server's name.
+        name: String,
+        /// What failed: the method, URL and status, or why the connection failed.
+        reason: String,
+    },
+    /// A message for the upstream exceeded the size limit and was not sent.
+    #[error("a message of {bytes} bytes for upstream '{name}' is over the limit of {limit} (limits.maxMessageBytes)")]
+    RequestTooLarge {
+        /// The server's name.
+        name: String,
+        /// The message's size.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
 }

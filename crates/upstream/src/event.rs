@@ -19,8 +19,13 @@ pub struct Event {
 #[derive(Debug)]
 pub enum EventKind {
     /// The handshake completed; requests can be sent on `Connection`.
+    ///
+    /// Also sent again for the same connection when a remote server forgot
+    /// its session (it restarted) and Warden initialized a new one: what the
+    /// old session held (subscriptions, log level) must be set up again, and
+    /// the server's lists may have changed.
     Ready(Arc<Connection>),
-    /// The connection ended (exit, crash, failed start). Its pending requests
+    /// The connection ended (exit, crash, failed start, unreachable server). Its pending requests
     /// have already been answered with errors.
     Down {
         /// Why, with the tail of its stderr.

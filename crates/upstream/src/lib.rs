@@ -1,18 +1,19 @@
 //! Warden's side of one upstream MCP server.
 //!
-//! An [`Upstream`] owns a supervisor task that starts the server, performs the
-//! MCP handshake with the client's own `initialize` parameters, and restarts the
-//! server with backoff when it exits. While it runs, a [`Connection`] correlates
-//! requests with responses by Warden-assigned ids, so any number of calls can be
-//! in flight at once. Everything the server sends that is not a response to
-//! Warden comes out as an [`Event`].
+//! An [`Upstream`] owns a supervisor task that opens a link to the server (a
+//! child process over stdio, a Streamable HTTP session, or a legacy HTTP+SSE
+//! session), performs the MCP handshake with the client's own `initialize`
+//! parameters, and opens a new link with backoff when one ends. While it runs,
+//! a [`Connection`] correlates requests with responses by Warden-assigned ids,
+//! so any number of calls can be in flight at once. Everything the server
+//! sends that is not a response to Warden comes out as an [`Event`].
 
 mod connection;
+mod dispatch;
 mod error;
 mod event;
 mod handshake;
-mod pipes;
-mod process;
+mod link;
 mod stderr;
 mod supervisor;
 

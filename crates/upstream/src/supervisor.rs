@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use warden_config::{Supervision, Transport};
 use warden_jsonrpc::Kind;
 
@@ -11,16 +11,14 @@ use crate::connection::Connection;
 use crate::error::UpstreamError;
 use crate::event::{Event, EventKind, EventSink};
 use crate::handshake::Handshake;
-use crate::pipes;
-use crate::process::Process;
-use crate::stderr::{self, StderrTail};
+use crate::link::{Link, Phase};
 
 /// Everything needed to run one upstream.
 #[derive(Debug, Clone)]
 pub struct UpstreamSpec {
     /// The server's name from the configuration.
     pub name: Arc<str>,
-    /// How to start it.
+    /// How to start or reach it.
     pub transport: Transport,
     /// Timeouts and backoff.
     pub supervision: Supervision,
@@ -31,11 +29,12 @@ pub struct UpstreamSpec {
 /// Where an upstream is in its life.
 #[derive(Debug, Clone)]
 pub enum State {
-    /// Its process is starting or its handshake is under way.
+    /// Its process is starting, its server being reached, or its handshake
+    /// under way.
     Starting,
     /// Initialized and serving requests.
     Ready(Arc<Connection>),
-    /// It exited or failed to start; a restart is scheduled.
+    /// It exited, failed to start or could not be reached; a restart is scheduled.
     Down {
         /// Why, with the tail of its stderr.
         reason: String,
@@ -122,8 +121,9 @@ impl Upstream {
         UpstreamError::Unavailable { name: self.name.to_string(), reason }
     }
 
-    /// Stops the upstream: closes its stdin, waits the grace period, then kills
-    /// its process group. Returns when it is gone.
+    /// Stops the upstream: closes a process's stdin, waits the grace period,
+    /// then kills its process group; deletes a remote session. Returns when it
+    /// is gone.
     pub async fn shutdown(&self) {
         let _ = self.stop.send(true);
         let mut state = self.state.clone();
@@ -131,9 +131,9 @@ impl Upstream {
     }
 }
 
-/// Why one run of the process ended.
+/// Why one run of the link ended.
 enum Ended {
-    /// It exited or could not start; restart after a pause.
+    /// It exited, could not start or could not be reached; restart after a pause.
     Failed(String),
     /// Warden asked it to stop.
     Stopped,
@@ -176,25 +176,14 @@ impl Supervisor {
         self.state.send_replace(State::Stopped);
     }
 
-    /// Starts the process once and serves until it ends.
+    /// Opens the link once and serves until it ends.
     async fn run_once(&mut self) -> Ended {
         let name = self.spec.name.clone();
-        let (mut process, pipes) = match Process::spawn(&self.spec.transport) {
-            Ok(started) => started,
-            Err(err) => return Ended::Failed(format!("failed to start {}: {err}", self.command())),
+        let mut link = match Link::open(&self.spec, self.index, self.events.clone()) {
+            Ok(link) => link,
+            Err(reason) => return Ended::Failed(reason),
         };
-        let tail = Arc::new(StderrTail::new(self.spec.supervision.stderr_tail_bytes));
-        let (outbox, outbox_rx) = mpsc::unbounded_channel();
-        let connection = Arc::new(Connection::new(name.clone(), outbox, tail.clone()));
-        tokio::spawn(pipes::write_all(outbox_rx, pipes.stdin));
-        tokio::spawn(stderr::pump(name.clone(), pipes.stderr, tail.clone()));
-        let mut reader = tokio::spawn(pipes::read_all(
-            pipes.stdout,
-            connection.clone(),
-            self.spec.max_message_bytes,
-            self.index,
-            self.events.clone(),
-        ));
+        let connection = link.connection().clone();
 
         let mut init_params = self.init_params.clone();
         let timeout = Duration::from_millis(self.spec.supervision.start_timeout_ms);
@@ -206,14 +195,13 @@ impl Supervisor {
                     self.state.send_replace(State::Ready(connection.clone()));
                     self.events.deliver(Event { upstream: self.index, kind: EventKind::Ready(connection.clone()) });
                     tokio::select! {
-                        status = process.child.wait() => Ended::Failed(describe_exit(status)),
-                        _ = &mut reader => Ended::Failed("it closed its stdout".into()),
+                        reason = link.ended(Phase::Ready) => Ended::Failed(reason),
                         _ = stopped(&mut stop_later) => Ended::Stopped,
                     }
                 }
                 Err(reason) => Ended::Failed(reason),
             },
-            status = process.child.wait() => Ended::Failed(format!("it exited during startup ({})", describe_exit(status))),
+            reason = link.ended(Phase::Starting) => Ended::Failed(reason),
             _ = stopped(&mut stop) => Ended::Stopped,
         };
 
@@ -221,35 +209,10 @@ impl Supervisor {
             Ended::Failed(reason) => reason.clone(),
             Ended::Stopped => "Warden is shutting down".to_owned(),
         };
-        // Let the last stderr lines arrive before quoting them.
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        connection.close(UpstreamError::Lost { name: name.to_string(), reason: tail.explain(&reason) });
-        self.stop_process(&mut process).await;
-        reader.abort();
+        let explained = link.close(&reason).await;
         match ended {
-            Ended::Failed(reason) => Ended::Failed(tail.explain(&reason)),
+            Ended::Failed(_) => Ended::Failed(explained),
             Ended::Stopped => Ended::Stopped,
-        }
-    }
-
-    /// Closes stdin, waits the grace period, then kills the process group.
-    async fn stop_process(&self, process: &mut Process) {
-        let grace = Duration::from_millis(self.spec.supervision.shutdown_grace_ms);
-        if tokio::time::timeout(grace, process.child.wait()).await.is_err() {
-            process.signal_group(libc::SIGTERM);
-            if tokio::time::timeout(Duration::from_millis(500), process.child.wait()).await.is_err() {
-                process.signal_group(libc::SIGKILL);
-                let _ = process.child.wait().await;
-            }
-        }
-        // Helpers it left behind in its group go too.
-        process.signal_group(libc::SIGKILL);
-    }
-
-    fn command(&self) -> String {
-        match &self.spec.transport {
-            Transport::Stdio { command, .. } => format!("'{command}'"),
-            Transport::Http { url, .. } | Transport::Sse { url, .. } => format!("'{url}'"),
         }
     }
 }
@@ -287,11 +250,4 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 fn backoff(sup: &Supervision, failures: u32) -> Duration {
     let factor = 1u64 << failures.min(20);
     Duration::from_millis(sup.backoff_initial_ms.saturating_mul(factor).min(sup.backoff_max_ms))
-}
-
-fn describe_exit(status: std::io::Result<std::process::ExitStatus>) -> String {
-    match status {
-        Ok(status) => format!("it exited ({status})"),
-        Err(err) => format!("waiting for it failed: {err}"),
-    }
 }

@@ -19,13 +19,20 @@ pub struct HttpWarden {
     child: Child,
     /// `127.0.0.1:<port>`.
     pub addr: String,
+    /// The port it listens on.
+    pub port: u16,
     stderr: Arc<Mutex<String>>,
 }
 
 impl HttpWarden {
     /// Starts warden with `config` (YAML) on 127.0.0.1:0 and waits until it listens.
     pub fn start(config: &str) -> HttpWarden {
-        HttpWarden::start_with(config, &["--http", "127.0.0.1:0"], &[])
+        HttpWarden::start_on(config, 0)
+    }
+
+    /// Starts warden with `config` on 127.0.0.1:`port` (0: any free port).
+    pub fn start_on(config: &str, port: u16) -> HttpWarden {
+        HttpWarden::start_with(config, &["--http", &format!("127.0.0.1:{port}")], &[("WARDEN_LOG", "info")])
     }
 
     /// Starts warden with `config` and these arguments after `serve --config F`.
@@ -52,7 +59,19 @@ impl HttpWarden {
         let addr = addr
             .recv_timeout(PATIENCE)
             .unwrap_or_else(|_| panic!("warden did not start listening; stderr:\n{}", stderr.lock().unwrap()));
-        HttpWarden { child, addr, stderr }
+        let port = addr.rsplit(':').next().and_then(|port| port.parse().ok()).expect("a port");
+        HttpWarden { child, addr, port, stderr }
+    }
+
+    /// `http://<addr><path>`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Kills it at once (its upstreams die with it).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// Everything warden wrote to stderr so far.

@@ -1,9 +1,9 @@
 //! Starting an upstream's process in its own process group.
 
+use std::path::Path;
 use std::process::Stdio;
 
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use warden_config::Transport;
 
 /// The pipes of a freshly started process.
 pub(crate) struct Pipes {
@@ -23,14 +23,13 @@ pub(crate) struct Process {
 }
 
 impl Process {
-    /// Starts the process described by `transport`.
-    pub fn spawn(transport: &Transport) -> std::io::Result<(Process, Pipes)> {
-        let Transport::Stdio { command, args, env, cwd } = transport else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "Warden cannot reach servers over HTTP yet (the Streamable HTTP upstream is the next milestone)",
-            ));
-        };
+    /// Starts `command` with `args`, extra `env` variables, in `cwd` if given.
+    pub fn spawn<'a>(
+        command: &str,
+        args: &[String],
+        env: impl IntoIterator<Item = (&'a String, &'a String)>,
+        cwd: Option<&Path>,
+    ) -> std::io::Result<(Process, Pipes)> {
         let mut cmd = Command::new(command);
         cmd.args(args)
             .envs(env)

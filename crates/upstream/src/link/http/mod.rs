@@ -1,0 +1,151 @@
+//! A Streamable HTTP session (MCP 2025-06-18 and 2025-11-25).
+//!
+//! Every outgoing message is its own POST, in its own task, so requests never
+//! wait for one another ([`post`]); answers come back as JSON bodies or SSE
+//! streams ([`exchange`]). After the handshake a GET stream carries what the
+//! server sends on its own ([`listen`]). When the server forgets the session
+//! (404, typically after a restart) Warden initializes a new one with the
+//! client's parameters and retries ([`renew`]). Closing deletes the session.
+
+mod exchange;
+mod listen;
+mod post;
+mod renew;
+mod session;
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tokio::sync::{mpsc, watch};
+use tokio::task::{AbortHandle, JoinHandle, JoinSet};
+
+use super::web::Settings;
+use crate::connection::{Connection, Outgoing};
+use crate::dispatch::Dispatch;
+use crate::error::UpstreamError;
+use session::Session;
+
+/// What the tasks of one Streamable HTTP link share.
+pub(crate) struct Remote {
+    settings: Settings,
+    dispatch: Dispatch,
+    session: Session,
+    /// The client's `initialize` as first sent, replayed to re-initialize.
+    init: OnceLock<String>,
+    /// Why the link failed for good (it could not start).
+    failed: watch::Sender<Option<String>>,
+    /// The task reading the GET stream.
+    listener: Mutex<Option<AbortHandle>>,
+}
+
+impl Remote {
+    /// The server's name.
+    fn name(&self) -> &str {
+        self.dispatch.connection().name()
+    }
+
+    /// Marks the link failed: the supervisor ends this run with `reason`.
+    fn fail(&self, reason: String) {
+        self.failed.send_if_modified(|failed| {
+            let first = failed.is_none();
+            if first {
+                *failed = Some(reason);
+            }
+            first
+        });
+    }
+
+    /// Stops reading the GET stream.
+    fn stop_listening(&self) {
+        if let Some(listener) = self.listener.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
+            listener.abort();
+        }
+    }
+
+    /// Ends the session on the server (`DELETE`), ignoring errors: the server
+    /// also expires it on its own.
+    async fn delete_session(&self) {
+        let session = self.session.current_now();
+        if session.id.is_none() {
+            return;
+        }
+        let url = &self.settings.url;
+        let request = session.apply(self.settings.client.delete(url.clone()));
+        match request.timeout(self.settings.grace).send().await {
+            Ok(response) => {
+                tracing::debug!(server = %self.name(), status = %response.status(), "deleted the upstream session")
+            }
+            Err(err) => tracing::debug!(server = %self.name(), %err, "deleting the upstream session failed"),
+        }
+    }
+}
+
+/// A Streamable HTTP link: the task posting the outbox and the shared state.
+pub(crate) struct HttpLink {
+    remote: Arc<Remote>,
+    poster: JoinHandle<()>,
+    failed: watch::Receiver<Option<String>>,
+}
+
+impl HttpLink {
+    /// Starts posting what is sent on the dispatch's connection to `settings.url`.
+    pub fn open(settings: Settings, dispatch: Dispatch, outbox: mpsc::UnboundedReceiver<Outgoing>) -> HttpLink {
+        let (failed_tx, failed) = watch::channel(None);
+        let remote = Arc::new(Remote {
+            settings,
+            dispatch,
+            session: Session::new(),
+            init: OnceLock::new(),
+            failed: failed_tx,
+            listener: Mutex::new(None),
+        });
+        let poster = tokio::spawn(drain(remote.clone(), outbox));
+        HttpLink { remote, poster, failed }
+    }
+
+    /// The connection requests are sent on.
+    pub fn connection(&self) -> &Arc<Connection> {
+        self.remote.dispatch.connection()
+    }
+
+    /// Resolves when the link failed for good: the server could not be
+    /// reached or refused `initialize`. (A server that forgets the session
+    /// later is re-initialized instead.)
+    pub async fn ended(&mut self) -> String {
+        match self.failed.wait_for(Option::is_some).await {
+            Ok(reason) => reason.clone().unwrap_or_default(),
+            Err(_) => "the link closed".into(),
+        }
+    }
+
+    /// Fails what is waiting, deletes the session and stops every task.
+    pub async fn close(mut self, reason: &str) -> String {
+        let name = self.remote.name().to_owned();
+        self.connection().close(UpstreamError::Lost { name, reason: reason.to_owned() });
+        // The poster deletes the session when it reads the close.
+        let grace = self.remote.settings.grace + std::time::Duration::from_millis(100);
+        if tokio::time::timeout(grace, &mut self.poster).await.is_err() {
+            self.poster.abort();
+        }
+        self.remote.stop_listening();
+        reason.to_owned()
+    }
+}
+
+/// Posts every outgoing message in its own task until the connection closes;
+/// then deletes the session. Posts still in flight are dropped.
+async fn drain(remote: Arc<Remote>, mut outbox: mpsc::UnboundedReceiver<Outgoing>) {
+    let mut posts = JoinSet::new();
+    loop {
+        tokio::select! {
+            item = outbox.recv() => match item {
+                Some(Outgoing::Line(text)) => {
+                    posts.spawn(post::post(remote.clone(), text));
+                }
+                Some(Outgoing::Close) | None => break,
+            },
+            Some(_) = posts.join_next(), if !posts.is_empty() => {}
+        }
+    }
+    remote.stop_listening();
+    remote.delete_session().await;
+}

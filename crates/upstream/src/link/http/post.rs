@@ -1,0 +1,152 @@
+//! Posting one outgoing message, and what to do when that fails.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::Deserialize;
+use warden_jsonrpc::{Frame, Kind};
+
+use super::Remote;
+use super::exchange::{Exchange, PostError, Reply};
+use super::session::Snapshot;
+use crate::error::UpstreamError;
+use crate::link::web::outbound::Outbound;
+
+/// What to do after a POST failed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Recovery {
+    /// The session expired: initialize a new one, then post again.
+    Renew,
+    /// The session expired and the message was a notification or a response,
+    /// which only made sense in the old session: drop it.
+    Drop,
+    /// Give up: fail the request (or log the notification).
+    Fail,
+}
+
+/// Decides what follows `error` for a message that is a request or not,
+/// and that was already posted again after a renewal or not.
+pub(crate) fn recovery(error: &PostError, request: bool, renewed: bool) -> Recovery {
+    match error {
+        PostError::Expired if !request => Recovery::Drop,
+        PostError::Expired if !renewed => Recovery::Renew,
+        _ => Recovery::Fail,
+    }
+}
+
+/// Posts one message Warden sends upstream. Never fails silently: a request
+/// that cannot be delivered or answered fails with an [`UpstreamError`].
+pub(crate) async fn post(remote: Arc<Remote>, text: String) {
+    let outbound = Outbound::read(&text);
+    let limit = remote.dispatch.limit();
+    if text.len() > limit {
+        let error = UpstreamError::RequestTooLarge { name: remote.name().to_owned(), bytes: text.len(), limit };
+        outbound.fail(&remote.dispatch, error);
+        return;
+    }
+    if outbound.initialize {
+        remote.initialize(text, outbound.request.as_deref().unwrap_or("null")).await;
+        return;
+    }
+    let body = Bytes::from(text);
+    let mut renewed = false;
+    loop {
+        let session = remote.session.current().await;
+        let exchange =
+            Exchange { body: body.clone(), expect: outbound.request.as_deref(), capture: false, session: &session };
+        let error = match remote.exchange(exchange).await {
+            Ok(_) => {
+                if outbound.initialized {
+                    remote.listen(session.generation);
+                }
+                return;
+            }
+            Err(error) => error,
+        };
+        match recovery(&error, outbound.request.is_some(), renewed) {
+            Recovery::Renew => {
+                renewed = true;
+                if let Err(reason) = remote.renew(session.generation).await {
+                    let reason =
+                        format!("the server no longer knows the session, and re-initializing failed: {reason}");
+                    outbound.fail(&remote.dispatch, UpstreamError::Http { name: remote.name().to_owned(), reason });
+                    return;
+                }
+            }
+            Recovery::Drop => {
+                tracing::debug!(server = %remote.name(), "dropped a notification or response for an expired upstream session");
+                return;
+            }
+            Recovery::Fail => {
+                let reason = error.describe(limit);
+                let error = match error {
+                    PostError::Broken(_) => UpstreamError::Lost { name: remote.name().to_owned(), reason },
+                    PostError::TooLarge(bytes) => {
+                        UpstreamError::TooLarge { name: remote.name().to_owned(), bytes, limit }
+                    }
+                    _ => UpstreamError::Http { name: remote.name().to_owned(), reason },
+                };
+                outbound.fail(&remote.dispatch, error);
+                return;
+            }
+        }
+    }
+}
+
+impl Remote {
+    /// Posts the client's `initialize` (request `id`), opening the session:
+    /// its id and protocol version are recorded before the result is
+    /// delivered, so the handshake's next message already carries them. If
+    /// this fails, the link fails (the server could not be started).
+    async fn initialize(&self, text: String, id: &str) {
+        let _ = self.init.set(text.clone());
+        let none = Snapshot::default();
+        let exchange = Exchange { body: Bytes::from(text), expect: Some(id), capture: true, session: &none };
+        match self.exchange(exchange).await {
+            Ok(Reply { session, captured: Some(frame) }) => {
+                self.session.begin(Snapshot::new(session, protocol_version(&frame).as_deref(), 0));
+                self.dispatch.frame(frame);
+            }
+            Ok(Reply { captured: None, .. }) => self.fail("it did not answer initialize".into()),
+            Err(error) => self.fail(error.describe(self.dispatch.limit())),
+        }
+    }
+}
+
+/// The `protocolVersion` of an `initialize` result.
+pub(crate) fn protocol_version(frame: &Frame) -> Option<String> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Result {
+        protocol_version: String,
+    }
+    if frame.kind() != Kind::Response {
+        return None;
+    }
+    serde_json::from_str::<Result>(frame.payload()?).ok().map(|result| result.protocol_version)
+}
+
+#[cfg(test)]
+mod tests {
+    use warden_jsonrpc::Frame;
+
+    use super::{PostError, Recovery, protocol_version, recovery};
+
+    #[test]
+    fn an_expired_session_is_renewed_once_for_requests_only() {
+        assert_eq!(recovery(&PostError::Expired, true, false), Recovery::Renew);
+        assert_eq!(recovery(&PostError::Expired, true, true), Recovery::Fail);
+        assert_eq!(recovery(&PostError::Expired, false, false), Recovery::Drop);
+        assert_eq!(recovery(&PostError::Status("500".into()), true, false), Recovery::Fail);
+        assert_eq!(recovery(&PostError::Connect("refused".into()), false, false), Recovery::Fail);
+    }
+
+    #[test]
+    fn reads_the_negotiated_version() {
+        let ok =
+            Frame::parse(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}"#);
+        assert_eq!(protocol_version(&ok.unwrap()).as_deref(), Some("2025-06-18"));
+        let refused = Frame::parse(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"no"}}"#);
+        assert_eq!(protocol_version(&refused.unwrap()), None);
+    }
+}

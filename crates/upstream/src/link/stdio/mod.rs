@@ -1,0 +1,114 @@
+//! A child process speaking newline-delimited JSON-RPC on stdin and stdout.
+
+mod pipes;
+mod process;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::Phase;
+use crate::connection::{Connection, Outgoing};
+use crate::dispatch::Dispatch;
+use crate::error::UpstreamError;
+use crate::stderr::{self, StderrTail};
+use process::Process;
+
+/// What describes the process to start.
+pub(crate) struct Command<'a, E> {
+    /// The program.
+    pub program: &'a str,
+    /// Its arguments.
+    pub args: &'a [String],
+    /// Extra environment variables.
+    pub env: E,
+    /// Its working directory.
+    pub cwd: Option<&'a Path>,
+}
+
+/// A running upstream process with the tasks that move its bytes.
+pub(crate) struct StdioLink {
+    process: Process,
+    reader: JoinHandle<()>,
+    connection: Arc<Connection>,
+    tail: Arc<StderrTail>,
+    grace: Duration,
+}
+
+impl StdioLink {
+    /// Starts the process: its stdin is fed from `outbox`, its stdout goes to
+    /// `dispatch`, its stderr to `tail` and the log.
+    pub fn open<'a>(
+        command: Command<'a, impl IntoIterator<Item = (&'a String, &'a String)>>,
+        dispatch: Dispatch,
+        outbox: mpsc::UnboundedReceiver<Outgoing>,
+        tail: Arc<StderrTail>,
+        grace: Duration,
+    ) -> Result<StdioLink, String> {
+        let (process, pipes) = Process::spawn(command.program, command.args, command.env, command.cwd)
+            .map_err(|err| format!("failed to start '{}': {err}", command.program))?;
+        let connection = dispatch.connection().clone();
+        tokio::spawn(pipes::write_all(outbox, pipes.stdin));
+        tokio::spawn(stderr::pump(connection.name().into(), pipes.stderr, tail.clone()));
+        let reader = tokio::spawn(pipes::read_all(pipes.stdout, dispatch));
+        Ok(StdioLink { process, reader, connection, tail, grace })
+    }
+
+    /// The connection to the process.
+    pub fn connection(&self) -> &Arc<Connection> {
+        &self.connection
+    }
+
+    /// Resolves when the process is gone: while starting, when it exits;
+    /// once ready, also when it closes its stdout.
+    pub async fn ended(&mut self, phase: Phase) -> String {
+        match phase {
+            Phase::Starting => {
+                let status = self.process.child.wait().await;
+                format!("it exited during startup ({})", describe_exit(status))
+            }
+            Phase::Ready => tokio::select! {
+                status = self.process.child.wait() => describe_exit(status),
+                _ = &mut self.reader => "it closed its stdout".into(),
+            },
+        }
+    }
+
+    /// Fails what is pending with `reason`, closes stdin, waits the grace
+    /// period, then kills the process group. Returns `reason` with the tail of
+    /// the process's stderr.
+    pub async fn close(mut self, reason: &str) -> String {
+        // Let the last stderr lines arrive before quoting them.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let name = self.connection.name().to_owned();
+        self.connection.close(UpstreamError::Lost { name, reason: self.tail.explain(reason) });
+        self.stop_process().await;
+        self.reader.abort();
+        self.tail.explain(reason)
+    }
+
+    /// Waits the grace period for the process to exit after its stdin closed,
+    /// then terminates and kills its process group.
+    async fn stop_process(&mut self) {
+        let process = &mut self.process;
+        if tokio::time::timeout(self.grace, process.child.wait()).await.is_err() {
+            process.signal_group(libc::SIGTERM);
+            if tokio::time::timeout(Duration::from_millis(500), process.child.wait()).await.is_err() {
+                process.signal_group(libc::SIGKILL);
+                let _ = process.child.wait().await;
+            }
+        }
+        // Helpers it left behind in its group go too.
+        process.signal_group(libc::SIGKILL);
+    }
+}
+
+fn describe_exit(status: std::io::Result<std::process::ExitStatus>) -> String {
+    match status {
+        Ok(status) => format!("it exited ({status})"),
+        Err(err) => format!("waiting for it failed: {err}"),
+    }
+}

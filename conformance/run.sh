@@ -18,8 +18,6 @@
 #   CONFORMANCE_SUITE        the suite's --suite (default: active)
 #   CONFORMANCE_LEG_TIMEOUT  seconds one leg may take (default: 300)
 #   CONFORMANCE_URL          run the suite once against this URL instead
-#   CONFORMANCE_REQUIRE_TWO_HOP=1  fail instead of skipping the two-hop leg
-#                            when Warden cannot reach HTTP upstreams yet
 #   CONFORMANCE_KEEP=1       keep the scratch directory (logs, results)
 set -uo pipefail
 
@@ -40,8 +38,10 @@ scratch="$(mktemp -d "${TMPDIR:-/tmp}/warden-conformance.XXXXXX")"
 pids=()
 
 # Stops what this script started (Warden stops its own upstreams on SIGTERM).
+running=""
 cleanup() {
     local pid
+    [[ -n $running ]] && kill -TERM "$running" 2>/dev/null
     for pid in "${pids[@]}"; do
         kill -TERM "$pid" 2>/dev/null
     done
@@ -98,8 +98,12 @@ run_leg() {
     local leg=$1 url=$2 out="$scratch/$1.out" results="$scratch/results-$1" status start elapsed
     echo "conformance: $leg: $url"
     start=$(date +%s%N)
-    timeout "$leg_timeout" "$node" "$suite" server --url "$url" --suite "$suite_name" -o "$results" >"$out" 2>&1
+    # In the background, so that a signal to this script is handled at once.
+    timeout "$leg_timeout" "$node" "$suite" server --url "$url" --suite "$suite_name" -o "$results" >"$out" 2>&1 &
+    running=$!
+    wait "$running"
     status=$?
+    running=""
     elapsed=$(((($(date +%s%N) - start) / 1000000)))
     local total passed
     total=$(grep -c -E '^(✓|✗) ' "$out")
@@ -174,20 +178,7 @@ else
         two-hop)
             write_hop_config "$scratch/outer.yaml" "$inner"
             start_warden outer "$scratch/outer.yaml"
-            outer="http://127.0.0.1:$port/mcp"
-            # Until Warden can reach HTTP upstreams it says so when a session
-            # starts one; probe with one scenario and skip the leg then.
-            timeout 60 "$node" "$suite" server --url "$outer" --scenario tools-call-simple-text >"$scratch/probe.out" 2>&1
-            if grep -q -i 'cannot reach servers over HTTP' "$scratch/outer.log"; then
-                reason="$(grep -i -m1 'cannot reach servers over HTTP' "$scratch/outer.log")"
-                summary+="two-hop: SKIPPED: this warden cannot use HTTP upstreams yet"$'\n'
-                echo "  two-hop: skipped; the outer warden logged: $reason"
-                if [[ ${CONFORMANCE_REQUIRE_TWO_HOP:-} == 1 ]]; then
-                    failures=$((failures + 1))
-                fi
-            else
-                run_leg two-hop "$outer"
-            fi
+            run_leg two-hop "http://127.0.0.1:$port/mcp"
             ;;
         *) die "unknown leg '$leg' (known: hub per-server two-hop)" ;;
         esac

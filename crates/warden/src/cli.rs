@@ -152,9 +152,18 @@ pub struct EffectiveArgs {
 /// `warden call`.
 #[derive(Debug, Args)]
 pub struct CallArgs {
-    /// The config file and profile.
-    #[command(flatten)]
-    pub target: ProfileArgs,
+    /// The configuration file (YAML, or JSON if it ends in .json).
+    #[arg(long, short, env = "WARDEN_CONFIG", required_unless_present = "url", conflicts_with = "url")]
+    pub config: Option<PathBuf>,
+    /// The profile (default: the config's defaultProfile, or the token's default over --url).
+    #[arg(long, short, env = "WARDEN_PROFILE")]
+    pub profile: Option<String>,
+    /// Talk to a running Warden over HTTP (e.g. http://127.0.0.1:8210/mcp) instead of starting the servers.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// The bearer token for --url (better given in the environment).
+    #[arg(long, env = "WARDEN_TOKEN", hide_env_values = true, requires = "url")]
+    pub token: Option<String>,
     /// What to call.
     #[command(subcommand)]
     pub what: CallTarget,

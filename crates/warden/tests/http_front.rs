@@ -352,3 +352,38 @@ fn sigterm_stops_every_session_and_its_upstreams() {
         eventually("upstreams to exit with warden", || !alive(pid));
     }
 }
+
+#[test]
+fn warden_call_talks_to_a_running_warden_over_http_with_a_token() {
+    let config = one_fixture(
+        r#"defaultProfile: all
+profiles:
+  all: {servers: {fx: {}}}
+  echo-only: {servers: {fx: {tools: {allow: [echo]}}}}
+auth:
+  tokens:
+    - {name: cli, token: cli-secret-0123456789, profiles: [all, echo-only]}
+"#,
+    );
+    let warden = HttpWarden::start(&config);
+    let url = warden.url("/mcp");
+    let call = |args: &[&str], token: Option<&str>| {
+        let mut command = std::process::Command::new(support::warden_bin());
+        command.args(["call", "--url", &url]).args(args).env_remove("WARDEN_TOKEN");
+        if let Some(token) = token {
+            command.env("WARDEN_TOKEN", token);
+        }
+        command.output().expect("run warden call")
+    };
+    let token = Some("cli-secret-0123456789");
+    let ok = call(&["tool", "fx__echo", "--args", r#"{"text":"by url"}"#], token);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let result: Value = serde_json::from_slice(&ok.stdout).expect("JSON result");
+    assert_eq!(text_of(&result), "by url");
+    let narrowed = call(&["--profile", "echo-only", "tool", "fx__pid"], token);
+    assert!(!narrowed.status.success(), "the profile hides fx__pid");
+    let denied = call(&["tool", "fx__echo", "--args", r#"{"text":"x"}"#], None);
+    assert!(!denied.status.success());
+    let stderr = String::from_utf8_lossy(&denied.stderr);
+    assert!(stderr.contains("401") && stderr.contains("bearer token"), "{stderr}");
+}

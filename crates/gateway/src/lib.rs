@@ -14,9 +14,11 @@ mod inbound;
 mod outbound;
 mod outlet;
 pub mod pipeline;
+mod pool;
 mod session;
 mod surfaces;
 mod tokens;
 
 pub use outlet::{Outbound, Outlet};
+pub use pool::Pool;
 pub use session::{Session, Status, UpstreamStatus};

@@ -14,10 +14,15 @@ use crate::catalog::{Catalog, InventoryItem, ItemKind, Namer};
 use crate::outbound::Sink;
 use crate::outlet::{Outbound, Outlet};
 use crate::pipeline::Hooks;
+use crate::pool::{Lease, Pool};
 use crate::tokens::Maps;
 
 /// Every session gets a distinct id, for logs and audit records.
 static SESSIONS: AtomicU64 = AtomicU64::new(1);
+
+/// Source of Warden-issued ids and tokens, unique across sessions because
+/// sessions may share an upstream.
+static ISSUED: AtomicU64 = AtomicU64::new(1);
 
 /// One client connected to Warden, with its own upstream connections.
 ///
@@ -52,8 +57,12 @@ pub(crate) struct Shared {
     pub to_client: Box<dyn Outlet>,
     pub catalog: RwLock<Catalog>,
     pub maps: Maps,
-    /// Source of Warden-issued ids and tokens.
-    pub counter: AtomicU64,
+    /// Whether each upstream is this session's own (not shared).
+    pub owned: Vec<bool>,
+    /// Shared upstreams and process caps, when the front has them.
+    pub pool: Option<Arc<Pool>>,
+    /// This session's places under the process caps, freed at shutdown.
+    pub permits: std::sync::Mutex<Vec<tokio::sync::OwnedSemaphorePermit>>,
     /// `resources/subscribe` params by URI, replayed when an upstream restarts.
     pub subscriptions: std::sync::Mutex<std::collections::HashMap<String, (usize, String)>>,
     /// The last `logging/setLevel` params, replayed when an upstream restarts.
@@ -66,6 +75,12 @@ impl Session {
     /// Starts a session: every configured upstream starts at once, in the
     /// background; their handshakes wait for the client's `initialize`.
     pub fn start(config: Arc<Config>, hooks: Hooks, to_client: impl Outlet) -> Session {
+        Session::start_in(config, hooks, to_client, None)
+    }
+
+    /// Starts a session whose upstreams may come from `pool`: shared ones
+    /// are joined, capped ones are started only within their cap.
+    pub fn start_in(config: Arc<Config>, hooks: Hooks, to_client: impl Outlet, pool: Option<Arc<Pool>>) -> Session {
         let (init_params, init_rx) = watch::channel(None);
         let names = config.servers.keys().map(|name| Arc::from(name.as_str())).collect();
         let catalog = Catalog::new(Namer::new(&config.naming, config.servers.len()), names);
@@ -73,20 +88,31 @@ impl Session {
             // Upstream events are handled in the tasks that read them (in order);
             // the sink holds the session weakly, so dropping the session ends it.
             let sink: Arc<dyn EventSink> = Arc::new(Sink(weak.clone()));
-            let upstreams = config
-                .servers
-                .iter()
-                .enumerate()
-                .map(|(index, (name, server))| {
-                    let spec = UpstreamSpec {
-                        name: Arc::from(name.as_str()),
-                        transport: server.transport.clone(),
-                        supervision: config.supervision.clone(),
-                        max_message_bytes: config.limits.max_message_bytes,
-                    };
-                    Upstream::spawn(index, spec, init_rx.clone(), sink.clone())
-                })
-                .collect();
+            let (mut upstreams, mut owned, mut permits) = (Vec::new(), Vec::new(), Vec::new());
+            for (index, (name, server)) in config.servers.iter().enumerate() {
+                let lease = pool.as_ref().map_or(Lease::Own(None), |pool| pool.lease(name));
+                let (upstream, own) = match lease {
+                    Lease::Own(permit) => {
+                        permits.extend(permit);
+                        let spec = UpstreamSpec {
+                            name: Arc::from(name.as_str()),
+                            transport: server.transport.clone(),
+                            supervision: config.supervision.clone(),
+                            max_message_bytes: config.limits.max_message_bytes,
+                        };
+                        (Upstream::spawn(index, spec, init_rx.clone(), sink.clone()), true)
+                    }
+                    Lease::Shared(upstream) => {
+                        if let Some(pool) = &pool {
+                            pool.join(name, index, weak.clone());
+                        }
+                        (upstream, false)
+                    }
+                    Lease::Refused(reason) => (Upstream::refused(Arc::from(name.as_str()), reason), false),
+                };
+                owned.push(own);
+                upstreams.push(upstream);
+            }
             Shared {
                 id: format!("s{}", SESSIONS.fetch_add(1, Ordering::Relaxed)),
                 config,
@@ -99,7 +125,9 @@ impl Session {
                 to_client: Box::new(to_client),
                 catalog: RwLock::new(catalog),
                 maps: Maps::default(),
-                counter: AtomicU64::new(1),
+                owned,
+                pool,
+                permits: std::sync::Mutex::new(permits),
                 subscriptions: Default::default(),
                 log_level: Default::default(),
                 tasks: Default::default(),
@@ -200,6 +228,7 @@ impl Session {
                         State::Ready(_) => "ready".into(),
                         State::Down { reason, .. } => format!("down: {reason}"),
                         State::Stopped => "stopped".into(),
+                        State::Refused(reason) => format!("refused: {reason}"),
                     },
                 })
                 .collect(),
@@ -208,13 +237,18 @@ impl Session {
         }
     }
 
-    /// Stops every upstream, all at once, and waits until they are gone.
+    /// Stops every upstream of its own, all at once, and waits until they
+    /// are gone (shared upstreams stay, for the other sessions).
     pub async fn shutdown(&self) {
         let mut stopping = tokio::task::JoinSet::new();
-        for upstream in self.shared.upstreams.clone() {
-            stopping.spawn(async move { upstream.shutdown().await });
+        for (upstream, owned) in self.shared.upstreams.iter().zip(&self.shared.owned) {
+            if *owned {
+                let upstream = upstream.clone();
+                stopping.spawn(async move { upstream.shutdown().await });
+            }
         }
         while stopping.join_next().await.is_some() {}
+        crate::tokens::lock(&self.shared.permits).clear();
     }
 }
 
@@ -258,7 +292,7 @@ impl Shared {
 
     /// A fresh number for an id or a token.
     pub fn next(&self) -> u64 {
-        self.counter.fetch_add(1, Ordering::Relaxed)
+        ISSUED.fetch_add(1, Ordering::Relaxed)
     }
 
     pub fn read_catalog(&self) -> std::sync::RwLockReadGuard<'_, Catalog> {

@@ -43,6 +43,8 @@ pub enum State {
     },
     /// Shut down by Warden.
     Stopped,
+    /// Never started, and will not be: e.g. its process cap is reached.
+    Refused(String),
 }
 
 /// A handle on one supervised upstream. Dropping it does not stop the
@@ -72,6 +74,14 @@ impl Upstream {
         let name = spec.name.clone();
         let supervisor = Supervisor { index, spec, init_params, events, state: state_tx, stop: stop_rx };
         tokio::spawn(supervisor.run());
+        Upstream { name, state, stop }
+    }
+
+    /// An upstream that is not started, for `reason` (its process cap is
+    /// reached, say): every request to it fails with that reason.
+    pub fn refused(name: Arc<str>, reason: String) -> Upstream {
+        let (_, state) = watch::channel(State::Refused(reason));
+        let (stop, _) = watch::channel(false);
         Upstream { name, state, stop }
     }
 
@@ -117,6 +127,7 @@ impl Upstream {
                 format!("{reason} (next start in {:.1} s)", wait.as_secs_f64())
             }
             State::Stopped => "it was shut down".to_owned(),
+            State::Refused(reason) => reason,
         };
         UpstreamError::Unavailable { name: self.name.to_string(), reason }
     }
@@ -127,7 +138,7 @@ impl Upstream {
     pub async fn shutdown(&self) {
         let _ = self.stop.send(true);
         let mut state = self.state.clone();
-        let _ = state.wait_for(|state| matches!(state, State::Stopped)).await;
+        let _ = state.wait_for(|state| matches!(state, State::Stopped | State::Refused(_))).await;
     }
 }
 

@@ -387,3 +387,65 @@ auth:
     let stderr = String::from_utf8_lossy(&denied.stderr);
     assert!(stderr.contains("401") && stderr.contains("bearer token"), "{stderr}");
 }
+
+#[test]
+fn a_shared_server_is_one_process_for_every_session() {
+    let config =
+        format!("servers:\n  fx:\n    share: true\n    transport: {{kind: stdio, command: {:?}}}\n", fixture_bin());
+    let warden = HttpWarden::start(&config);
+    let mut sessions: Vec<McpHttp> = (0..3)
+        .map(|_| {
+            let mut client = warden.client();
+            client.initialize();
+            client
+        })
+        .collect();
+    let pids: Vec<String> = sessions.iter_mut().map(|client| text_of(&client.call("fx__pid", json!({})))).collect();
+    assert!(pids.windows(2).all(|pair| pair[0] == pair[1]), "one process: {pids:?}");
+    // Progress from the shared process reaches the session whose call it is,
+    // under that client's own token, even with calls of others in flight.
+    let threads: Vec<_> = sessions
+        .drain(..)
+        .enumerate()
+        .map(|(n, mut client)| {
+            std::thread::spawn(move || {
+                let token = format!("token-{n}");
+                let params = json!({"name": "fx__progress", "arguments": {"steps": 3, "delay_ms": 30}, "_meta": {"progressToken": token}});
+                let (answer, before) = client.request_all("tools/call", params);
+                assert_eq!(text_of(&answer["result"]), "done 3");
+                assert_eq!(before.len(), 3, "{before:?}");
+                assert!(before.iter().all(|message| message["params"]["progressToken"] == json!(token)), "{before:?}");
+                client
+            })
+        })
+        .collect();
+    let mut sessions: Vec<McpHttp> = threads.into_iter().map(|thread| thread.join().expect("client")).collect();
+    // Ending a session leaves the shared process to the others.
+    let pid: u32 = pids[0].parse().expect("pid");
+    assert_eq!(sessions[0].delete().status, 200);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(alive(pid));
+    assert_eq!(text_of(&sessions[1].call("fx__pid", json!({}))), pids[0]);
+}
+
+#[test]
+fn a_process_cap_bounds_how_many_sessions_start_a_server() {
+    let config =
+        format!("servers:\n  fx:\n    maxProcesses: 1\n    transport: {{kind: stdio, command: {:?}}}\n", fixture_bin());
+    let warden = HttpWarden::start(&config);
+    let mut first = warden.client();
+    first.initialize();
+    assert_eq!(text_of(&first.call("fx__echo", json!({"text": "mine"}))), "mine");
+    let mut second = warden.client();
+    second.initialize();
+    let refused = second.request("tools/call", json!({"name": "fx__echo", "arguments": {"text": "x"}}));
+    assert_eq!(refused["error"]["code"], -32010, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap_or_default().contains("maxProcesses"), "{refused}");
+    assert_eq!(children_of(warden.pid()).len(), 1);
+    // The place is free again once the first session ends.
+    assert_eq!(first.delete().status, 200);
+    eventually("the first session's process to exit", || children_of(warden.pid()).is_empty());
+    let mut third = warden.client();
+    third.initialize();
+    assert_eq!(text_of(&third.call("fx__echo", json!({"text": "now"}))), "now");
+}

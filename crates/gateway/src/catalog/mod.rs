@@ -64,6 +64,9 @@ pub struct Catalog {
     namer: Namer,
     servers: Vec<Arc<str>>,
     surfaces: Vec<Option<Surface>>,
+    /// Whether each upstream's every list has been read since it started:
+    /// until then, a name not found may still appear.
+    loaded: Vec<bool>,
     tools: NameIndex,
     prompts: NameIndex,
     resources: Vec<(usize, usize)>,
@@ -78,12 +81,14 @@ impl Catalog {
     /// An empty catalog for `servers` (in configuration order).
     pub fn new(namer: Namer, servers: Vec<Arc<str>>) -> Self {
         let surfaces = vec![None; servers.len()];
+        let servers_len = servers.len();
         let withheld = vec![Default::default(); servers.len()];
         Catalog {
             withheld,
             namer,
             servers,
             surfaces,
+            loaded: vec![false; servers_len],
             tools: NameIndex::default(),
             prompts: NameIndex::default(),
             resources: Vec::new(),
@@ -95,7 +100,7 @@ impl Catalog {
 
     /// Whether upstream `upstream`'s surface has been loaded.
     pub fn is_loaded(&self, upstream: usize) -> bool {
-        self.surfaces.get(upstream).is_some_and(Option::is_some)
+        self.loaded.get(upstream).copied().unwrap_or(false)
     }
 
     /// Replaces upstream `upstream`'s items of `kind`. Returns whether
@@ -122,11 +127,17 @@ impl Catalog {
         if let Some(slot) = self.surfaces.get_mut(upstream) {
             slot.get_or_insert_with(Surface::default);
         }
+        if let Some(loaded) = self.loaded.get_mut(upstream) {
+            *loaded = true;
+        }
     }
 
     /// Forgets upstream `upstream`'s surface (it went down). Returns the kinds
     /// that had items.
     pub fn clear(&mut self, upstream: usize) -> Vec<ItemKind> {
+        if let Some(loaded) = self.loaded.get_mut(upstream) {
+            *loaded = false;
+        }
         let Some(surface) = self.surfaces.get_mut(upstream).and_then(Option::take) else { return Vec::new() };
         self.rebuild();
         ItemKind::ALL.into_iter().filter(|kind| !surface.items(*kind).is_empty()).collect()

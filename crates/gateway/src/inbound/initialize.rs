@@ -55,7 +55,11 @@ impl Shared {
         if self.client.set(ClientInit { protocol_version: version.clone(), name }).is_err() {
             return self.fail(frame, ErrorCode::InvalidRequest, "the session is already initialized");
         }
-        self.init_params.send_replace(Some(Arc::from(params)));
+        let params: Arc<str> = Arc::from(params);
+        if let Some(pool) = &self.pool {
+            pool.initialized(&params);
+        }
+        self.init_params.send_replace(Some(params));
         let result = format!(
             r#"{{"protocolVersion":{},"capabilities":{CAPABILITIES},"serverInfo":{{"name":"warden","title":"Warden MCP gateway","version":{}}}}}"#,
             json_string(&version),

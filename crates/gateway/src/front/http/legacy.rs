@@ -49,7 +49,7 @@ fn open(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<
         front.hooks.hooks(profile.as_deref()).map_err(|err| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, &err))?;
     let id = sessions::new_id().map_err(|err| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, &err.to_string()))?;
     let streams = Streams::new(front.settings.replay_events, true);
-    let session = Session::start(config, hooks, streams.clone());
+    let session = Session::start_in(config, hooks, streams.clone(), Some(front.pool.clone()));
     session.set_patient_lists(true);
     let entry = Arc::new(Entry::new(id.clone(), session, streams, scope, caller.name.clone(), profile, true));
     if let Err(entry) = front.sessions.insert(entry.clone(), front.settings.max_sessions) {

@@ -150,7 +150,7 @@ async fn initialize(
     let hooks = front.hooks.hooks(profile.as_deref()).map_err(|err| refuse(StatusCode::INTERNAL_SERVER_ERROR, &err))?;
     let id = sessions::new_id().map_err(|err| refuse(StatusCode::INTERNAL_SERVER_ERROR, &err.to_string()))?;
     let streams = Streams::new(front.settings.replay_events, false);
-    let session = Session::start(config, hooks, streams.clone());
+    let session = Session::start_in(config, hooks, streams.clone(), Some(front.pool.clone()));
     session.set_patient_lists(true);
     let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile, false));
     if let Err(entry) = front.sessions.insert(entry.clone(), front.settings.max_sessions) {

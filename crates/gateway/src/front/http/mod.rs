@@ -28,6 +28,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use warden_config::{Config, PrefixMode};
 
 use crate::pipeline::HooksSource;
+use crate::pool::Pool;
 use access::Access;
 use sessions::Sessions;
 
@@ -49,6 +50,8 @@ struct Front {
     hooks: Arc<dyn HooksSource>,
     access: Access,
     sessions: Sessions,
+    /// Shared upstreams and process caps.
+    pool: Arc<Pool>,
 }
 
 impl HttpFront {
@@ -74,6 +77,7 @@ impl HttpFront {
             hooks,
             access: Access::new(&config, bound, default_profile),
             sessions: Sessions::default(),
+            pool: Arc::new(Pool::start(&config)),
         };
         HttpFront { front: Arc::new(front) }
     }
@@ -104,6 +108,7 @@ impl HttpFront {
             }
         }
         while ending.join_next().await.is_some() {}
+        self.front.pool.shutdown().await;
     }
 
     /// Rebuilds every live session's hooks (after the configuration was

@@ -1,0 +1,199 @@
+//! Upstreams that outlive a session: servers marked `share: true` run once
+//! for every session, and `maxProcesses` caps how many processes of the
+//! others the sessions of a front may start.
+//!
+//! A shared upstream's events reach the session they belong to: progress by
+//! the Warden-issued token (unique across sessions), requests from the server
+//! by the session with a request in flight on it, cancellations by the
+//! session that holds the cancelled request, list changes to every session.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use warden_config::Config;
+use warden_jsonrpc::{Frame, Kind, Method};
+use warden_upstream::{Connection, Event, EventKind, EventSink, Upstream, UpstreamSpec};
+
+use crate::outbound::Sink;
+use crate::session::Shared;
+use crate::tokens::lock;
+
+/// The shared upstreams and process caps of one front.
+#[derive(Default)]
+pub struct Pool {
+    shared: HashMap<String, Common>,
+    caps: HashMap<String, (usize, Arc<Semaphore>)>,
+}
+
+/// One upstream shared by many sessions.
+struct Common {
+    upstream: Upstream,
+    fanout: Arc<Fanout>,
+    /// The first client's `initialize` params start its handshake.
+    init: watch::Sender<Option<Arc<str>>>,
+}
+
+/// How a session gets one of its upstreams.
+pub(crate) enum Lease {
+    /// A process of its own, within the cap if there is one.
+    Own(Option<OwnedSemaphorePermit>),
+    /// The shared one.
+    Shared(Upstream),
+    /// None: the cap is reached.
+    Refused(String),
+}
+
+impl Pool {
+    /// Starts the shared upstreams of `config` (their handshakes wait for the
+    /// first client) and sets up the caps of the others.
+    pub fn start(config: &Config) -> Pool {
+        let mut pool = Pool::default();
+        for (index, (name, server)) in config.servers.iter().enumerate() {
+            if server.share {
+                let (init, init_rx) = watch::channel(None);
+                let fanout = Arc::new(Fanout { sessions: Mutex::new(Vec::new()) });
+                let spec = UpstreamSpec {
+                    name: Arc::from(name.as_str()),
+                    transport: server.transport.clone(),
+                    supervision: config.supervision.clone(),
+                    max_message_bytes: config.limits.max_message_bytes,
+                };
+                let upstream = Upstream::spawn(index, spec, init_rx, fanout.clone());
+                pool.shared.insert(name.clone(), Common { upstream, fanout, init });
+            } else if let Some(cap) = server.max_processes {
+                pool.caps.insert(name.clone(), (cap, Arc::new(Semaphore::new(cap))));
+            }
+        }
+        pool
+    }
+
+    /// Stops the shared upstreams.
+    pub async fn shutdown(&self) {
+        for common in self.shared.values() {
+            common.upstream.shutdown().await;
+        }
+    }
+
+    /// How a new session gets server `name`.
+    pub(crate) fn lease(&self, name: &str) -> Lease {
+        if let Some(common) = self.shared.get(name) {
+            return Lease::Shared(common.upstream.clone());
+        }
+        match self.caps.get(name) {
+            None => Lease::Own(None),
+            Some((cap, permits)) => match permits.clone().try_acquire_owned() {
+                Ok(permit) => Lease::Own(Some(permit)),
+                Err(_) => Lease::Refused(format!(
+                    "{cap} processes of it are running already, for other sessions (servers.{name}.maxProcesses)"
+                )),
+            },
+        }
+    }
+
+    /// Registers a session as a user of shared server `name`, as its
+    /// upstream number `index`; its `initialize` params start the shared
+    /// handshake if it is the first.
+    pub(crate) fn join(&self, name: &str, index: usize, session: Weak<Shared>) {
+        if let Some(common) = self.shared.get(name) {
+            lock(&common.fanout.sessions).push((session, index));
+        }
+    }
+
+    /// Hands a session's `initialize` params to the shared upstreams that
+    /// have none yet.
+    pub(crate) fn initialized(&self, params: &Arc<str>) {
+        for common in self.shared.values() {
+            common.init.send_if_modified(|current| {
+                let first = current.is_none();
+                if first {
+                    *current = Some(params.clone());
+                }
+                first
+            });
+        }
+    }
+}
+
+/// Delivers a shared upstream's events to the sessions that use it.
+struct Fanout {
+    sessions: Mutex<Vec<(Weak<Shared>, usize)>>,
+}
+
+#[derive(Deserialize)]
+struct TokenParams<'a> {
+    #[serde(borrow, default, rename = "progressToken")]
+    progress_token: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "requestId")]
+    request_id: Option<&'a RawValue>,
+}
+
+impl EventSink for Fanout {
+    fn deliver(&self, event: Event) {
+        let sessions: Vec<(Arc<Shared>, usize)> = {
+            let mut sessions = lock(&self.sessions);
+            sessions.retain(|(session, _)| session.strong_count() > 0);
+            sessions.iter().filter_map(|(session, index)| Some((session.upgrade()?, *index))).collect()
+        };
+        match event.kind {
+            EventKind::Ready(connection) => {
+                for (session, index) in sessions {
+                    let kind = EventKind::Ready(connection.clone());
+                    Sink(Arc::downgrade(&session)).deliver(Event { upstream: index, kind });
+                }
+            }
+            EventKind::Down { reason } => {
+                for (session, index) in sessions {
+                    let kind = EventKind::Down { reason: reason.clone() };
+                    Sink(Arc::downgrade(&session)).deliver(Event { upstream: index, kind });
+                }
+            }
+            EventKind::Message(connection, frame) => {
+                let owners = owners(&sessions, &connection, &frame);
+                for (session, index) in owners {
+                    let Ok(copy) = Frame::parse(frame.text()) else { continue };
+                    let kind = EventKind::Message(connection.clone(), copy);
+                    Sink(Arc::downgrade(session)).deliver(Event { upstream: *index, kind });
+                }
+            }
+        }
+    }
+}
+
+/// The sessions a message from a shared upstream is for.
+fn owners<'a>(
+    sessions: &'a [(Arc<Shared>, usize)],
+    connection: &Arc<Connection>,
+    frame: &Frame,
+) -> Vec<&'a (Arc<Shared>, usize)> {
+    let params = frame.params().and_then(|params| serde_json::from_str::<TokenParams>(params).ok());
+    let by = |holds: &dyn Fn(&Shared) -> bool| sessions.iter().filter(|(session, _)| holds(session)).take(1).collect();
+    let serving = |session: &Shared| {
+        lock(&session.maps.in_flight).values().any(|entry| Arc::ptr_eq(&entry.connection, connection))
+    };
+    match (frame.kind(), frame.method()) {
+        (_, Some(Method::ToolsListChanged | Method::PromptsListChanged | Method::ResourcesListChanged)) => {
+            sessions.iter().collect()
+        }
+        (Kind::Notification, Some(Method::Progress)) => match params.and_then(|p| p.progress_token) {
+            Some(token) => by(&|session| lock(&session.maps.tokens).contains_key(token.get())),
+            None => Vec::new(),
+        },
+        (Kind::Notification, Some(Method::Cancelled)) => match params.and_then(|p| p.request_id) {
+            Some(id) => by(&|session| {
+                lock(&session.maps.server_requests)
+                    .values()
+                    .any(|request| Arc::ptr_eq(&request.connection, connection) && request.upstream_id == id.get())
+            }),
+            None => Vec::new(),
+        },
+        (Kind::Request, _) => by(&serving),
+        // Logging and the rest: the session being served, else everyone.
+        _ => {
+            let served: Vec<_> = by(&serving);
+            if served.is_empty() { sessions.iter().collect() } else { served }
+        }
+    }
+}

@@ -6,6 +6,19 @@
 #   2. @modelcontextprotocol/server-everything (npm) directly, and through
 #      `warden wrap` (skipped with SKIP_NODE=1);
 #   3. `warden serve` with three fixture backends, for idle memory (VmRSS);
+#   4. the HTTP front (skipped with SKIP_HTTP=1), with CONCURRENCY calls in
+#      flight on one session (`http1/...`) and on CONCURRENCY sessions
+#      (`http16/...` by default), each in-flight slot on a keep-alive
+#      connection of its own:
+#        - `warden serve --http` with the fixture behind it over stdio;
+#        - supergateway (npm, installed by this script) bridging the same
+#          fixture to Streamable HTTP (`--stateful`), what a user would
+#          otherwise pick (skipped with SKIP_NODE=1);
+#      compared with each other and with the fixture called directly over stdio;
+#   5. two hops (`hop/...`; skipped with SKIP_HTTP=1, and when this build's
+#      warden cannot use an HTTP upstream): client -> warden (HTTP front) ->
+#      warden (HTTP front) -> fixture, against client -> that second warden
+#      directly: what Warden adds per call in front of an HTTP upstream;
 # then prints a summary: direct vs warden throughput and latency.
 #
 # Env knobs:
@@ -14,9 +27,12 @@
 #   WARMUP       unmeasured warm-up calls per run (default 500)
 #   NODE_CALLS   calls per phase for server-everything (default: CALLS)
 #   REPEAT       runs of each direct/warden pair; the summary shows medians (default 5)
-#   SKIP_NODE=1  skip the server-everything runs (no node/npm needed)
+#   HTTP_CALLS   calls per phase for the HTTP runs (default: CALLS)
+#   SKIP_NODE=1  skip the server-everything and supergateway runs (no node/npm needed)
+#   SKIP_HTTP=1  skip the HTTP runs (warden's HTTP front, supergateway, two hops)
 #   SKIP_BUILD=1 use the release binaries already built
 #   EVERYTHING_VERSION  npm version of server-everything (default below)
+#   SUPERGATEWAY_VERSION  npm version of supergateway (default below)
 #   CARGO_TARGET_DIR    honoured, as by cargo
 #
 # Raw results (JSON lines from warden-bench --json) are kept in bench/.cache/.
@@ -28,9 +44,12 @@ CONCURRENCY="${CONCURRENCY:-16}"
 WARMUP="${WARMUP:-500}"
 NODE_CALLS="${NODE_CALLS:-$CALLS}"
 REPEAT="${REPEAT:-5}"
+HTTP_CALLS="${HTTP_CALLS:-$CALLS}"
 SKIP_NODE="${SKIP_NODE:-0}"
+SKIP_HTTP="${SKIP_HTTP:-0}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
 EVERYTHING_VERSION="${EVERYTHING_VERSION:-2026.8.31}"
+SUPERGATEWAY_VERSION="${SUPERGATEWAY_VERSION:-4.0.0}"
 RSS_AFTER_MS=1000
 
 die() {
@@ -59,24 +78,52 @@ for b in "$bench" "$warden" "$fixture"; do
     [[ -x "$b" ]] || die "missing binary $b after build"
 done
 
-everything_js="$root/bench/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+# The npm packages, pinned, in bench/node_modules (git-ignored). They are
+# installed together: `npm install --no-save` of one removes the other.
+node_modules="$root/bench/node_modules"
+everything_js="$node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+supergateway_js="$node_modules/supergateway/dist/index.js"
+# installed_version PACKAGE: its version in bench/node_modules, or nothing.
+installed_version() {
+    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' \
+        "$node_modules/$1/package.json" 2>/dev/null || true
+}
+use_supergateway=0
+[[ "$SKIP_NODE" != 1 && "$SKIP_HTTP" != 1 ]] && use_supergateway=1
 if [[ "$SKIP_NODE" != 1 ]]; then
-    command -v node >/dev/null || die "node is not installed (set SKIP_NODE=1 to skip server-everything)"
-    if [[ ! -f "$everything_js" ]]; then
-        command -v npm >/dev/null || die "npm is not installed (set SKIP_NODE=1 to skip server-everything)"
-        echo "==> installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into bench/node_modules" >&2
+    command -v node >/dev/null || die "node is not installed (SKIP_NODE=1 skips server-everything and supergateway)"
+    missing=0
+    [[ "$(installed_version @modelcontextprotocol/server-everything)" == "$EVERYTHING_VERSION" ]] || missing=1
+    if [[ "$use_supergateway" == 1 && "$(installed_version supergateway)" != "$SUPERGATEWAY_VERSION" ]]; then
+        missing=1
+    fi
+    if [[ "$missing" == 1 ]]; then
+        command -v npm >/dev/null || die "npm is not installed (SKIP_NODE=1 skips server-everything and supergateway)"
+        echo "==> installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION and" \
+            "supergateway@$SUPERGATEWAY_VERSION into bench/node_modules" >&2
         npm install --no-save --no-audit --no-fund --prefix "$root/bench" \
-            "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >&2 ||
-            die "npm install of server-everything failed"
+            "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" "supergateway@$SUPERGATEWAY_VERSION" >&2 ||
+            die "npm install of server-everything and supergateway failed"
     fi
     [[ -f "$everything_js" ]] || die "server-everything entry point not found at $everything_js"
+    [[ "$use_supergateway" != 1 || -f "$supergateway_js" ]] ||
+        die "supergateway entry point not found at $supergateway_js"
 fi
 
 mkdir -p "$root/bench/.cache"
 results="$root/bench/.cache/results-$(date +%Y%m%d-%H%M%S).jsonl"
 : >"$results"
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+# HTTP servers started in the background: stopped at exit, whatever happens.
+live_servers=()
+cleanup() {
+    local pid
+    for pid in "${live_servers[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
 
 # bench LABEL CALLS [warden-bench options...] -- CMD ARGS...
 bench() {
@@ -93,6 +140,128 @@ bench() {
     cat "$tmp/out.jsonl" >&2
     cat "$tmp/out.jsonl" >>"$results"
 }
+
+# stop_server PID: stops a server started below and waits for it.
+stop_server() {
+    local pid="$1" kept=() p
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    for p in "${live_servers[@]}"; do
+        [[ "$p" == "$pid" ]] || kept+=("$p")
+    done
+    live_servers=("${kept[@]}")
+}
+
+# start_warden_http CONFIG NAME: starts `warden serve --http` on a free
+# loopback port; sets server_pid and server_url (its /mcp endpoint).
+start_warden_http() {
+    local config="$1" log="$tmp/server-$2.log" i
+    "$warden" serve --config "$config" --http 127.0.0.1:0 2>"$log" &
+    server_pid=$!
+    live_servers+=("$server_pid")
+    server_url=""
+    for ((i = 0; i < 200; i++)); do
+        server_url="$(sed -n 's/^warden: listening on \(http:[^ ]*\)$/\1/p' "$log" | head -n 1)"
+        [[ -n "$server_url" ]] && return 0
+        kill -0 "$server_pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "run.sh: warden serve --http did not start; its log (last 30 lines):" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+}
+
+# start_supergateway NAME: starts supergateway bridging the fixture to
+# Streamable HTTP on a free port (it binds every interface; only loopback is
+# used); sets server_pid and server_url.
+start_supergateway() {
+    local log="$tmp/server-$1.log" port i
+    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    node "$supergateway_js" --stdio "$(printf '%q' "$fixture")" --outputTransport streamableHttp --stateful \
+        --port "$port" --logLevel none >"$log" 2>&1 &
+    server_pid=$!
+    live_servers+=("$server_pid")
+    server_url="http://127.0.0.1:$port/mcp"
+    for ((i = 0; i < 200; i++)); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            return 0
+        fi
+        kill -0 "$server_pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "run.sh: supergateway did not start; its log (last 30 lines):" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+}
+
+# The HTTP runs: the fixture behind warden's HTTP front, and behind supergateway.
+fixture_config="$tmp/warden-fixture.yaml"
+python3 - "$fixture" >"$fixture_config" <<'EOF'
+import json, sys
+print("servers:")
+print(f"  fixture:\n    transport: {{kind: stdio, command: {json.dumps(sys.argv[1])}, args: []}}")
+EOF
+
+# http_bench LABEL SESSIONS: one HTTP run against a server started for it.
+http_bench() {
+    local label="$1" sessions="$2"
+    case "$label" in
+        */warden) start_warden_http "$fixture_config" "${label//\//_}" ;;
+        */supergateway) start_supergateway "${label//\//_}" ;;
+    esac
+    bench "$label" "$HTTP_CALLS" --url "$server_url" --sessions "$sessions"
+    stop_server "$server_pid"
+}
+
+# Two hops: a second warden's HTTP front is the HTTP upstream of the first.
+hop_config="$tmp/warden-hop.yaml"
+# write_hop_config URL: a config whose one server is the MCP endpoint at URL.
+write_hop_config() {
+    printf 'servers:\n  hop:\n    transport: {kind: http, url: "%s"}\n' "$1" >"$hop_config"
+}
+
+# hop_bench LABEL: hop/direct calls the second warden itself, hop/warden
+# calls it through the first; one session, each with its own servers.
+hop_bench() {
+    local label="$1" upstream_pid front_pid
+    start_warden_http "$fixture_config" "${label//\//_}-upstream"
+    upstream_pid="$server_pid"
+    if [[ "$label" == */direct ]]; then
+        bench "$label" "$HTTP_CALLS" --url "$server_url"
+    else
+        write_hop_config "$server_url"
+        start_warden_http "$hop_config" "${label//\//_}"
+        front_pid="$server_pid"
+        bench "$label" "$HTTP_CALLS" --url "$server_url"
+        stop_server "$front_pid"
+    fi
+    stop_server "$upstream_pid"
+}
+
+# Whether this build's warden can use an HTTP upstream: the config must
+# validate, and a call must go through both hops.
+hop_ok=0
+hop_reason=""
+if [[ "$SKIP_HTTP" != 1 ]]; then
+    echo "==> checking that warden can use an HTTP upstream (for the two-hop runs)" >&2
+    start_warden_http "$fixture_config" hop-probe-upstream
+    probe_upstream="$server_pid"
+    write_hop_config "$server_url"
+    if ! "$warden" validate --config "$hop_config" >"$tmp/hop-validate.log" 2>&1; then
+        hop_reason="warden validate refuses an HTTP upstream: $(tr '\n' ' ' <"$tmp/hop-validate.log")"
+    else
+        start_warden_http "$hop_config" hop-probe
+        if "$bench" --calls 1 --warmup 0 --concurrency 1 --timeout-secs 10 --url "$server_url" \
+            >/dev/null 2>"$tmp/hop-probe.log"; then
+            hop_ok=1
+        else
+            hop_reason="a call through two wardens failed: $(tail -n 3 "$tmp/hop-probe.log" | tr '\n' ' ')"
+        fi
+        stop_server "$server_pid"
+    fi
+    stop_server "$probe_upstream"
+    [[ "$hop_ok" == 1 ]] || echo "run.sh: skipping the two-hop runs: $hop_reason" >&2
+fi
 
 # Warden with a realistic 200-rule policy loaded (150 rules for other tools,
 # 50 that look at echo's argument and do not match): the guard's cost per call.
@@ -140,6 +309,23 @@ for ((round = 1; round <= REPEAT; round++)); do
             esac
         done
     fi
+    if [[ "$SKIP_HTTP" != 1 ]]; then
+        for sessions in 1 "$CONCURRENCY"; do
+            pair=("http$sessions/warden")
+            [[ "$use_supergateway" == 1 ]] && pair+=("http$sessions/supergateway")
+            ((round % 2)) || pair=("${pair[@]:1}" "${pair[0]}")
+            for label in "${pair[@]}"; do
+                http_bench "$label" "$sessions"
+            done
+        done
+        if [[ "$hop_ok" == 1 ]]; then
+            pair=(hop/direct hop/warden)
+            ((round % 2)) || pair=(hop/warden hop/direct)
+            for label in "${pair[@]}"; do
+                hop_bench "$label"
+            done
+        fi
+    fi
 done
 
 # Idle memory: the fixture alone, warden wrapping it, warden serving three.
@@ -157,7 +343,8 @@ bench rss/warden-wrap 0 --rss-of-child-after-ms "$RSS_AFTER_MS" -- "$warden" wra
 bench rss/warden-serve-3 0 --rss-of-child-after-ms "$RSS_AFTER_MS" -- "$warden" serve --config "$config"
 
 echo >&2
-python3 - "$results" "$CALLS" "$NODE_CALLS" "$CONCURRENCY" "$WARMUP" <<'EOF'
+python3 - "$results" "$CALLS" "$NODE_CALLS" "$CONCURRENCY" "$WARMUP" "$HTTP_CALLS" "$SKIP_HTTP" "$hop_ok" \
+    "$hop_reason" <<'EOF'
 import json, statistics, sys
 
 rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
@@ -184,8 +371,8 @@ for key, rs in grouped.items():
     runs[key] = m
 
 n_runs = max((m["runs"] for m in runs.values()), default=0)
-calls, node_calls, conc, warmup = sys.argv[2:6]
-print(f"calls per phase: {calls} (server-everything: {node_calls}); "
+calls, node_calls, conc, warmup, http_calls, skip_http, hop_ok, hop_reason = sys.argv[2:10]
+print(f"calls per phase: {calls} (server-everything: {node_calls}; HTTP: {http_calls}); "
       f"concurrency: {conc}; warm-up calls: {warmup}")
 print(f"Warden vs direct, median of {n_runs} run(s) each (calls/s: higher is better; "
       f"latency in µs; ratio = warden/direct throughput)")
@@ -195,7 +382,7 @@ print(hdr)
 print("-" * len(hdr))
 upstreams = []
 for (u, _, _) in runs:
-    if u not in upstreams:
+    if u not in upstreams and not u.startswith("http") and u != "hop":
         upstreams.append(u)
 for u in upstreams:
     for phase in ("sequential", "concurrent"):
@@ -211,6 +398,92 @@ for u in upstreams:
               f"{'±%.0f%%' % max(d['spread'], w['spread']):>7}")
 print("spread: half the min-max range of calls/s over the runs, relative to the median "
       "(the larger of direct's and warden's): a rough guide to run-to-run noise.")
+
+def spread(*ms):
+    return "±%.0f%%" % max(m["spread"] for m in ms)
+
+http_sets = sorted({u for (u, _, _) in runs if u.startswith("http")}, key=lambda u: int(u[4:] or 0))
+if http_sets:
+    print()
+    print(f"HTTP front, median of {n_runs} run(s): warden serve --http vs supergateway --stateful, "
+          "the fixture behind both over stdio (ratio = warden/supergateway calls/s)")
+    hdr = (f"{'sessions':>8} {'phase':<11} {'conc':>4} {'warden/s':>10} {'supgw/s':>9} {'ratio':>6} "
+           f"{'p50 wdn':>8} {'p50 sg':>9} {'p99 wdn':>8} {'p99 sg':>9} {'spread':>7}")
+    print(hdr)
+    print("-" * len(hdr))
+    for u in http_sets:
+        for phase in ("sequential", "concurrent"):
+            w = runs.get((u, "warden", phase))
+            g = runs.get((u, "supergateway", phase))
+            if not w:
+                continue
+            sessions = u[4:]
+            if g:
+                ratio = w["calls_per_sec"] / g["calls_per_sec"] if g["calls_per_sec"] else float("nan")
+                print(f"{sessions:>8} {phase:<11} {w['concurrency']:>4} {w['calls_per_sec']:>10.0f} "
+                      f"{g['calls_per_sec']:>9.0f} {ratio:>6.1f} {w['p50_us']:>8.1f} {g['p50_us']:>9.1f} "
+                      f"{w['p99_us']:>8.1f} {g['p99_us']:>9.1f} {spread(w, g):>7}")
+            else:
+                print(f"{sessions:>8} {phase:<11} {w['concurrency']:>4} {w['calls_per_sec']:>10.0f} "
+                      f"{'-':>9} {'-':>6} {w['p50_us']:>8.1f} {'-':>9} {w['p99_us']:>8.1f} {'-':>9} "
+                      f"{spread(w):>7}")
+    print("targets: warden at least 2x supergateway's calls/s, at an equal or better p50:")
+    for u in http_sets:
+        for phase in ("sequential", "concurrent"):
+            w = runs.get((u, "warden", phase))
+            g = runs.get((u, "supergateway", phase))
+            if w and g:
+                ratio = w["calls_per_sec"] / g["calls_per_sec"] if g["calls_per_sec"] else float("nan")
+                ok = ratio >= 2 and w["p50_us"] <= g["p50_us"]
+                print(f"  {u[4:]} session(s), {phase}: {ratio:.1f}x, p50 "
+                      f"{w['p50_us']:.1f} vs {g['p50_us']:.1f} µs: {'met' if ok else 'NOT met'}")
+
+    print()
+    print(f"Warden over HTTP vs the fixture directly over stdio, median of {n_runs} run(s)")
+    hdr = (f"{'sessions':>8} {'phase':<11} {'conc':>4} {'stdio/s':>10} {'http/s':>10} {'ratio':>6} "
+           f"{'p50 stdio':>9} {'p50 http':>9} {'+p50':>7} {'spread':>7}")
+    print(hdr)
+    print("-" * len(hdr))
+    for u in http_sets:
+        for phase in ("sequential", "concurrent"):
+            d = runs.get(("fixture", "direct", phase))
+            w = runs.get((u, "warden", phase))
+            if not d or not w:
+                continue
+            ratio = w["calls_per_sec"] / d["calls_per_sec"] if d["calls_per_sec"] else float("nan")
+            print(f"{u[4:]:>8} {phase:<11} {w['concurrency']:>4} {d['calls_per_sec']:>10.0f} "
+                  f"{w['calls_per_sec']:>10.0f} {ratio:>6.2f} {d['p50_us']:>9.1f} {w['p50_us']:>9.1f} "
+                  f"{w['p50_us'] - d['p50_us']:>+7.1f} {spread(d, w):>7}")
+
+if skip_http != "1":
+    print()
+    if hop_ok != "1":
+        print(f"Two hops: not measured ({hop_reason})")
+    else:
+        print(f"Two hops, median of {n_runs} run(s): client -> warden (HTTP) -> warden (HTTP) -> fixture, "
+              "vs client -> the second warden directly")
+        hdr = (f"{'phase':<11} {'conc':>4} {'direct/s':>10} {'2-hop/s':>10} {'ratio':>6} {'p50 dir':>8} "
+               f"{'p50 2hop':>8} {'+p50':>7} {'+p99':>7} {'+mean':>7} {'spread':>7}")
+        print(hdr)
+        print("-" * len(hdr))
+        for phase in ("sequential", "concurrent"):
+            d = runs.get(("hop", "direct", phase))
+            w = runs.get(("hop", "warden", phase))
+            if not d or not w:
+                continue
+            ratio = w["calls_per_sec"] / d["calls_per_sec"] if d["calls_per_sec"] else float("nan")
+            # Mean time per call from throughput (for the sequential phase, the mean latency).
+            added_mean = 1e6 / w["calls_per_sec"] - 1e6 / d["calls_per_sec"]
+            print(f"{phase:<11} {d['concurrency']:>4} {d['calls_per_sec']:>10.0f} {w['calls_per_sec']:>10.0f} "
+                  f"{ratio:>6.2f} {d['p50_us']:>8.1f} {w['p50_us']:>8.1f} {w['p50_us'] - d['p50_us']:>+7.1f} "
+                  f"{w['p99_us'] - d['p99_us']:>+7.1f} {added_mean:>+7.1f} {spread(d, w):>7}")
+        d = runs.get(("hop", "direct", "sequential"))
+        w = runs.get(("hop", "warden", "sequential"))
+        if d and w:
+            added = w["p50_us"] - d["p50_us"]
+            print(f"target: under 50 µs added per call (sequential p50): {added:+.1f} µs: "
+                  f"{'met' if added < 50 else 'NOT met'}")
+        print("+mean: 1/calls-per-second, two hops minus direct (for the sequential phase: the added mean latency).")
 print()
 names = {
     "fixture": "fixture server alone",

@@ -7,7 +7,8 @@ use clap::Parser;
 use serde_json::value::RawValue;
 
 /// Load client that benchmarks an MCP server (or a gateway in front of one)
-/// spoken to over the child process's stdin/stdout.
+/// spoken to over the child process's stdin/stdout, or over Streamable HTTP
+/// with `--url`.
 #[derive(Debug, Parser)]
 #[command(name = "warden-bench", version, about)]
 pub struct Cli {
@@ -19,7 +20,8 @@ pub struct Cli {
     #[arg(long, default_value_t = 5000)]
     pub calls: u64,
 
-    /// Requests in flight at once during the concurrent phase.
+    /// Requests in flight at once during the concurrent phase (over HTTP, each
+    /// on a keep-alive connection of its own).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
     pub concurrency: u64,
 
@@ -41,15 +43,26 @@ pub struct Cli {
 
     /// Instead of running calls: after startup and the tools/list wait, sleep
     /// this many milliseconds and print the child's resident memory (VmRSS).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", conflicts_with = "url")]
     pub rss_of_child_after_ms: Option<u64>,
 
     /// Give up on any single request after this many seconds.
     #[arg(long, default_value_t = 30)]
     pub timeout_secs: u64,
 
+    /// Speak Streamable HTTP to this MCP endpoint (`http://host:port/path`)
+    /// instead of spawning a command.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+
+    /// With `--url`: MCP sessions to open; in-flight slot `i` calls on session
+    /// `i % N` (1: every call on one session). At most `--concurrency`.
+    #[arg(long, default_value_t = 1, value_name = "N", requires = "url",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub sessions: u64,
+
     /// Child command and its arguments (after `--`).
-    #[arg(last = true, required = true, value_name = "CMD")]
+    #[arg(last = true, required_unless_present = "url", value_name = "CMD")]
     pub command: Vec<String>,
 }
 
@@ -61,6 +74,18 @@ impl Cli {
             bail!("--args must be a JSON object, got {}", self.args);
         }
         Ok(serde_json::value::to_raw_value(&value)?)
+    }
+
+    /// Checks what clap cannot: sessions fit in the slots.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if self.url.is_some() && self.sessions > self.concurrency {
+            bail!(
+                "--sessions {} is more than --concurrency {}: each session needs a slot",
+                self.sessions,
+                self.concurrency
+            );
+        }
+        Ok(())
     }
 
     /// Per-request timeout.

@@ -7,6 +7,7 @@
 //! ignored, and server→client requests are answered with error -32601.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,6 +20,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
+
+use crate::caller::Caller;
 
 /// MCP protocol version sent in `initialize`.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
@@ -70,6 +73,26 @@ struct Request<'a> {
     params: &'a RawValue,
 }
 
+/// A JSON-RPC request as JSON text (no trailing newline).
+pub fn encode_request(id: u64, method: &str, params: &RawValue) -> serde_json::Result<Vec<u8>> {
+    serde_json::to_vec(&Request { jsonrpc: "2.0", id, method, params })
+}
+
+/// A JSON-RPC notification without params, as JSON text (no trailing newline).
+pub fn encode_notification(method: &str) -> serde_json::Result<Vec<u8>> {
+    serde_json::to_vec(&Notification { jsonrpc: "2.0", method })
+}
+
+/// The `initialize` params this client sends.
+pub fn initialize_params() -> anyhow::Result<Box<RawValue>> {
+    let params = serde_json::json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "warden-bench", "version": env!("CARGO_PKG_VERSION")},
+    });
+    Ok(serde_json::value::to_raw_value(&params)?)
+}
+
 #[derive(Serialize)]
 struct Notification<'a> {
     jsonrpc: &'static str,
@@ -83,7 +106,7 @@ impl Rpc {
     /// error response is an `Ok` with an `Err` outcome.
     pub async fn request(&self, method: &str, params: &RawValue) -> anyhow::Result<Completed> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut line = serde_json::to_vec(&Request { jsonrpc: "2.0", id, method, params })?;
+        let mut line = encode_request(id, method, params)?;
         line.push(b'\n');
         let (tx, rx) = oneshot::channel();
         {
@@ -111,9 +134,19 @@ impl Rpc {
 
     /// Sends a notification (no response expected).
     pub fn notify(&self, method: &str) -> anyhow::Result<()> {
-        let mut line = serde_json::to_vec(&Notification { jsonrpc: "2.0", method })?;
+        let mut line = encode_notification(method)?;
         line.push(b'\n');
         self.writer.send(WriterMsg::Line(line)).map_err(|_| anyhow!("cannot write to server: its stdin is closed"))
+    }
+}
+
+impl Caller for Arc<Rpc> {
+    fn request<'a>(
+        &'a mut self,
+        method: &'a str,
+        params: &'a RawValue,
+    ) -> impl Future<Output = anyhow::Result<Completed>> + Send + 'a {
+        Rpc::request(self, method, params)
     }
 }
 
@@ -161,80 +194,14 @@ impl McpClient {
     /// Performs the MCP handshake: `initialize`, then `notifications/initialized`.
     /// Returns the server's `initialize` result.
     pub async fn initialize(&self) -> anyhow::Result<Box<RawValue>> {
-        let params = serde_json::json!({
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "warden-bench", "version": env!("CARGO_PKG_VERSION")},
-        });
-        let params = serde_json::value::to_raw_value(&params)?;
-        let result = self
-            .rpc
-            .request("initialize", &params)
+        let params = initialize_params()?;
+        let result = Rpc::request(&self.rpc, "initialize", &params)
             .await
             .context("initialize failed")?
             .outcome
             .map_err(|e| anyhow!("initialize returned an error: {e}"))?;
         self.rpc.notify("notifications/initialized")?;
         Ok(result)
-    }
-
-    /// Polls `tools/list` every 20 ms (up to `wait`) until a tool named `name`,
-    /// or ending in `__name`, is listed; returns the name as listed (an exact
-    /// match is preferred).
-    pub async fn wait_for_tool(&self, name: &str, wait: Duration) -> anyhow::Result<String> {
-        let deadline = Instant::now() + wait;
-        let suffix = format!("__{name}");
-        loop {
-            let names = self.list_tools().await?;
-            if names.iter().any(|n| n == name) {
-                return Ok(name.to_owned());
-            }
-            if let Some(found) = names.iter().find(|n| n.ends_with(&suffix)) {
-                return Ok(found.clone());
-            }
-            if Instant::now() >= deadline {
-                bail!("no tool named {name} or *{suffix} listed after {wait:?}; tools: [{}]", names.join(", "));
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    /// All tool names, following `nextCursor` pagination.
-    async fn list_tools(&self) -> anyhow::Result<Vec<String>> {
-        #[derive(Deserialize)]
-        struct Tool {
-            name: String,
-        }
-        #[derive(Deserialize)]
-        struct ListResult {
-            #[serde(default)]
-            tools: Vec<Tool>,
-            #[serde(default, rename = "nextCursor")]
-            next_cursor: Option<String>,
-        }
-        let mut names = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let params = match &cursor {
-                Some(c) => serde_json::json!({ "cursor": c }),
-                None => serde_json::json!({}),
-            };
-            let params = serde_json::value::to_raw_value(&params)?;
-            let raw = self
-                .rpc
-                .request("tools/list", &params)
-                .await?
-                .outcome
-                .map_err(|e| anyhow!("tools/list returned an error: {e}"))?;
-            let page: ListResult = serde_json::from_str(raw.get()).context("tools/list result is not a tool list")?;
-            names.extend(page.tools.into_iter().map(|t| t.name));
-            match page.next_cursor {
-                Some(c) if !c.is_empty() && cursor.as_deref() != Some(c.as_str()) => {
-                    cursor = Some(c);
-                }
-                _ => return Ok(names),
-            }
-        }
     }
 
     /// Closes the child's stdin, waits up to `grace` for it to exit, then
@@ -282,7 +249,7 @@ async fn write_loop(stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<WriterMsg
 
 /// Fields of an incoming message that the client looks at.
 #[derive(Deserialize)]
-struct Incoming<'a> {
+pub struct Incoming<'a> {
     #[serde(default, borrow)]
     id: Option<&'a RawValue>,
     #[serde(default, borrow)]
@@ -293,12 +260,38 @@ struct Incoming<'a> {
     error: Option<RpcErrorObject>,
 }
 
+/// The `error` member of a response.
 #[derive(Deserialize)]
-struct RpcErrorObject {
+pub struct RpcErrorObject {
     #[serde(default)]
     code: i64,
     #[serde(default)]
     message: String,
+}
+
+impl<'a> Incoming<'a> {
+    /// Reads a message; `None` if it is not a JSON-RPC object.
+    pub fn parse(bytes: &'a [u8]) -> Option<Self> {
+        serde_json::from_slice(bytes).ok()
+    }
+
+    /// The id of a response (a message with an id and no method), if it is
+    /// one of this client's numeric ids.
+    pub fn response_id(&self) -> Option<u64> {
+        match (self.id, self.method) {
+            (Some(id), None) => id.get().trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// A response's outcome: the raw result, or a description of the error.
+    pub fn into_outcome(self) -> RpcOutcome {
+        match (self.result, self.error) {
+            (_, Some(e)) => Err(format!("JSON-RPC error {}: {}", e.code, e.message)),
+            (Some(r), None) => Ok(r.to_owned()),
+            (None, None) => Err("response has neither result nor error".to_owned()),
+        }
+    }
 }
 
 /// Reads the child's stdout line by line and dispatches each message.
@@ -325,15 +318,11 @@ async fn read_loop(stdout: ChildStdout, pending: Arc<Pending>, writer: mpsc::Unb
                 let _ = writer.send(WriterMsg::Line(reply.into_bytes()));
             }
             (None, Some(_)) => {} // notification
-            (Some(id), None) => {
-                let Ok(id) = id.get().trim().parse::<u64>() else {
+            (Some(_), None) => {
+                let Some(id) = msg.response_id() else {
                     continue; // not one of ours
                 };
-                let outcome = match (msg.result, msg.error) {
-                    (_, Some(e)) => Err(format!("JSON-RPC error {}: {}", e.code, e.message)),
-                    (Some(r), None) => Ok(r.to_owned()),
-                    (None, None) => Err("response has neither result nor error".to_owned()),
-                };
+                let outcome = msg.into_outcome();
                 let waiter =
                     pending.lock().unwrap_or_else(PoisonError::into_inner).as_mut().and_then(|map| map.remove(&id));
                 if let Some(tx) = waiter {

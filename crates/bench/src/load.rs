@@ -1,4 +1,5 @@
-//! The load phases: sequential and concurrent `tools/call` loops.
+//! The load phases: sequential and concurrent `tools/call` loops, over any
+//! [`Caller`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tokio::task::JoinSet;
 
-use crate::client::{Completed, Rpc};
+use crate::caller::Caller;
+use crate::client::Completed;
 
 /// How many error messages a phase keeps for display.
 const KEPT_ERRORS: usize = 5;
@@ -95,45 +97,50 @@ impl Tally {
 }
 
 /// Makes `calls` calls one after the other.
-pub async fn sequential(rpc: &Rpc, params: &CallParams, calls: u64) -> anyhow::Result<PhaseResult> {
+pub async fn sequential(caller: &mut impl Caller, params: &CallParams, calls: u64) -> anyhow::Result<PhaseResult> {
     let mut tally = Tally { latencies: Vec::with_capacity(usize::try_from(calls).unwrap_or(0)), ..Tally::default() };
     let start = Instant::now();
     for _ in 0..calls {
-        let done = rpc.request("tools/call", &params.0).await?;
+        let done = caller.request("tools/call", &params.0).await?;
         tally.record(&done);
     }
     Ok(tally.finish(start.elapsed()))
 }
 
-/// Makes `calls` calls with `concurrency` workers, each keeping one call in
-/// flight, so that `concurrency` calls are outstanding at once.
-pub async fn concurrent(
-    rpc: &Arc<Rpc>,
+/// Makes `calls` calls with one worker task per caller, each keeping one call
+/// in flight, so that as many calls as there are callers are outstanding at
+/// once. Hands the callers back, in their order.
+pub async fn concurrent<C: Caller>(
+    callers: Vec<C>,
     params: &Arc<CallParams>,
     calls: u64,
-    concurrency: u64,
-) -> anyhow::Result<PhaseResult> {
+) -> anyhow::Result<(PhaseResult, Vec<C>)> {
     let remaining = Arc::new(AtomicU64::new(calls));
     let mut workers = JoinSet::new();
+    let slots = callers.len();
     let start = Instant::now();
-    for _ in 0..concurrency.clamp(1, calls.max(1)) {
-        let rpc = Arc::clone(rpc);
+    for (slot, mut caller) in callers.into_iter().enumerate() {
         let params = Arc::clone(params);
         let remaining = Arc::clone(&remaining);
         workers.spawn(async move {
             let mut tally = Tally::default();
             // Claim one call at a time until none are left.
             while remaining.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).is_ok() {
-                let done = rpc.request("tools/call", &params.0).await?;
+                let done = caller.request("tools/call", &params.0).await?;
                 tally.record(&done);
             }
-            anyhow::Ok(tally)
+            anyhow::Ok((slot, caller, tally))
         });
     }
     let mut total = Tally { latencies: Vec::with_capacity(usize::try_from(calls).unwrap_or(0)), ..Tally::default() };
+    let mut returned: Vec<Option<C>> = (0..slots).map(|_| None).collect();
     while let Some(joined) = workers.join_next().await {
-        let tally = joined.context("worker task failed")??;
+        let (slot, caller, tally) = joined.context("worker task failed")??;
         total.merge(tally);
+        if let Some(place) = returned.get_mut(slot) {
+            *place = Some(caller);
+        }
     }
-    Ok(total.finish(start.elapsed()))
+    let wall = start.elapsed();
+    Ok((total.finish(wall), returned.into_iter().flatten().collect()))
 }

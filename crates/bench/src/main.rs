@@ -1,19 +1,25 @@
-//! `warden-bench`: a load client for MCP servers and gateways over stdio.
+//! `warden-bench`: a load client for MCP servers and gateways over stdio or
+//! Streamable HTTP.
 //!
-//! It spawns the command given after `--`, performs the MCP handshake, waits
-//! for the tool to be listed, then measures `tools/call` latency and
+//! It spawns the command given after `--` (or, with `--url`, opens
+//! `--sessions` sessions on an HTTP endpoint), performs the MCP handshake,
+//! waits for the tool to be listed, then measures `tools/call` latency and
 //! throughput in a sequential and a concurrent phase (or, with
 //! `--rss-of-child-after-ms`, only reports the child's idle memory).
 //!
 //! The client runs on a single-threaded Tokio runtime so that it takes at most
 //! one core away from the processes being measured.
 
+mod caller;
 mod cli;
 mod client;
+mod http;
 mod load;
 mod report;
 mod rss;
+mod sse;
 mod stats;
+mod tools;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -22,8 +28,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 
+use crate::caller::Caller;
 use crate::cli::Cli;
 use crate::client::McpClient;
+use crate::http::HttpSessions;
 use crate::load::{CallParams, PhaseResult};
 use crate::report::{PhaseReport, Printer, RssReport};
 
@@ -34,6 +42,10 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = cli.validate() {
+        eprintln!("warden-bench: error: {e:#}");
+        return ExitCode::from(2);
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -41,7 +53,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(run(&cli)) {
+    let outcome = match &cli.url {
+        Some(url) => runtime.block_on(run_http(&cli, url)),
+        None => runtime.block_on(run_stdio(&cli)),
+    };
+    match outcome {
         Ok(0) => ExitCode::SUCCESS,
         Ok(errors) => {
             eprintln!("warden-bench: {errors} call(s) failed");
@@ -54,25 +70,25 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs the benchmark; returns the number of failed calls.
-async fn run(cli: &Cli) -> anyhow::Result<u64> {
+/// Runs the benchmark against a child over stdio; returns the number of failed calls.
+async fn run_stdio(cli: &Cli) -> anyhow::Result<u64> {
     let arguments = cli.tool_arguments()?;
     let started = Instant::now();
     let client = McpClient::spawn(&cli.command, cli.timeout())?;
     client.initialize().await?;
-    let tool = client.wait_for_tool(&cli.tool, TOOL_WAIT).await?;
+    let mut rpc = Arc::clone(client.rpc());
+    let tool = tools::wait_for_tool(&mut rpc, &cli.tool, TOOL_WAIT).await?;
     eprintln!(
         "warden-bench: {}ready in {} ms, calling tool {tool}",
         label_prefix(&cli.label),
         started.elapsed().as_millis()
     );
-    let mut printer = Printer::new(cli.json);
 
     if let Some(ms) = cli.rss_of_child_after_ms {
         tokio::time::sleep(Duration::from_millis(ms)).await;
         let pid = client.pid().context("child exited before its memory could be read")?;
         let rss_kb = rss::vm_rss_kb(pid)?;
-        printer.rss(&RssReport {
+        Printer::new(cli.json).rss(&RssReport {
             label: cli.label.clone(),
             phase: "idle_rss",
             pid,
@@ -84,33 +100,75 @@ async fn run(cli: &Cli) -> anyhow::Result<u64> {
         return Ok(0);
     }
 
-    let rpc = Arc::clone(client.rpc());
+    // Every slot shares the one pipe; ids tell the answers apart.
+    let callers = vec![rpc; usize::try_from(cli.concurrency)?];
     let params = Arc::new(CallParams::new(&tool, &arguments)?);
+    let (failed, callers) = measure(cli, callers, &params, None).await?;
+    drop(callers);
+    client.shutdown(EXIT_GRACE).await?;
+    Ok(failed)
+}
+
+/// Runs the benchmark against a Streamable HTTP endpoint; returns the number
+/// of failed calls.
+async fn run_http(cli: &Cli, url: &str) -> anyhow::Result<u64> {
+    let arguments = cli.tool_arguments()?;
+    let started = Instant::now();
+    let (sessions, mut callers) = HttpSessions::open(url, cli.sessions, cli.concurrency, cli.timeout()).await?;
+    let first = callers.first_mut().context("no connection")?;
+    let tool = tools::wait_for_tool(first, &cli.tool, TOOL_WAIT).await?;
+    eprintln!(
+        "warden-bench: {}{} session(s) ready in {} ms, calling tool {tool}",
+        label_prefix(&cli.label),
+        cli.sessions,
+        started.elapsed().as_millis()
+    );
+    let params = Arc::new(CallParams::new(&tool, &arguments)?);
+    let (failed, mut callers) = measure(cli, callers, &params, Some(cli.sessions)).await?;
+    let reopened: u64 = callers.iter().map(http::HttpCaller::reopened).sum();
+    if reopened > 0 {
+        eprintln!(
+            "warden-bench: {}connections reopened after the server closed them: {reopened}",
+            label_prefix(&cli.label)
+        );
+    }
+    if let Some(first) = callers.first_mut() {
+        sessions.close(first).await;
+    }
+    Ok(failed)
+}
+
+/// The warm-up, sequential and concurrent phases, over `callers` (one per
+/// in-flight slot; the sequential phase uses the first). Prints each phase;
+/// returns the number of failed calls and the callers.
+async fn measure<C: Caller>(
+    cli: &Cli,
+    callers: Vec<C>,
+    params: &Arc<CallParams>,
+    sessions: Option<u64>,
+) -> anyhow::Result<(u64, Vec<C>)> {
+    let mut printer = Printer::new(cli.json);
     let mut failed = 0;
+    let mut callers = callers;
 
     if cli.warmup > 0 {
-        let warm = load::concurrent(&rpc, &params, cli.warmup, cli.concurrency).await?;
+        let (warm, back) = load::concurrent(callers, params, cli.warmup).await?;
+        callers = back;
         failed += report_errors(cli, "warmup", &warm);
     }
 
-    let mut seq = load::sequential(&rpc, &params, cli.calls).await?;
+    let first = callers.first_mut().context("no caller")?;
+    let mut seq = load::sequential(first, params, cli.calls).await?;
     failed += report_errors(cli, "sequential", &seq);
-    printer.phase(&PhaseReport::new(&cli.label, "sequential", 1, seq.wall, &mut seq.latencies, seq.errors))?;
+    let report = PhaseReport::new(&cli.label, "sequential", 1, seq.wall, &mut seq.latencies, seq.errors);
+    printer.phase(&report.with_sessions(sessions.map(|_| 1)))?;
 
-    let mut conc = load::concurrent(&rpc, &params, cli.calls, cli.concurrency).await?;
+    let (mut conc, callers) = load::concurrent(callers, params, cli.calls).await?;
     failed += report_errors(cli, "concurrent", &conc);
-    printer.phase(&PhaseReport::new(
-        &cli.label,
-        "concurrent",
-        cli.concurrency,
-        conc.wall,
-        &mut conc.latencies,
-        conc.errors,
-    ))?;
-
-    drop(rpc);
-    client.shutdown(EXIT_GRACE).await?;
-    Ok(failed)
+    let report =
+        PhaseReport::new(&cli.label, "concurrent", cli.concurrency, conc.wall, &mut conc.latencies, conc.errors);
+    printer.phase(&report.with_sessions(sessions))?;
+    Ok((failed, callers))
 }
 
 /// Prints a phase's error count and samples to stderr; returns the count.

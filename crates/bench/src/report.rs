@@ -29,6 +29,9 @@ pub struct PhaseReport {
     pub max_us: f64,
     /// Calls answered with a JSON-RPC error or a result with `isError`.
     pub errors: u64,
+    /// Over HTTP: the MCP sessions the phase's calls were spread over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<u64>,
 }
 
 impl PhaseReport {
@@ -56,7 +59,14 @@ impl PhaseReport {
             p99_us,
             max_us,
             errors,
+            sessions: None,
         }
+    }
+
+    /// The same report, noting the number of HTTP sessions (if any).
+    pub fn with_sessions(mut self, sessions: Option<u64>) -> Self {
+        self.sessions = sessions;
+        self
     }
 }
 

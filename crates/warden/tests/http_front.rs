@@ -449,3 +449,25 @@ fn a_process_cap_bounds_how_many_sessions_start_a_server() {
     third.initialize();
     assert_eq!(text_of(&third.call("fx__echo", json!({"text": "now"}))), "now");
 }
+
+#[test]
+fn a_config_reload_reaches_every_live_session_with_its_own_profile() {
+    let config = |echo_only: &str| {
+        one_fixture(&format!(
+            "defaultProfile: wide\nprofiles:\n  wide: {{servers: {{fx: {{}}}}}}\n  narrow: {{servers: {{fx: {{tools: {{allow: [{echo_only}]}}}}}}}}\n"
+        ))
+    };
+    let warden = HttpWarden::start(&config("echo"));
+    let mut narrow = warden.client().with_header("warden-profile", "narrow");
+    narrow.initialize();
+    let mut wide = warden.client();
+    wide.initialize();
+    assert_eq!(narrow.tool_names(), ["fx__echo"]);
+    let wide_count = wide.tool_names().len();
+    std::fs::write(&warden.config_path, config("echo, pid")).expect("rewrite config");
+    eventually("the reload", || warden.stderr().contains("configuration reloaded"));
+    let mut names = narrow.tool_names();
+    names.sort();
+    assert_eq!(names, ["fx__echo", "fx__pid"], "the narrow session's profile changed");
+    assert_eq!(wide.tool_names().len(), wide_count, "the wide session kept its own profile");
+}

@@ -21,6 +21,8 @@ pub struct HttpWarden {
     pub addr: String,
     /// The port it listens on.
     pub port: u16,
+    /// Its configuration file (rewrite it to test reloading).
+    pub config_path: std::path::PathBuf,
     stderr: Arc<Mutex<String>>,
 }
 
@@ -60,7 +62,7 @@ impl HttpWarden {
             .recv_timeout(PATIENCE)
             .unwrap_or_else(|_| panic!("warden did not start listening; stderr:\n{}", stderr.lock().unwrap()));
         let port = addr.rsplit(':').next().and_then(|port| port.parse().ok()).expect("a port");
-        HttpWarden { child, addr, port, stderr }
+        HttpWarden { child, addr, port, config_path: path, stderr }
     }
 
     /// `http://<addr><path>`.

@@ -14,7 +14,7 @@ use warden_jsonrpc::{Frame, Kind, Method};
 
 use super::reply::Refusal;
 use super::sessions::{self, Entry};
-use super::streams::{Answer, OpenError, Streams};
+use super::streams::{Answer, OpenError, SseEvent, Streams};
 use super::{Front, legacy};
 use crate::inbound::SUPPORTED_VERSIONS;
 use crate::session::Session;
@@ -129,7 +129,7 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
         Refusal::new(StatusCode::BAD_REQUEST, message).for_id(Some(&id))
     })?;
     entry.session.handle_frame(frame);
-    respond(&front, &entry, answer).await
+    respond(&front, &entry, answer, accepts.json).await
 }
 
 /// Starts a session for an `initialize` request.
@@ -171,13 +171,24 @@ async fn initialize(
         }
     }
     tracing::info!(session = %entry.id, owner = ?entry.owner, profile = ?entry.profile, scope = ?entry.scope, "HTTP session started");
-    respond(front, &entry, answer).await
+    respond(front, &entry, answer, true).await
 }
 
-/// Waits for a request's answer: a JSON body, or an event stream.
-async fn respond(front: &Front, entry: &Entry, answer: oneshot::Receiver<Answer>) -> Result<Response, Refusal> {
+/// Waits for a request's answer: a JSON body (or a one-event stream for a
+/// client that takes only streams), or an event stream.
+async fn respond(
+    front: &Front,
+    entry: &Entry,
+    answer: oneshot::Receiver<Answer>,
+    json: bool,
+) -> Result<Response, Refusal> {
     let mut response = match answer.await {
-        Ok(Answer::Json(text)) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
+        Ok(Answer::Json(text)) if json => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
+        Ok(Answer::Json(text)) => {
+            let (events, receiver) = tokio::sync::mpsc::unbounded_channel();
+            let _ = events.send(SseEvent { id: "0-0".to_owned(), data: std::sync::Arc::from(text) });
+            legacy::event_stream(receiver, front.keep_alive(), None)
+        }
         Ok(Answer::Stream(events)) => legacy::event_stream(events, front.keep_alive(), None),
         Err(_) => return Err(Refusal::new(StatusCode::NOT_FOUND, "the session ended before answering")),
     };

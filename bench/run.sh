@@ -156,12 +156,13 @@ stop_server() {
 # loopback port; sets server_pid and server_url (its /mcp endpoint).
 start_warden_http() {
     local config="$1" log="$tmp/server-$2.log" i
+    : >"$log"
     "$warden" serve --config "$config" --http 127.0.0.1:0 2>"$log" &
     server_pid=$!
     live_servers+=("$server_pid")
     server_url=""
     for ((i = 0; i < 200; i++)); do
-        server_url="$(sed -n 's/^warden: listening on \(http:[^ ]*\)$/\1/p' "$log" | head -n 1)"
+        server_url="$(sed -n 's/^warden: listening on \(http:[^ ]*\)$/\1/p' "$log" | head -n 1 || true)"
         [[ -n "$server_url" ]] && return 0
         kill -0 "$server_pid" 2>/dev/null || break
         sleep 0.05

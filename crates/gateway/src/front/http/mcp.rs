@@ -14,10 +14,9 @@ use warden_jsonrpc::{Frame, Kind, Method};
 
 use super::reply::Refusal;
 use super::sessions::{self, Entry};
-use super::streams::{Answer, OpenError, SseEvent, Streams};
-use super::{Front, legacy};
+use super::streams::{Answer, OpenError, SseEvent};
+use super::{Front, sse};
 use crate::inbound::SUPPORTED_VERSIONS;
-use crate::session::Session;
 
 /// The session header of Streamable HTTP.
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
@@ -142,22 +141,8 @@ async fn initialize(
     frame: Frame,
 ) -> Result<Response, Refusal> {
     let refuse = |status, message: &str| Refusal::new(status, message).for_id(frame.id());
-    let profile = front.access.profile(caller, headers).map_err(|refusal| refusal.for_id(frame.id()))?;
-    if front.sessions.len() >= front.settings.max_sessions {
-        let message = format!("Warden serves at most {} sessions (http.maxSessions)", front.settings.max_sessions);
-        return Err(refuse(StatusCode::SERVICE_UNAVAILABLE, &message));
-    }
-    let hooks = front.hooks.hooks(profile.as_deref()).map_err(|err| refuse(StatusCode::INTERNAL_SERVER_ERROR, &err))?;
-    let id = sessions::new_id().map_err(|err| refuse(StatusCode::INTERNAL_SERVER_ERROR, &err.to_string()))?;
-    let streams = Streams::new(front.settings.replay_events, false);
-    let session = Session::start_in(config, hooks, streams.clone(), Some(front.pool.clone()));
-    session.set_patient_lists(true);
-    let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile, false));
-    if let Err(entry) = front.sessions.insert(entry.clone(), front.settings.max_sessions) {
-        tokio::spawn(sessions::end(entry));
-        let message = format!("Warden serves at most {} sessions (http.maxSessions)", front.settings.max_sessions);
-        return Err(refuse(StatusCode::SERVICE_UNAVAILABLE, &message));
-    }
+    let entry =
+        front.open_session(scope, config, caller, headers, false).map_err(|refusal| refusal.for_id(frame.id()))?;
     let request_id = frame.id().unwrap_or("null").to_owned();
     let answer = entry.streams.expect(&request_id, false).map_err(|_| refuse(StatusCode::BAD_REQUEST, "bad id"))?;
     entry.session.handle_frame(frame);
@@ -170,7 +155,6 @@ async fn initialize(
             }
         }
     }
-    tracing::info!(session = %entry.id, owner = ?entry.owner, profile = ?entry.profile, scope = ?entry.scope, "HTTP session started");
     respond(front, &entry, answer, true).await
 }
 
@@ -187,9 +171,9 @@ async fn respond(
         Ok(Answer::Json(text)) => {
             let (events, receiver) = tokio::sync::mpsc::unbounded_channel();
             let _ = events.send(SseEvent { id: "0-0".to_owned(), data: std::sync::Arc::from(text) });
-            legacy::event_stream(receiver, front.keep_alive(), None)
+            sse::event_stream(receiver, front.keep_alive(), None)
         }
-        Ok(Answer::Stream(events)) => legacy::event_stream(events, front.keep_alive(), None),
+        Ok(Answer::Stream(events)) => sse::event_stream(events, front.keep_alive(), None),
         Err(_) => return Err(Refusal::new(StatusCode::NOT_FOUND, "the session ended before answering")),
     };
     if let Ok(value) = HeaderValue::from_str(&entry.id) {
@@ -219,7 +203,7 @@ fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> 
             entry.streams.attach(None).map_err(|_| Refusal::new(StatusCode::NOT_FOUND, "no such stream"))?
         }
     };
-    Ok(legacy::event_stream(events, front.keep_alive(), None))
+    Ok(sse::event_stream(events, front.keep_alive(), None))
 }
 
 /// DELETE: the client ends its session.

@@ -14,6 +14,7 @@ mod legacy;
 mod mcp;
 mod reply;
 mod sessions;
+mod sse;
 mod streams;
 
 use std::collections::HashMap;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
@@ -29,8 +31,11 @@ use warden_config::{Config, PrefixMode};
 
 use crate::pipeline::HooksSource;
 use crate::pool::Pool;
-use access::Access;
-use sessions::Sessions;
+use crate::session::Session;
+use access::{Access, Caller};
+use reply::Refusal;
+use sessions::{Entry, Sessions};
+use streams::Streams;
 
 /// Serves MCP over HTTP to any number of clients, each in its own session
 /// with its own upstreams.
@@ -165,6 +170,40 @@ fn single_server(config: &Config, name: &str) -> Config {
 }
 
 impl Front {
+    /// Starts a client session on endpoint `scope` with its own upstreams
+    /// (or shared ones from the pool), under the profile the caller may use.
+    fn open_session(
+        &self,
+        scope: Option<String>,
+        config: Arc<Config>,
+        caller: &Caller,
+        headers: &HeaderMap,
+        legacy: bool,
+    ) -> Result<Arc<Entry>, Refusal> {
+        let profile = self.access.profile(caller, headers)?;
+        let max = self.settings.max_sessions;
+        let full = || {
+            let message = format!("Warden serves at most {max} sessions (http.maxSessions)");
+            Refusal::new(StatusCode::SERVICE_UNAVAILABLE, &message)
+        };
+        if self.sessions.len() >= max {
+            return Err(full());
+        }
+        let failed = |why: &str| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, why);
+        let hooks = self.hooks.hooks(profile.as_deref()).map_err(|err| failed(&err))?;
+        let id = sessions::new_id().map_err(|err| failed(&err.to_string()))?;
+        let streams = Streams::new(self.settings.replay_events, legacy);
+        let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()));
+        session.set_patient_lists(true);
+        let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile, legacy));
+        if let Err(entry) = self.sessions.insert(entry.clone(), max) {
+            tokio::spawn(sessions::end(entry));
+            return Err(full());
+        }
+        tracing::info!(session = %entry.id, owner = ?entry.owner, profile = ?entry.profile, scope = ?entry.scope, legacy, "HTTP session started");
+        Ok(entry)
+    }
+
     /// How often idle streams get a keep-alive comment.
     fn keep_alive(&self) -> Duration {
         Duration::from_secs(self.settings.keep_alive_secs)

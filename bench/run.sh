@@ -157,7 +157,7 @@ stop_server() {
 start_warden_http() {
     local config="$1" log="$tmp/server-$2.log" i
     : >"$log"
-    "$warden" serve --config "$config" --http 127.0.0.1:0 2>"$log" &
+    "$warden" serve --config "$config" --http 127.0.0.1:0 >/dev/null 2>"$log" &
     server_pid=$!
     live_servers+=("$server_pid")
     server_url=""

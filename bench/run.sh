@@ -162,7 +162,8 @@ start_warden_http() {
     live_servers+=("$server_pid")
     server_url=""
     for ((i = 0; i < 200; i++)); do
-        server_url="$(sed -n 's/^warden: listening on \(http:[^ ]*\)$/\1/p' "$log" | head -n 1 || true)"
+        # Ending in /mcp: the whole line, not one still being written.
+        server_url="$(sed -n 's|^warden: listening on \(http://[^ ]*/mcp\)$|\1|p' "$log" | head -n 1 || true)"
         [[ -n "$server_url" ]] && return 0
         kill -0 "$server_pid" 2>/dev/null || break
         sleep 0.05

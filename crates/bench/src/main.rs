@@ -14,6 +14,8 @@ mod caller;
 mod cli;
 mod client;
 mod http;
+#[cfg(test)]
+mod http_tests;
 mod load;
 mod report;
 mod rss;

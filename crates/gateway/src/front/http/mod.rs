@@ -25,6 +25,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use warden_config::{Config, PrefixMode};
@@ -94,6 +95,10 @@ impl HttpFront {
         let mut interrupt = signal(SignalKind::interrupt())?;
         let reaper = tokio::spawn(reap(self.front.clone()));
         let app = router(self.front.clone());
+        // Small answers must leave at once, not wait for an ACK (Nagle).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let result = tokio::select! {
             served = axum::serve(listener, app) => served,
             _ = terminate.recv() => Ok(()),

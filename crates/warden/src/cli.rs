@@ -105,8 +105,9 @@ pub struct ServeArgs {
     /// The config file and profile.
     #[command(flatten)]
     pub target: ProfileArgs,
-    /// Serve MCP over HTTP on this address (e.g. 127.0.0.1:8210; port 0 picks
-    /// one) instead of stdio: Streamable HTTP at /mcp, legacy SSE at /sse.
+    /// Serve MCP over HTTP on this address instead of stdio: a port alone
+    /// (8210) means 127.0.0.1; or IP:PORT (port 0 picks one). Streamable HTTP
+    /// at /mcp, legacy SSE at /sse.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
     /// Let --http bind a non-loopback address with no auth.tokens configured:

@@ -265,7 +265,7 @@ fn idle_sessions_are_reaped_and_processes_return_to_baseline() {
     let baseline = children_of(warden.pid()).len();
     // Many sessions come and go: half are deleted, half are abandoned.
     let mut abandoned = Vec::new();
-    for round in 0..12 {
+    for round in 0..30 {
         let mut client = warden.client();
         client.initialize();
         client.call("fx__echo", json!({"text": "hi"}));

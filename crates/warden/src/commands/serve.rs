@@ -46,7 +46,11 @@ async fn serve_http(
     insecure_no_auth: bool,
     config: Arc<Config>,
 ) -> anyhow::Result<ExitCode> {
-    let wanted: SocketAddr = address.parse().with_context(|| format!("--http {address:?}: expected IP:PORT"))?;
+    // A bare port means loopback: reaching further is a deliberate choice.
+    let wanted: SocketAddr = match address.parse::<u16>() {
+        Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)),
+        Err(_) => address.parse().with_context(|| format!("--http {address:?}: expected PORT or IP:PORT"))?,
+    };
     if !wanted.ip().is_loopback() && config.auth.tokens.is_empty() && !insecure_no_auth {
         bail!(
             "refusing to serve {wanted} without auth.tokens: anyone who can reach it could use every tool. \

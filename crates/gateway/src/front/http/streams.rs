@@ -134,7 +134,7 @@ impl Streams {
         };
         let stream = inner.streams.get_mut(&number).ok_or(OpenError::UnknownEvent)?;
         if prime && after.is_none() {
-            let _ = tx.send(SseEvent { id: event_id(number, stream.seq), data: Arc::from("") });
+            let _ = tx.send(priming(number, stream.seq));
         }
         let from = after.unwrap_or(stream.delivered);
         for (seq, data) in stream.backlog.iter().filter(|(seq, _)| *seq > from) {
@@ -205,23 +205,23 @@ impl Stream {
     /// Sends or keeps one message; `last`: it is the response that ends
     /// the stream. Returns whether the stream is done and can be forgotten.
     fn push(&mut self, number: u64, text: String, last: bool, backlog: usize, prime: bool) -> bool {
-        if last && let Sink::Waiting(_) = self.sink {
-            let Sink::Waiting(tx) = std::mem::replace(&mut self.sink, Sink::Detached) else { unreachable!() };
-            // The POST may be gone (client disconnected): nothing to keep then,
-            // since a JSON answer cannot be resumed.
-            let _ = tx.send(Answer::Json(text));
-            return true;
-        }
-        if let Sink::Waiting(_) = self.sink {
-            let Sink::Waiting(tx) = std::mem::replace(&mut self.sink, Sink::Detached) else { unreachable!() };
-            let (events, receiver) = mpsc::unbounded_channel();
-            if prime {
-                let _ = events.send(SseEvent { id: event_id(number, 0), data: Arc::from("") });
+        self.sink = match std::mem::replace(&mut self.sink, Sink::Detached) {
+            Sink::Waiting(tx) if last => {
+                // The POST may be gone (client disconnected): nothing to keep
+                // then, since a JSON answer cannot be resumed.
+                let _ = tx.send(Answer::Json(text));
+                return true;
             }
-            if tx.send(Answer::Stream(receiver)).is_ok() {
-                self.sink = Sink::Open(events);
+            // Something comes before the response: the answer becomes a stream.
+            Sink::Waiting(tx) => {
+                let (events, receiver) = mpsc::unbounded_channel();
+                if prime {
+                    let _ = events.send(priming(number, 0));
+                }
+                if tx.send(Answer::Stream(receiver)).is_ok() { Sink::Open(events) } else { Sink::Detached }
             }
-        }
+            other => other,
+        };
         self.seq += 1;
         let data: Arc<str> = Arc::from(clean(text));
         self.backlog.push_back((self.seq, data.clone()));
@@ -249,6 +249,11 @@ impl Stream {
 /// whitespace between tokens, so dropping it changes nothing.
 fn clean(text: String) -> String {
     if text.contains('\r') { text.replace('\r', "") } else { text }
+}
+
+/// An event with an id and no data: it tells a client where to resume from.
+fn priming(stream: u64, seq: u64) -> SseEvent {
+    SseEvent { id: event_id(stream, seq), data: Arc::from("") }
 }
 
 fn event_id(stream: u64, seq: u64) -> String {

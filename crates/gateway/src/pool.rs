@@ -17,7 +17,6 @@ use warden_config::Config;
 use warden_jsonrpc::{Frame, Kind, Method};
 use warden_upstream::{Connection, Event, EventKind, EventSink, Upstream, UpstreamSpec};
 
-use crate::outbound::Sink;
 use crate::session::Shared;
 use crate::tokens::lock;
 
@@ -75,6 +74,11 @@ impl Pool {
         for common in self.shared.values() {
             common.upstream.shutdown().await;
         }
+    }
+
+    /// Whether server `name` is shared (its process is not a session's own).
+    pub(crate) fn shares(&self, name: &str) -> bool {
+        self.shared.contains_key(name)
     }
 
     /// How a new session gets server `name`.
@@ -140,23 +144,27 @@ impl EventSink for Fanout {
         match event.kind {
             EventKind::Ready(connection) => {
                 for (session, index) in sessions {
-                    let kind = EventKind::Ready(connection.clone());
-                    Sink(Arc::downgrade(&session)).deliver(Event { upstream: index, kind });
+                    session.upstream_event(Event { upstream: index, kind: EventKind::Ready(connection.clone()) });
                 }
             }
             EventKind::Down { reason } => {
                 for (session, index) in sessions {
                     let kind = EventKind::Down { reason: reason.clone() };
-                    Sink(Arc::downgrade(&session)).deliver(Event { upstream: index, kind });
+                    session.upstream_event(Event { upstream: index, kind });
                 }
             }
             EventKind::Message(connection, frame) => {
                 let owners = owners(&sessions, &connection, &frame);
-                for (session, index) in owners {
-                    let Ok(copy) = Frame::parse(frame.text()) else { continue };
-                    let kind = EventKind::Message(connection.clone(), copy);
-                    Sink(Arc::downgrade(session)).deliver(Event { upstream: *index, kind });
+                let Some(((last, last_index), others)) = owners.split_last() else { return };
+                // Every owner but the last gets a copy; the last gets the frame.
+                for (session, index) in others {
+                    if let Ok(copy) = Frame::parse(frame.text()) {
+                        let kind = EventKind::Message(connection.clone(), copy);
+                        session.clone().upstream_event(Event { upstream: *index, kind });
+                    }
                 }
+                let kind = EventKind::Message(connection, frame);
+                last.clone().upstream_event(Event { upstream: *last_index, kind });
             }
         }
     }

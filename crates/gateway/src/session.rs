@@ -57,8 +57,6 @@ pub(crate) struct Shared {
     pub to_client: Box<dyn Outlet>,
     pub catalog: RwLock<Catalog>,
     pub maps: Maps,
-    /// Whether each upstream is this session's own (not shared).
-    pub owned: Vec<bool>,
     /// Shared upstreams and process caps, when the front has them.
     pub pool: Option<Arc<Pool>>,
     /// This session's places under the process caps, freed at shutdown.
@@ -88,10 +86,10 @@ impl Session {
             // Upstream events are handled in the tasks that read them (in order);
             // the sink holds the session weakly, so dropping the session ends it.
             let sink: Arc<dyn EventSink> = Arc::new(Sink(weak.clone()));
-            let (mut upstreams, mut owned, mut permits) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut upstreams, mut permits) = (Vec::new(), Vec::new());
             for (index, (name, server)) in config.servers.iter().enumerate() {
                 let lease = pool.as_ref().map_or(Lease::Own(None), |pool| pool.lease(name));
-                let (upstream, own) = match lease {
+                let upstream = match lease {
                     Lease::Own(permit) => {
                         permits.extend(permit);
                         let spec = UpstreamSpec {
@@ -100,17 +98,16 @@ impl Session {
                             supervision: config.supervision.clone(),
                             max_message_bytes: config.limits.max_message_bytes,
                         };
-                        (Upstream::spawn(index, spec, init_rx.clone(), sink.clone()), true)
+                        Upstream::spawn(index, spec, init_rx.clone(), sink.clone())
                     }
                     Lease::Shared(upstream) => {
                         if let Some(pool) = &pool {
                             pool.join(name, index, weak.clone());
                         }
-                        (upstream, false)
+                        upstream
                     }
-                    Lease::Refused(reason) => (Upstream::refused(Arc::from(name.as_str()), reason), false),
+                    Lease::Refused(reason) => Upstream::refused(Arc::from(name.as_str()), reason),
                 };
-                owned.push(own);
                 upstreams.push(upstream);
             }
             Shared {
@@ -125,7 +122,6 @@ impl Session {
                 to_client: Box::new(to_client),
                 catalog: RwLock::new(catalog),
                 maps: Maps::default(),
-                owned,
                 pool,
                 permits: std::sync::Mutex::new(permits),
                 subscriptions: Default::default(),
@@ -213,6 +209,11 @@ impl Session {
         self.shared.read_catalog().inventory()
     }
 
+    /// The protocol revision agreed with the client, once initialized.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.shared.client.get().map(|client| client.protocol_version.as_str())
+    }
+
     /// Each upstream's state.
     pub fn status(&self) -> Status {
         let catalog = self.shared.read_catalog();
@@ -233,16 +234,18 @@ impl Session {
                 })
                 .collect(),
             collisions: catalog.collisions().to_vec(),
-            protocol_version: self.shared.client.get().map(|client| client.protocol_version.clone()),
+            protocol_version: self.protocol_version().map(str::to_owned),
         }
     }
 
     /// Stops every upstream of its own, all at once, and waits until they
-    /// are gone (shared upstreams stay, for the other sessions).
+    /// are gone (shared upstreams stay, for the other sessions; refused ones
+    /// never started).
     pub async fn shutdown(&self) {
         let mut stopping = tokio::task::JoinSet::new();
-        for (upstream, owned) in self.shared.upstreams.iter().zip(&self.shared.owned) {
-            if *owned {
+        let pool = self.shared.pool.as_deref();
+        for upstream in &self.shared.upstreams {
+            if !pool.is_some_and(|pool| pool.shares(upstream.name())) {
                 let upstream = upstream.clone();
                 stopping.spawn(async move { upstream.shutdown().await });
             }

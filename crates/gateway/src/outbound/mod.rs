@@ -24,22 +24,29 @@ pub(crate) struct Sink(pub Weak<Shared>);
 
 impl EventSink for Sink {
     fn deliver(&self, event: Event) {
-        let Some(shared) = self.0.upgrade() else { return };
-        match event.kind {
-            EventKind::Ready(connection) => {
-                // Listing takes round trips: not in the reading task.
-                tokio::spawn(async move { shared.upstream_ready(event.upstream, connection).await });
-            }
-            EventKind::Down { .. } => shared.upstream_down(event.upstream),
-            EventKind::Message(connection, frame) => match frame.kind() {
-                Kind::Request => shared.upstream_request(event.upstream, &connection, frame),
-                _ => shared.upstream_notification(event.upstream, &connection, frame),
-            },
+        if let Some(shared) = self.0.upgrade() {
+            shared.upstream_event(event);
         }
     }
 }
 
 impl Shared {
+    /// Handles one event of one of this session's upstreams (its own, or a
+    /// shared one's, passed on by the [`Pool`](crate::Pool)).
+    pub(crate) fn upstream_event(self: Arc<Self>, event: Event) {
+        match event.kind {
+            EventKind::Ready(connection) => {
+                // Listing takes round trips: not in the reading task.
+                tokio::spawn(async move { self.upstream_ready(event.upstream, connection).await });
+            }
+            EventKind::Down { .. } => self.upstream_down(event.upstream),
+            EventKind::Message(connection, frame) => match frame.kind() {
+                Kind::Request => self.upstream_request(event.upstream, &connection, frame),
+                _ => self.upstream_notification(event.upstream, &connection, frame),
+            },
+        }
+    }
+
     /// An upstream finished its handshake: load what it offers, replay the
     /// session's log level and subscriptions, and tell the client.
     async fn upstream_ready(self: Arc<Self>, index: usize, connection: Arc<Connection>) {

@@ -12,6 +12,7 @@ use futures_util::StreamExt;
 use tokio::sync::oneshot;
 use warden_jsonrpc::{Frame, Kind, Method};
 
+use super::access::Caller;
 use super::reply::Refusal;
 use super::sessions::{self, Entry};
 use super::streams::{Answer, OpenError, SseEvent};
@@ -136,7 +137,7 @@ async fn initialize(
     front: &Arc<Front>,
     scope: Option<String>,
     config: Arc<warden_config::Config>,
-    caller: &super::access::Caller,
+    caller: &Caller,
     headers: &HeaderMap,
     frame: Frame,
 ) -> Result<Response, Refusal> {
@@ -146,8 +147,8 @@ async fn initialize(
     let request_id = frame.id().unwrap_or("null").to_owned();
     let answer = entry.streams.expect(&request_id, false).map_err(|_| refuse(StatusCode::BAD_REQUEST, "bad id"))?;
     entry.session.handle_frame(frame);
-    match entry.session.status().protocol_version {
-        Some(version) => entry.streams.set_priming(version.as_str() >= "2025-11-25"),
+    match entry.session.protocol_version() {
+        Some(version) => entry.streams.set_priming(version >= "2025-11-25"),
         // Refused (a bad initialize): the answer says why; no session stays.
         None => {
             if let Some(entry) = front.sessions.remove(&entry.id) {
@@ -222,7 +223,7 @@ fn delete(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Resul
 }
 
 /// The live session with this id, if it belongs to this endpoint and caller.
-fn find(front: &Front, scope: Option<&str>, caller: &super::access::Caller, id: &str) -> Result<Arc<Entry>, Refusal> {
+fn find(front: &Front, scope: Option<&str>, caller: &Caller, id: &str) -> Result<Arc<Entry>, Refusal> {
     front
         .sessions
         .get(id)

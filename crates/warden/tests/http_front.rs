@@ -216,13 +216,12 @@ auth:
     let mut bob = warden.client().with_header("authorization", "Bearer bob-secret-0123456789");
     bob.initialize();
     assert_eq!(bob.tool_names(), ["fx__echo"]);
-    let mut greedy = warden
+    let greedy = warden
         .client()
         .with_header("authorization", "Bearer bob-secret-0123456789")
         .with_header("warden-profile", "all");
     let refused = greedy.post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
     assert_eq!(refused.status, 403, "a header picks among the token's profiles, never beyond");
-    let _ = &mut greedy;
 
     // Bob cannot use Alice's session even with its id.
     let mut thief = warden.client().with_header("authorization", "Bearer bob-secret-0123456789");

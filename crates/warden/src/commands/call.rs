@@ -66,7 +66,7 @@ fn remote(url: &str, token: Option<&str>, profile: Option<&str>) -> Config {
     let mut config = Config::default();
     config.servers.insert("remote".to_owned(), ServerConfig::new(Transport::Http { url: url.to_owned(), headers }));
     config.naming.prefix = PrefixMode::Never;
-    // One attempt: a command line should fail fast, not retry for a minute.
+    // A command line should fail within seconds, not wait the default minute.
     config.supervision.start_timeout_ms = 15_000;
     config
 }

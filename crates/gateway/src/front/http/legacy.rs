@@ -39,9 +39,9 @@ fn open(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<
     let id = entry.id.clone();
     let events =
         entry.streams.attach(None).map_err(|_| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "no stream"))?;
-    let ending = EndOnDrop { front: front.clone(), id: id.clone() };
     let endpoint = Event::default().event("endpoint").data(format!("/messages?sessionId={id}"));
-    Ok(sse::event_stream(events, front.keep_alive(), Some((endpoint, ending))))
+    let opening = Opening { endpoint, ending: EndOnDrop { front: front.clone(), id } };
+    Ok(sse::event_stream(events, front.keep_alive(), Some(opening)))
 }
 
 #[derive(Deserialize)]
@@ -63,7 +63,7 @@ pub(super) async fn message(
         let entry = front
             .sessions
             .get(&query.session_id)
-            .filter(|entry| entry.legacy && entry.owner == caller.name)
+            .filter(|entry| entry.legacy() && entry.owner == caller.name)
             .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "unknown or expired session"))?;
         let frame = parse(read_body(body, front.max_message_bytes).await?)?;
         entry.touch();
@@ -71,6 +71,14 @@ pub(super) async fn message(
         Ok::<_, Refusal>(StatusCode::ACCEPTED.into_response())
     };
     handled.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// How a legacy stream starts, and what ends with it.
+pub(super) struct Opening {
+    /// The event naming the URL to POST messages to.
+    pub endpoint: Event,
+    /// Ends the session when the stream is dropped.
+    pub ending: EndOnDrop,
 }
 
 /// Ends a legacy session when its stream is dropped (the client left).

@@ -227,7 +227,7 @@ fn find(front: &Front, scope: Option<&str>, caller: &Caller, id: &str) -> Result
     front
         .sessions
         .get(id)
-        .filter(|entry| !entry.legacy && entry.scope.as_deref() == scope && entry.owner == caller.name)
+        .filter(|entry| !entry.legacy() && entry.scope.as_deref() == scope && entry.owner == caller.name)
         .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "unknown or expired session: initialize a new one"))
 }
 

@@ -191,6 +191,8 @@ impl Front {
             let message = format!("Warden serves at most {max} sessions (http.maxSessions)");
             Refusal::new(StatusCode::SERVICE_UNAVAILABLE, &message)
         };
+        // Checked before starting any process; the insert below checks again,
+        // atomically, for sessions opened meanwhile.
         if self.sessions.len() >= max {
             return Err(full());
         }
@@ -200,7 +202,7 @@ impl Front {
         let streams = Streams::new(self.settings.replay_events, legacy);
         let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()));
         session.set_patient_lists(true);
-        let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile, legacy));
+        let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile));
         if let Err(entry) = self.sessions.insert(entry.clone(), max) {
             tokio::spawn(sessions::end(entry));
             return Err(full());

@@ -23,8 +23,6 @@ pub(super) struct Entry {
     pub owner: Option<Arc<str>>,
     /// Its profile.
     pub profile: Option<String>,
-    /// Legacy HTTP+SSE: one stream, no `Mcp-Session-Id` header.
-    pub legacy: bool,
     last_seen: Mutex<Instant>,
 }
 
@@ -37,9 +35,14 @@ impl Entry {
         scope: Option<String>,
         owner: Option<Arc<str>>,
         profile: Option<String>,
-        legacy: bool,
     ) -> Entry {
-        Entry { id, session, streams, scope, owner, profile, legacy, last_seen: Mutex::new(Instant::now()) }
+        Entry { id, session, streams, scope, owner, profile, last_seen: Mutex::new(Instant::now()) }
+    }
+
+    /// Whether it speaks the legacy HTTP+SSE transport (one stream, no
+    /// `Mcp-Session-Id` header).
+    pub fn legacy(&self) -> bool {
+        self.streams.legacy()
     }
 
     /// Notes that the client was heard from.

@@ -8,31 +8,32 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
-use super::legacy::EndOnDrop;
+use super::legacy::Opening;
 use super::streams::SseEvent;
 
-/// An SSE response carrying `events`, with keep-alive comments; `first` is
-/// an event sent before them (legacy's `endpoint`), with what to do when the
-/// stream is dropped.
+/// An SSE response carrying `events`, with keep-alive comments. A legacy
+/// stream starts with its `endpoint` event, names its events `message`, and
+/// ends its session when dropped.
 pub(super) fn event_stream(
     mut events: mpsc::UnboundedReceiver<SseEvent>,
     keep_alive: Duration,
-    first: Option<(Event, EndOnDrop)>,
+    legacy: Option<Opening>,
 ) -> Response {
-    let legacy = first.is_some();
-    let (mut first, guard) = match first {
-        Some((event, guard)) => (Some(event), Some(guard)),
+    let named = legacy.is_some();
+    let (mut endpoint, ending) = match legacy {
+        Some(Opening { endpoint, ending }) => (Some(endpoint), Some(ending)),
         None => (None, None),
     };
     let stream = futures_util::stream::poll_fn(move |cx| {
-        let _held = &guard;
-        if let Some(event) = first.take() {
+        // Owned by the stream, so that dropping the stream drops it.
+        let _ending = &ending;
+        if let Some(event) = endpoint.take() {
             return std::task::Poll::Ready(Some(Ok::<_, Infallible>(event)));
         }
         events.poll_recv(cx).map(|next| {
             next.map(|event| {
                 let sse = Event::default().id(event.id).data(&*event.data);
-                Ok(if legacy { sse.event("message") } else { sse })
+                Ok(if named { sse.event("message") } else { sse })
             })
         })
     });

@@ -98,6 +98,11 @@ impl Streams {
         Arc::new(Streams { inner: Mutex::new(inner), backlog: backlog.max(1), legacy })
     }
 
+    /// Whether one stream carries everything (legacy HTTP+SSE).
+    pub fn legacy(&self) -> bool {
+        self.legacy
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }

@@ -9,6 +9,13 @@ use serde_json::{Value, json};
 use support::http::{HttpWarden, McpHttp, children_of, eventually, send};
 use support::{alive, fixture_bin};
 
+/// Two profiles of the fixture: everything, and echo alone.
+const TWO_PROFILES: &str = "defaultProfile: all
+profiles:
+  all: {servers: {fx: {}}}
+  echo-only: {servers: {fx: {tools: {allow: [echo]}}}}
+";
+
 fn one_fixture(extra: &str) -> String {
     format!("servers:\n  fx:\n    transport: {{kind: stdio, command: {:?}}}\n{extra}", fixture_bin())
 }
@@ -184,17 +191,13 @@ fn bad_origins_hosts_bodies_and_versions_are_refused_with_reasons() {
 
 #[test]
 fn tokens_are_checked_on_every_request_and_choose_the_profile() {
-    let config = one_fixture(
-        r#"defaultProfile: all
-profiles:
-  all: {servers: {fx: {}}}
-  echo-only: {servers: {fx: {tools: {allow: [echo]}}}}
-auth:
+    let config = one_fixture(&format!(
+        r#"{TWO_PROFILES}auth:
   tokens:
-    - {name: alice, token: "${ALICE_TOKEN}", profiles: [all, echo-only]}
-    - {name: bob, token: bob-secret-0123456789, profiles: [echo-only]}
-"#,
-    );
+    - {{name: alice, token: "${{ALICE_TOKEN}}", profiles: [all, echo-only]}}
+    - {{name: bob, token: bob-secret-0123456789, profiles: [echo-only]}}
+"#
+    ));
     let alice_token = "alice-secret-0123456789";
     let warden = HttpWarden::start_with(&config, &["--http", "127.0.0.1:0"], &[("ALICE_TOKEN", alice_token)]);
 
@@ -354,16 +357,9 @@ fn sigterm_stops_every_session_and_its_upstreams() {
 
 #[test]
 fn warden_call_talks_to_a_running_warden_over_http_with_a_token() {
-    let config = one_fixture(
-        r#"defaultProfile: all
-profiles:
-  all: {servers: {fx: {}}}
-  echo-only: {servers: {fx: {tools: {allow: [echo]}}}}
-auth:
-  tokens:
-    - {name: cli, token: cli-secret-0123456789, profiles: [all, echo-only]}
-"#,
-    );
+    let config = one_fixture(&format!(
+        "{TWO_PROFILES}auth:\n  tokens:\n    - {{name: cli, token: cli-secret-0123456789, profiles: [all, echo-only]}}\n"
+    ));
     let warden = HttpWarden::start(&config);
     let url = warden.url("/mcp");
     let call = |args: &[&str], token: Option<&str>| {

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
 use bytes::Bytes;
+use futures_util::StreamExt;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
 use hyper::client::conn::http1::{self, SendRequest};
@@ -22,11 +23,11 @@ use hyper::{Method, Request, Response, Uri};
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use sse_stream::SseStream;
 use tokio::net::TcpStream;
 
 use crate::caller::Caller;
 use crate::client::{self, Completed, Incoming, RpcOutcome};
-use crate::sse::SseDecoder;
 
 /// The session header of Streamable HTTP.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -283,7 +284,7 @@ async fn read_answer(response: Response<Body>, id: u64) -> anyhow::Result<(Insta
         .get(CONTENT_TYPE)
         .and_then(|kind| kind.to_str().ok())
         .is_some_and(|kind| kind.trim_start().starts_with("text/event-stream"));
-    let mut body = response.into_body();
+    let body = response.into_body();
     if !status.is_success() || !stream {
         let bytes = body.collect().await.context("reading the answer")?.to_bytes();
         let received = Instant::now();
@@ -291,20 +292,16 @@ async fn read_answer(response: Response<Body>, id: u64) -> anyhow::Result<(Insta
         let outcome = outcome.unwrap_or_else(|| Err(format!("HTTP {status} without the response: {}", quote(&bytes))));
         return Ok((received, outcome));
     }
-    let mut decoder = SseDecoder::default();
-    let mut events = Vec::new();
+    let mut events = SseStream::new(body);
     let mut answer = None;
-    while let Some(frame) = body.frame().await {
-        let Ok(data) = frame.context("reading the event stream")?.into_data() else {
-            continue;
-        };
-        decoder.feed(&data, &mut events);
-        if answer.is_none() {
-            answer = events.iter().find_map(|event| outcome_in(event.as_bytes(), id)).map(|o| (Instant::now(), o));
+    while let Some(event) = events.next().await {
+        let event = event.context("reading the event stream")?;
+        if answer.is_none()
+            && let Some(data) = &event.data
+        {
+            answer = outcome_in(data.as_bytes(), id).map(|outcome| (Instant::now(), outcome));
         }
-        events.clear();
     }
-    decoder.finish();
     answer.ok_or_else(|| anyhow!("the event stream ended without the response to request {id}"))
 }
 

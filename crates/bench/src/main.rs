@@ -19,7 +19,6 @@ mod http_tests;
 mod load;
 mod report;
 mod rss;
-mod sse;
 mod stats;
 mod tools;
 

@@ -61,8 +61,26 @@ pub struct Cli {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub sessions: u64,
 
+    /// With `--url`: the process whose CPU time per call is reported (the
+    /// gateway serving the URL). Over stdio the child is measured.
+    #[arg(long, value_name = "PID", requires = "url")]
+    pub cpu_of: Option<u32>,
+
+    /// Send `ping` instead of `tools/call` (no tool is looked up): what a
+    /// gateway's front costs by itself.
+    #[arg(long)]
+    pub ping: bool,
+
+    /// Instead of calling anything: serve a bare HTTP endpoint on this
+    /// address that answers every JSON-RPC request with an empty result (and
+    /// `initialize` with a session id), the floor a gateway's HTTP front is
+    /// compared with. Prints `listening on http://ADDR/mcp` and runs until
+    /// killed.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "command"])]
+    pub serve_bare: Option<std::net::SocketAddr>,
+
     /// Child command and its arguments (after `--`).
-    #[arg(last = true, required_unless_present = "url", value_name = "CMD")]
+    #[arg(last = true, required_unless_present_any = ["url", "serve_bare"], value_name = "CMD")]
     pub command: Vec<String>,
 }
 

@@ -18,7 +18,9 @@ mod pool;
 mod session;
 mod surfaces;
 mod tokens;
+mod work;
 
 pub use outlet::{Outbound, Outlet};
 pub use pool::Pool;
 pub use session::{Session, Status, UpstreamStatus};
+pub use work::Work;

@@ -12,6 +12,8 @@ use futures_util::StreamExt;
 use tokio::sync::oneshot;
 use warden_jsonrpc::{Frame, Kind, Method};
 
+use crate::Work;
+
 use super::access::Caller;
 use super::reply::Refusal;
 use super::sessions::{self, Claim, Entry};
@@ -127,8 +129,20 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
         let message = "the client already has a request in flight with this id";
         Refusal::new(StatusCode::BAD_REQUEST, message).for_id(Some(&id))
     })?;
-    entry.session.handle_frame(frame);
-    respond(&front, &entry, answer, accepts.json).await
+    // Served in this connection's task, not a task of its own.
+    let work = entry.session.request_work(frame);
+    respond(&front, &entry, answered(work, answer), accepts.json).await
+}
+
+/// Runs a request's `work` until its answer is there. If the answer comes
+/// first (an event stream, opened by progress or a server's request), the
+/// rest of the work goes on in a task of its own (see [`Work`]).
+async fn answered(mut work: Work, mut answer: oneshot::Receiver<Answer>) -> Result<Answer, oneshot::error::RecvError> {
+    tokio::select! {
+        biased;
+        answer = &mut answer => answer,
+        () = &mut work => answer.await,
+    }
 }
 
 /// Starts a session for an `initialize` request.
@@ -165,7 +179,7 @@ async fn initialize(
 async fn respond(
     front: &Front,
     entry: &Entry,
-    answer: oneshot::Receiver<Answer>,
+    answer: impl Future<Output = Result<Answer, oneshot::error::RecvError>>,
     json: bool,
 ) -> Result<Response, Refusal> {
     let mut response = match answer.await {

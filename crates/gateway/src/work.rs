@@ -62,7 +62,7 @@ mod tests {
                 finished.store(true, Ordering::SeqCst);
             }
         });
-        let mut work = std::pin::pin!(work);
+        let mut work = Box::pin(work);
         let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
         assert!(first.is_pending());
         drop(work);

@@ -1,0 +1,257 @@
+//! The auto-approver: from a call and the user's intent to approve or
+//! escalate, never failing.
+
+use std::fmt;
+use std::sync::Once;
+use std::time::{Duration, Instant, SystemTime};
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Client, Url};
+use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
+
+use crate::assessment::{Assessment, Decision};
+use crate::check::first_unnamed;
+use crate::error::Error;
+use crate::prompt::{MAX_VALUE_CHARS, SYSTEM_PROMPT, cap, strip_controls, user_content};
+use crate::request::{Identifier, Request, untrusted_intent};
+use crate::settings::{Api, ApiKey, Settings};
+use crate::{exchange, wire};
+
+/// The Anthropic API version the requests are written for.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Asks a model whether the user's stated intent covers an escalated call.
+///
+/// It answers approve or escalate, never deny, and never fails: a missing or
+/// stale intent, a call without identifiers, an error, a timeout or a
+/// malformed answer all mean escalate, with the reason in the assessment.
+/// After the model approves, the user's message must still name every
+/// identifier of the call (see the crate docs), or the call is escalated.
+pub struct AutoApprover {
+    api: Api,
+    endpoint: Url,
+    model: String,
+    key: ApiKey,
+    headers: HeaderMap,
+    client: Client,
+    slots: Semaphore,
+    deadline: Duration,
+    intent_max_age: Duration,
+    require_identifiers: bool,
+}
+
+impl AutoApprover {
+    /// Checks `settings` and sets up the HTTP client (connect timeout, no
+    /// redirects: a redirect must not carry the key elsewhere).
+    pub fn new(settings: Settings) -> Result<AutoApprover, Error> {
+        if settings.model.trim().is_empty() {
+            return Err(Error::EmptyModel);
+        }
+        for (name, value) in [("deadline", settings.deadline), ("connect_timeout", settings.connect_timeout)] {
+            if value.is_zero() {
+                return Err(Error::Zero(name));
+            }
+        }
+        if settings.max_concurrent == 0 {
+            return Err(Error::Zero("max_concurrent"));
+        }
+        let endpoint = endpoint(&settings.base_url, settings.api)?;
+        let headers = headers(settings.api, &settings.api_key)?;
+        static PROVIDER: Once = Once::new();
+        PROVIDER.call_once(|| {
+            // Another part of the program may have installed one already: fine.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+        let client = Client::builder()
+            .connect_timeout(settings.connect_timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|err| Error::Client(err.to_string()))?;
+        Ok(AutoApprover {
+            api: settings.api,
+            endpoint,
+            model: settings.model,
+            key: settings.api_key,
+            headers,
+            client,
+            slots: Semaphore::new(settings.max_concurrent.min(Semaphore::MAX_PERMITS)),
+            deadline: settings.deadline,
+            intent_max_age: settings.intent_max_age,
+            require_identifiers: settings.require_identifiers,
+        })
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &Url {
+        &self.endpoint
+    }
+
+    /// Assesses one escalated call; see [`AutoApprover`].
+    pub async fn assess(&self, request: &Request<'_>) -> Assessment {
+        let started = Instant::now();
+        let unasked = |reasoning: String| Assessment {
+            decision: Decision::Escalate,
+            reasoning: format!("{reasoning}; escalated without asking the model"),
+            model: self.model.clone(),
+            latency: started.elapsed(),
+            prompt_sha256: None,
+            requested: false,
+        };
+        if let Some(why) = untrusted_intent(request.intent, SystemTime::now(), self.intent_max_age) {
+            return unasked(why);
+        }
+        if self.require_identifiers && request.identifiers.is_empty() {
+            return unasked("the call has no resource identifier the user's words could be checked against".into());
+        }
+        let message = request.intent.map(|intent| intent.message.as_str()).unwrap_or_default();
+
+        let body = wire::body(self.api, &self.model, SYSTEM_PROMPT, &user_content(request)).to_string().into_bytes();
+        let prompt_sha256 = Sha256::digest(&body).iter().map(|byte| format!("{byte:02x}")).collect();
+        let exchange = async {
+            let _slot = self.slots.acquire().await.map_err(|_| "the auto-approver is shutting down".to_owned())?;
+            exchange::post(&self.client, &self.endpoint, &self.headers, body).await
+        };
+        let (decision, reasoning) = match tokio::time::timeout(self.deadline, exchange).await {
+            Err(_) => (Decision::Escalate, format!("the model did not answer within {:?}", self.deadline)),
+            Ok(Err(reason)) => (Decision::Escalate, reason),
+            Ok(Ok(answer)) => match wire::parse(self.api, &answer) {
+                Err(reason) => (Decision::Escalate, format!("malformed answer from the model: {reason}")),
+                Ok(verdict) if verdict.decision == Decision::Escalate => {
+                    (Decision::Escalate, format!("the model escalated: {}", verdict.reasoning))
+                }
+                Ok(verdict) => match first_unnamed(request.identifiers, message) {
+                    Some(identifier) => (Decision::Escalate, unnamed(identifier, &verdict.reasoning)),
+                    None => (Decision::Approve, verdict.reasoning),
+                },
+            },
+        };
+        Assessment {
+            decision,
+            reasoning: self.scrubbed(reasoning),
+            model: self.model.clone(),
+            latency: started.elapsed(),
+            prompt_sha256: Some(prompt_sha256),
+            requested: true,
+        }
+    }
+
+    /// `text` with the key blotted out, should an endpoint have echoed it.
+    fn scrubbed(&self, text: String) -> String {
+        let key = self.key.expose();
+        if key.len() < 4 || !text.contains(key) { text } else { text.replace(key, "<redacted>") }
+    }
+}
+
+impl fmt::Debug for AutoApprover {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("AutoApprover")
+            .field("api", &self.api)
+            .field("endpoint", &self.endpoint.as_str())
+            .field("model", &self.model)
+            .field("key", &self.key)
+            .field("deadline", &self.deadline)
+            .field("intent_max_age", &self.intent_max_age)
+            .field("require_identifiers", &self.require_identifiers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why an approve of the model's was overruled.
+fn unnamed(identifier: &Identifier, reasoning: &str) -> String {
+    let subject = cap(&strip_controls(&identifier.subject(), false), MAX_VALUE_CHARS);
+    format!(
+        "the model approved ({reasoning}), but the user's message does not name the {} {subject:?}",
+        identifier.kind()
+    )
+}
+
+/// `{base}/v1/{route}`, where a base that already ends in `/v1` does not get
+/// a second one.
+fn endpoint(base: &str, api: Api) -> Result<Url, Error> {
+    let invalid = |reason: &str| Error::BaseUrl {
+        url: if base.contains('@') { "(not shown: it carries credentials)".into() } else { format!("{base:?}") },
+        reason: reason.to_owned(),
+    };
+    let mut url = Url::parse(base.trim()).map_err(|err| invalid(&err.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("the scheme must be http or https"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid("it must not carry credentials; the key is configured on its own"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid("it must not have a query or a fragment"));
+    }
+    let path = url.path().trim_end_matches('/');
+    let prefix = path.strip_suffix("/v1").unwrap_or(path).to_owned();
+    url.set_path(&format!("{prefix}/v1/{}", api.route()));
+    Ok(url)
+}
+
+/// The API's headers: the key (marked sensitive, so no log shows it) and,
+/// for Anthropic, the API version.
+fn headers(api: Api, key: &ApiKey) -> Result<HeaderMap, Error> {
+    let secret = |text: String| {
+        let mut value = HeaderValue::from_str(&text).map_err(|_| Error::KeyNotHeaderSafe)?;
+        value.set_sensitive(true);
+        Ok::<_, Error>(value)
+    };
+    let mut headers = HeaderMap::new();
+    let key = key.expose();
+    match api {
+        Api::Anthropic => {
+            headers.insert(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(ANTHROPIC_VERSION));
+            if !key.is_empty() {
+                headers.insert(HeaderName::from_static("x-api-key"), secret(key.to_owned())?);
+            }
+        }
+        Api::OpenAi => {
+            if !key.is_empty() {
+                headers.insert(AUTHORIZATION, secret(format!("Bearer {key}"))?);
+            }
+        }
+    }
+    Ok(headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_take_v1_once() {
+        let at = |base: &str, api| endpoint(base, api).map(|url| url.to_string());
+        assert_eq!(at("https://api.anthropic.com", Api::Anthropic).unwrap(), "https://api.anthropic.com/v1/messages");
+        assert_eq!(at("https://api.anthropic.com/", Api::Anthropic).unwrap(), "https://api.anthropic.com/v1/messages");
+        assert_eq!(at("https://api.openai.com/v1", Api::OpenAi).unwrap(), "https://api.openai.com/v1/chat/completions");
+        assert_eq!(
+            at("https://api.openai.com/v1/", Api::OpenAi).unwrap(),
+            "https://api.openai.com/v1/chat/completions"
+        );
+        assert_eq!(at("http://127.0.0.1:4000", Api::OpenAi).unwrap(), "http://127.0.0.1:4000/v1/chat/completions");
+        assert_eq!(at("http://proxy/llm", Api::Anthropic).unwrap(), "http://proxy/llm/v1/messages");
+
+        for bad in ["ftp://host", "api.openai.com", "https://u:p@host", "https://host/?k=1", ""] {
+            assert!(at(bad, Api::OpenAi).is_err(), "{bad}");
+        }
+        let shown = endpoint("https://sk-secret@host", Api::OpenAi).unwrap_err().to_string();
+        assert!(!shown.contains("sk-secret"), "{shown}");
+    }
+
+    #[test]
+    fn headers_carry_the_key_marked_sensitive() {
+        let anthropic = headers(Api::Anthropic, &ApiKey::new("sk-ant")).unwrap();
+        assert_eq!(anthropic["x-api-key"], "sk-ant");
+        assert!(anthropic["x-api-key"].is_sensitive());
+        assert_eq!(anthropic["anthropic-version"], ANTHROPIC_VERSION);
+        let openai = headers(Api::OpenAi, &ApiKey::new("sk-oai")).unwrap();
+        assert_eq!(openai[AUTHORIZATION], "Bearer sk-oai");
+        assert!(openai[AUTHORIZATION].is_sensitive());
+        assert!(headers(Api::OpenAi, &ApiKey::new("")).unwrap().is_empty());
+
+        let err = headers(Api::OpenAi, &ApiKey::new("sk-line\nbreak")).unwrap_err().to_string();
+        assert!(!err.contains("sk-line"), "{err}");
+    }
+}

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
@@ -36,6 +37,7 @@ pub struct AutoApprover {
     headers: HeaderMap,
     client: Client,
     slots: Semaphore,
+    max_concurrent: usize,
     deadline: Duration,
     intent_max_age: Duration,
     require_identifiers: bool,
@@ -76,6 +78,7 @@ impl AutoApprover {
             headers,
             client,
             slots: Semaphore::new(settings.max_concurrent.min(Semaphore::MAX_PERMITS)),
+            max_concurrent: settings.max_concurrent,
             deadline: settings.deadline,
             intent_max_age: settings.intent_max_age,
             require_identifiers: settings.require_identifiers,
@@ -108,11 +111,20 @@ impl AutoApprover {
 
         let body = wire::body(self.api, &self.model, SYSTEM_PROMPT, &user_content(request)).to_string().into_bytes();
         let prompt_sha256 = Sha256::digest(&body).iter().map(|byte| format!("{byte:02x}")).collect();
+        let sent = AtomicBool::new(false);
         let exchange = async {
             let _slot = self.slots.acquire().await.map_err(|_| "the auto-approver is shutting down".to_owned())?;
+            sent.store(true, Ordering::Relaxed);
             exchange::post(&self.client, &self.endpoint, &self.headers, body).await
         };
         let (decision, reasoning) = match tokio::time::timeout(self.deadline, exchange).await {
+            Err(_) if !sent.load(Ordering::Relaxed) => (
+                Decision::Escalate,
+                format!(
+                    "no free slot to ask the model within {:?} ({} requests already in flight)",
+                    self.deadline, self.max_concurrent
+                ),
+            ),
             Err(_) => (Decision::Escalate, format!("the model did not answer within {:?}", self.deadline)),
             Ok(Err(reason)) => (Decision::Escalate, reason),
             Ok(Ok(answer)) => match wire::parse(self.api, &answer) {

@@ -2,6 +2,8 @@
 
 use std::time::{Duration, SystemTime};
 
+use crate::prompt::strip_controls;
+
 /// How far in the future an intent's time may lie (clocks of the writer and
 /// of Warden may differ a little); beyond that it is not trusted.
 pub const INTENT_CLOCK_SKEW: Duration = Duration::from_secs(5);
@@ -50,7 +52,7 @@ pub(crate) fn untrusted_intent(intent: Option<&Intent>, now: SystemTime, max_age
     let Some(intent) = intent else {
         return Some("no user intent was set".into());
     };
-    if intent.message.trim().is_empty() {
+    if strip_controls(&intent.message, false).trim().is_empty() {
         return Some("the user intent is empty".into());
     }
     match now.duration_since(intent.at) {
@@ -83,7 +85,7 @@ mod tests {
 
         let missing = untrusted_intent(None, now, max).unwrap();
         assert!(missing.contains("no user intent"), "{missing}");
-        let blank = untrusted_intent(Some(&intent(" \n\t", now)), now, max).unwrap();
+        let blank = untrusted_intent(Some(&intent(" \n\t\u{7}", now)), now, max).unwrap();
         assert!(blank.contains("empty"), "{blank}");
         let stale = untrusted_intent(Some(&intent("read a.txt", now - Duration::from_secs(121))), now, max).unwrap();
         assert!(stale.contains("stale (121 s old, the limit is 120 s)"), "{stale}");

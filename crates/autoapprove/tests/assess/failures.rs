@@ -114,6 +114,33 @@ async fn no_more_requests_than_the_cap_are_in_flight() {
     }
 }
 
+#[tokio::test]
+async fn waiting_for_a_slot_counts_against_the_deadline() {
+    let api = warden_autoapprove::Api::Anthropic;
+    let fake = FakeModel::start([Reply::decision(api, "approve", "late").after(Duration::from_secs(120))]).await;
+    let mut settings = settings(api, &fake.base_url);
+    settings.max_concurrent = 1;
+    settings.deadline = Duration::from_secs(1);
+    let approver = AutoApprover::new(settings).unwrap();
+    let (identifiers, intent) = (identifiers(), naming_intent());
+
+    // The first assessment takes the only slot and is then left unpolled, so
+    // it keeps the slot however long the second one waits.
+    let first = assess(&approver, &identifiers, Some(&intent));
+    tokio::pin!(first);
+    while fake.seen().is_empty() {
+        tokio::select! {
+            done = &mut first => panic!("the first assessment ended early: {done:?}"),
+            () = tokio::time::sleep(Duration::from_millis(10)) => {}
+        }
+    }
+    let second = assess(&approver, &identifiers, Some(&intent)).await;
+
+    assert_eq!(second.decision, Decision::Escalate);
+    assert_eq!(second.reasoning, "no free slot to ask the model within 1s (1 requests already in flight)");
+    assert_eq!(fake.seen().len(), 1, "the second never reached the model");
+}
+
 #[test]
 fn the_key_never_shows_in_debug_output_or_errors() {
     let settings =

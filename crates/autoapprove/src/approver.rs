@@ -107,7 +107,6 @@ impl AutoApprover {
         if self.require_identifiers && request.identifiers.is_empty() {
             return unasked("the call has no resource identifier the user's words could be checked against".into());
         }
-        let message = request.intent.map(|intent| intent.message.as_str()).unwrap_or_default();
 
         let body = wire::body(self.api, &self.model, SYSTEM_PROMPT, &user_content(request)).to_string().into_bytes();
         let prompt_sha256 = Sha256::digest(&body).iter().map(|byte| format!("{byte:02x}")).collect();
@@ -117,34 +116,27 @@ impl AutoApprover {
             sent.store(true, Ordering::Relaxed);
             exchange::post(&self.client, &self.endpoint, &self.headers, body).await
         };
-        let (decision, reasoning) = match tokio::time::timeout(self.deadline, exchange).await {
-            Err(_) if !sent.load(Ordering::Relaxed) => (
+        let outcome = tokio::time::timeout(self.deadline, exchange).await;
+        let sent = sent.load(Ordering::Relaxed);
+        let (decision, reasoning) = match outcome {
+            Err(_) if !sent => (
                 Decision::Escalate,
                 format!(
-                    "no free slot to ask the model within {:?} ({} requests already in flight)",
+                    "no free slot to ask the model within {:?} (max_concurrent {} reached)",
                     self.deadline, self.max_concurrent
                 ),
             ),
             Err(_) => (Decision::Escalate, format!("the model did not answer within {:?}", self.deadline)),
             Ok(Err(reason)) => (Decision::Escalate, reason),
-            Ok(Ok(answer)) => match wire::parse(self.api, &answer) {
-                Err(reason) => (Decision::Escalate, format!("malformed answer from the model: {reason}")),
-                Ok(verdict) if verdict.decision == Decision::Escalate => {
-                    (Decision::Escalate, format!("the model escalated: {}", verdict.reasoning))
-                }
-                Ok(verdict) => match first_unnamed(request.identifiers, message) {
-                    Some(identifier) => (Decision::Escalate, unnamed(identifier, &verdict.reasoning)),
-                    None => (Decision::Approve, verdict.reasoning),
-                },
-            },
+            Ok(Ok(answer)) => conclude(self.api, &answer, request),
         };
         Assessment {
             decision,
             reasoning: self.scrubbed(reasoning),
             model: self.model.clone(),
             latency: started.elapsed(),
-            prompt_sha256: Some(prompt_sha256),
-            requested: true,
+            prompt_sha256: sent.then_some(prompt_sha256),
+            requested: sent,
         }
     }
 
@@ -167,6 +159,24 @@ impl fmt::Debug for AutoApprover {
             .field("intent_max_age", &self.intent_max_age)
             .field("require_identifiers", &self.require_identifiers)
             .finish_non_exhaustive()
+    }
+}
+
+/// What the model's answer comes to: its decision, unless the answer is
+/// malformed or it approves a call whose identifiers the user did not name.
+fn conclude(api: Api, answer: &[u8], request: &Request<'_>) -> (Decision, String) {
+    match wire::parse(api, answer) {
+        Err(reason) => (Decision::Escalate, format!("malformed answer from the model: {reason}")),
+        Ok(verdict) if verdict.decision == Decision::Escalate => {
+            (Decision::Escalate, format!("the model escalated: {}", verdict.reasoning))
+        }
+        Ok(verdict) => {
+            let message = request.intent.map(|intent| intent.message.as_str()).unwrap_or_default();
+            match first_unnamed(request.identifiers, message) {
+                Some(identifier) => (Decision::Escalate, unnamed(identifier, &verdict.reasoning)),
+                None => (Decision::Approve, verdict.reasoning),
+            }
+        }
     }
 }
 

@@ -31,6 +31,7 @@ pub struct Assessment {
     /// or `None` when no request was made.
     pub prompt_sha256: Option<String>,
     /// Whether the model was asked at all: false when the intent was
-    /// missing, empty or stale, or the call had no identifier to check.
+    /// missing, empty or stale, the call had no identifier to check, or no
+    /// slot came free within the deadline.
     pub requested: bool,
 }

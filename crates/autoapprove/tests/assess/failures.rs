@@ -137,7 +137,8 @@ async fn waiting_for_a_slot_counts_against_the_deadline() {
     let second = assess(&approver, &identifiers, Some(&intent)).await;
 
     assert_eq!(second.decision, Decision::Escalate);
-    assert_eq!(second.reasoning, "no free slot to ask the model within 1s (1 requests already in flight)");
+    assert_eq!(second.reasoning, "no free slot to ask the model within 1s (max_concurrent 1 reached)");
+    assert!(!second.requested && second.prompt_sha256.is_none(), "{second:?}");
     assert_eq!(fake.seen().len(), 1, "the second never reached the model");
 }
 

@@ -39,6 +39,7 @@
 mod approver;
 mod assessment;
 mod check;
+mod endpoint;
 mod error;
 mod exchange;
 mod identifier;

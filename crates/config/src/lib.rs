@@ -20,7 +20,7 @@ pub use load::{load, parse};
 pub use locate::locate;
 pub use policy::{
     Action, AuditConfig, Breaker, Condition, ConditionalRoles, DomainsAllowed, Fsync, LimitScope, PathsWithin, PinMode,
-    PinsConfig, Policy, RateLimit, Rule, RuleMatch, SqlCondition, ToolAnnotation,
+    PinsConfig, Policy, RateLimit, RoleCategory, Rule, RuleMatch, SqlCondition, ToolAnnotation,
 };
 pub use schema::{
     Auth, Config, Filter, HttpFront, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ServerConfig,

@@ -51,12 +51,39 @@ pub struct Policy {
     /// Named lists for `inList` conditions.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub lists: IndexMap<String, Vec<String>>,
+    /// The category of each role the built-in table does not know (or
+    /// whose category it overrides): `path`, `url`, `identifier` or `opaque`.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub roles: IndexMap<String, RoleCategory>,
+    /// Decide a role also when the call leaves its arguments out
+    /// (IronCurtain's semantics: the tool then acts on a default, such as
+    /// the configured remote, so `escalate every git_push` still applies).
+    /// Off: such a role is left out of the decision.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub decide_absent_roles: bool,
     /// Per server, per tool: what each argument is.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub annotations: IndexMap<String, IndexMap<String, ToolAnnotation>>,
     /// The rules, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<Rule>,
+}
+
+/// What a role's values are, which decides the structural checks they get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RoleCategory {
+    /// File system paths: canonicalised, checked against protected paths,
+    /// the sandbox and `paths` conditions.
+    Path,
+    /// URLs or git remotes: their hosts are checked against allowed domains
+    /// and `domains` conditions.
+    Url,
+    /// Names of things (an owner, a repository): decided by rules, per role.
+    Identifier,
+    /// Values with meaning but no resource (a branch name, a message):
+    /// tested by conditions only.
+    Opaque,
 }
 
 /// What a tool's arguments are.
@@ -86,7 +113,9 @@ pub struct ConditionalRoles {
     pub args: IndexMap<String, Vec<String>>,
 }
 
-/// One rule.
+/// One rule. Names need not be unique (the order decides); refusals,
+/// `explain` and the audit log name a rule whose name is shared by its
+/// position too.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Rule {

@@ -258,16 +258,12 @@ policy:
       then: allow
 "#,
     );
-    assert_eq!(problems.len(), 6, "{problems:#?}");
+    // A second rule named `one` is no problem: the order decides.
+    assert_eq!(problems.len(), 5, "{problems:#?}");
     let joined = problems.join("\n");
-    for needle in [
-        "policy.default",
-        "rule 'one': if.args: invalid regex",
-        "rule 'two': if.tool glob",
-        "same name",
-        "reserved",
-        "rule #5",
-    ] {
+    for needle in
+        ["policy.default", "rule 'one': if.args: invalid regex", "rule 'two': if.tool glob", "reserved", "rule #5"]
+    {
         assert!(joined.contains(needle), "{needle} missing from {joined}");
     }
 }

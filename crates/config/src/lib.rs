@@ -19,7 +19,7 @@ pub use error::ConfigError;
 pub use load::{load, parse};
 pub use locate::locate;
 pub use policy::{
-    Action, AuditConfig, Breaker, Condition, ConditionalRoles, DomainsAllowed, Fsync, LimitScope, PathsWithin, PinMode,
+    Action, AuditConfig, Breaker, Condition, IRONCURTAIN_ROLES, ConditionalRoles, DomainsAllowed, Fsync, LimitScope, PathsWithin, PinMode,
     PinsConfig, Policy, RateLimit, RoleCategory, Rule, RuleMatch, SqlCondition, ToolAnnotation,
 };
 pub use schema::{

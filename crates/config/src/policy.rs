@@ -86,6 +86,33 @@ pub enum RoleCategory {
     Opaque,
 }
 
+/// IronCurtain's roles and their categories (its `src/types/argument-roles.ts`).
+pub const IRONCURTAIN_ROLES: [(&str, RoleCategory); 16] = [
+    ("read-path", RoleCategory::Path),
+    ("write-path", RoleCategory::Path),
+    ("delete-path", RoleCategory::Path),
+    ("write-history", RoleCategory::Path),
+    ("delete-history", RoleCategory::Path),
+    ("fetch-url", RoleCategory::Url),
+    ("git-remote-url", RoleCategory::Url),
+    ("github-owner", RoleCategory::Identifier),
+    ("github-repo", RoleCategory::Identifier),
+    ("proxy-domain", RoleCategory::Identifier),
+    ("branch-name", RoleCategory::Opaque),
+    ("commit-message", RoleCategory::Opaque),
+    ("email-address", RoleCategory::Opaque),
+    ("email-body", RoleCategory::Opaque),
+    ("share-permission", RoleCategory::Opaque),
+    ("none", RoleCategory::Opaque),
+];
+
+impl RoleCategory {
+    /// The category IronCurtain's role table gives `role`, if it has it.
+    pub fn of_ironcurtain_role(role: &str) -> Option<RoleCategory> {
+        IRONCURTAIN_ROLES.iter().find(|(name, _)| *name == role).map(|(_, category)| *category)
+    }
+}
+
 /// What a tool's arguments are.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -13,26 +13,6 @@ use std::collections::HashMap;
 
 use warden_config::RoleCategory;
 
-/// IronCurtain's roles and their categories.
-pub(crate) const IRONCURTAIN_ROLES: [(&str, RoleCategory); 16] = [
-    ("read-path", RoleCategory::Path),
-    ("write-path", RoleCategory::Path),
-    ("delete-path", RoleCategory::Path),
-    ("write-history", RoleCategory::Path),
-    ("delete-history", RoleCategory::Path),
-    ("fetch-url", RoleCategory::Url),
-    ("git-remote-url", RoleCategory::Url),
-    ("github-owner", RoleCategory::Identifier),
-    ("github-repo", RoleCategory::Identifier),
-    ("proxy-domain", RoleCategory::Identifier),
-    ("branch-name", RoleCategory::Opaque),
-    ("commit-message", RoleCategory::Opaque),
-    ("email-address", RoleCategory::Opaque),
-    ("email-body", RoleCategory::Opaque),
-    ("share-permission", RoleCategory::Opaque),
-    ("none", RoleCategory::Opaque),
-];
-
 /// The category of every role a policy can name.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RoleTable {
@@ -53,8 +33,8 @@ impl RoleTable {
         if let Some(category) = self.declared.get(role) {
             return *category;
         }
-        if let Some((_, category)) = IRONCURTAIN_ROLES.iter().find(|(name, _)| *name == role) {
-            return *category;
+        if let Some(category) = RoleCategory::of_ironcurtain_role(role) {
+            return category;
         }
         if role.ends_with("-path") {
             RoleCategory::Path

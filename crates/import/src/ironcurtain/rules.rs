@@ -20,7 +20,7 @@
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use warden_config::{Action, Condition, DomainsAllowed, PathsWithin, Rule, RuleMatch};
+use warden_config::{Action, Condition, DomainsAllowed, PathsWithin, RoleCategory, Rule, RuleMatch};
 
 use super::annotations::{Tool, Tools, is_resource};
 use crate::error::ImportError;
@@ -81,7 +81,7 @@ impl Source {
     fn selects(&self, tool: &Tool) -> bool {
         self.server.as_ref().is_none_or(|servers| servers.contains(&tool.server))
             && self.tool.as_ref().is_none_or(|tools| tools.contains(&tool.name))
-            && self.side_effects.is_none_or(|side_effects| side_effects == tool.side_effects)
+            && self.side_effects.is_none_or(|side_effects| Some(side_effects) == tool.side_effects)
     }
 }
 
@@ -147,17 +147,6 @@ pub(super) fn map(
         warnings.push(format!(
             "{}: their conditional roles can leave a call without resource roles, which IronCurtain then decides in one pass over the rules; Warden denies such calls unless a rule without roles allows them",
             sometimes.join(", ")
-        ));
-    }
-    let shared: Vec<String> = within
-        .iter()
-        .filter(|(_, dirs)| dirs.len() > 1)
-        .map(|(role, dirs)| format!("{role} ({})", dirs.join(", ")))
-        .collect();
-    if !shared.is_empty() {
-        warnings.push(format!(
-            "IronCurtain lets each path of an argument with several paths be allowed by a different rule; Warden needs all paths of a role within one rule's directories, so such calls spanning {} fall to later rules or the default (deny)",
-            shared.join("; ")
         ));
     }
     Ok(Mapped { rules: mapper.out, lists: mapper.lists_out, warnings })
@@ -275,6 +264,7 @@ impl Mapper<'_> {
 
     /// `source` as a role rule for `roles`, lists aside.
     fn role_rule(&self, source: &Source, roles: Vec<String>) -> Result<Rule, ImportError> {
+        let rule_roles = roles.clone();
         let names = |list: &Option<Vec<String>>| list.iter().flatten().map(|name| glob::literal(name)).collect();
         let domains = match &source.domains {
             Some((roles, allowed)) => {
@@ -286,7 +276,7 @@ impl Mapper<'_> {
                         }
                     }
                 }
-                Some(DomainsAllowed { roles: roles.clone(), allowed: patterns })
+                Some(DomainsAllowed { roles: scoped(roles, &rule_roles, RoleCategory::Url), allowed: patterns })
             }
             None => None,
         };
@@ -298,7 +288,10 @@ impl Mapper<'_> {
             paths: source
                 .paths
                 .as_ref()
-                .map(|(roles, dir)| PathsWithin { roles: roles.clone(), within: vec![dir.clone()] }),
+                .map(|(roles, dir)| PathsWithin {
+                    roles: scoped(roles, &rule_roles, RoleCategory::Path),
+                    within: vec![dir.clone()],
+                }),
             domains,
             args: None,
             method: Vec::new(),
@@ -427,6 +420,18 @@ impl Mapper<'_> {
         }
         self.lists_out.insert(candidate.clone(), values);
         candidate
+    }
+}
+
+/// The roles a `paths` or `domains` condition names, as Warden writes them:
+/// none (the role being decided) when the rule is only decided for roles of
+/// `category`, since IronCurtain checks only the values of the role it is
+/// deciding; else as IronCurtain wrote them.
+fn scoped(condition_roles: &[String], rule_roles: &[String], category: RoleCategory) -> Vec<String> {
+    if rule_roles.iter().all(|role| RoleCategory::of_ironcurtain_role(role) == Some(category)) {
+        Vec::new()
+    } else {
+        condition_roles.to_vec()
     }
 }
 

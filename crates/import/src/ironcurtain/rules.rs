@@ -285,13 +285,10 @@ impl Mapper<'_> {
             tool: names(&source.tool),
             roles,
             side_effects: source.side_effects,
-            paths: source
-                .paths
-                .as_ref()
-                .map(|(roles, dir)| PathsWithin {
-                    roles: scoped(roles, &rule_roles, RoleCategory::Path),
-                    within: vec![dir.clone()],
-                }),
+            paths: source.paths.as_ref().map(|(roles, dir)| PathsWithin {
+                roles: scoped(roles, &rule_roles, RoleCategory::Path),
+                within: vec![dir.clone()],
+            }),
             domains,
             args: None,
             method: Vec::new(),

@@ -47,16 +47,13 @@ fn rules_keep_their_per_role_meaning() {
     assert_eq!(policy.rules[0].name, "structural-introspection-allow");
     assert_eq!(policy.rules[0].when.tool, ["list_allowed_directories"]);
 
-    // A paths condition alone makes a role rule for its roles; `within` is a list of one.
+    // A paths condition alone makes a role rule for its roles; `within` is
+    // a list of one, and checks the paths of the role being decided, one by
+    // one, as IronCurtain does.
     let [downloads] = rules(&imported, "allow-downloads-full-access")[..] else { panic!() };
     assert_eq!(downloads.when.roles, ["read-path", "write-path", "delete-path"]);
-    assert_eq!(
-        downloads.when.paths,
-        Some(PathsWithin {
-            roles: strings(&["read-path", "write-path", "delete-path"]),
-            within: strings(&["/home/user/Downloads"])
-        })
-    );
+    assert_eq!(downloads.when.paths, Some(PathsWithin { roles: vec![], within: strings(&["/home/user/Downloads"]) }));
+    assert!(policy.decide_absent_roles, "IronCurtain decides a role whose argument is absent");
     assert_eq!(
         downloads.description,
         "Allow all read, write, and delete operations within the Downloads folder (principle: Concrete Guidance - Downloads folder full access)"
@@ -87,10 +84,7 @@ fn rules_keep_their_per_role_meaning() {
     );
     assert_eq!(
         push.when.domains,
-        Some(DomainsAllowed {
-            roles: strings(&["git-remote-url"]),
-            allowed: strings(&["github.com", "gitlab.com", "*.github.com"])
-        })
+        Some(DomainsAllowed { roles: vec![], allowed: strings(&["github.com", "gitlab.com", "*.github.com"]) })
     );
     let [news] = rules(&imported, "allow-fetch-news-sites")[..] else { panic!() };
     assert_eq!(
@@ -127,13 +121,8 @@ fn rules_keep_their_per_role_meaning() {
             "call rules naming the annotated tools",
         ],
     );
-    warning(
-        &imported,
-        &[
-            "each path of an argument with several paths",
-            "read-path (/home/user/Downloads, /home/user/Documents, /home/user/src)",
-        ],
-    );
+    // Each path of a role is decided on its own, as in IronCurtain: no warning.
+    assert!(!imported.warnings.iter().any(|w| w.contains("several paths")), "{:#?}", imported.warnings);
     warning(&imported, &["escalate", "until an approval channel is configured"]);
 }
 
@@ -263,22 +252,17 @@ fn command_line_settings_fill_the_structural_checks() {
     assert_eq!(policy.trusted_servers, ["memory"]);
     assert_eq!(policy.allowed_domains["fetch"], ["*.example.com", "docs.rs", "crates.io"]);
     assert_eq!(policy.allowed_domains["git"], ["github.com"]);
-    // git tools have path roles IronCurtain does not contain in the sandbox,
-    // which Warden's sandbox would: the containment becomes the first rule.
-    assert_eq!(policy.sandbox, None);
+    // Only filesystem and git tools have path roles: a role all of whose
+    // paths are in the sandbox is allowed (Warden's sandbox), and on the
+    // filesystem server each path in it is, one by one (the first rule).
+    assert_eq!(policy.sandbox.as_deref(), Some("/home/user/sandbox"));
     let sandbox = &policy.rules[1];
     assert_eq!(sandbox.name, "structural-sandbox-allow");
     assert_eq!((sandbox.when.server.as_slice(), sandbox.action), (&strings(&["filesystem"])[..], Action::Allow));
-    assert_eq!(sandbox.when.roles, ["read-path", "write-path", "delete-path"]);
+    assert_eq!(sandbox.when.roles, ["read-path", "write-path", "delete-path", "write-history", "delete-history"]);
     assert_eq!(sandbox.when.paths.as_ref().map(|p| p.within.clone()), Some(strings(&["/home/user/sandbox"])));
-    warning(
-        &imported,
-        &[
-            "--sandbox /home/user/sandbox is written as the first rule",
-            "git/git_branch (read-path, write-history, delete-history)",
-        ],
-    );
-    warning(&imported, &["protected paths", "starting with '/', '.' or '~'"]);
+    warning(&imported, &["protected paths", "carves the sandbox out of a protected directory"]);
+    warning(&imported, &["allowed domains", "stricter, never looser"]);
 
     // With only the filesystem server's read/write/delete paths, the sandbox is Warden's.
     let annotations = text(
@@ -296,9 +280,29 @@ fn command_line_settings_fill_the_structural_checks() {
         ..IronCurtainInput::default()
     });
     assert_eq!(imported.config.policy.sandbox.as_deref(), Some("sandbox"));
-    assert_eq!(imported.config.policy.rules.len(), 2);
+    assert_eq!(imported.config.policy.rules.len(), 3);
     warning(&imported, &["relative paths", "--sandbox: sandbox"]);
-    warning(&imported, &["unannotated filesystem tools"]);
+
+    // A path role on another server: IronCurtain does not contain it in the
+    // sandbox, Warden's sandbox would, so containment is written as a rule
+    // for the filesystem and git servers only.
+    let annotations = text(
+        "tool-annotations.json",
+        r#"{"servers": {"notes": {"tools": [{"toolName": "save", "args": {"file": ["write-path"]}}]}}}"#,
+    );
+    let policy = text(
+        "compiled-policy.json",
+        r#"{"rules": [{"name": "escalate-writes", "if": {"roles": ["write-path"]}, "then": "escalate", "reason": "r"}]}"#,
+    );
+    let imported = convert(IronCurtainInput {
+        compiled_policy: policy,
+        tool_annotations: annotations,
+        sandbox: Some("/sandbox".into()),
+        ..IronCurtainInput::default()
+    });
+    assert_eq!(imported.config.policy.sandbox, None);
+    assert_eq!(imported.config.policy.rules[1].when.server, ["filesystem", "git"]);
+    warning(&imported, &["--sandbox /sandbox is written as the first rule", "notes/save (write-path)"]);
 
     for (bad, expected) in
         [("fetch", "is not SERVER=PATTERN"), ("=a.com", "needs a server name"), ("fetch=", "needs a server")]
@@ -397,8 +401,14 @@ fn malformed_artifacts_are_errors_naming_the_place() {
             "servers.fs.tools[0].args.p: expected a list of roles or {default, when}, found text",
         ),
         (
-            run(fine_policy(), text("tool-annotations.json", r#"{"servers": {"fs": {"tools": [{"toolName": "t"}]}}}"#)),
-            "tool \"t\" has no sideEffects",
+            run(
+                fine_policy(),
+                text(
+                    "tool-annotations.json",
+                    r#"{"servers": {"fs": {"tools": [{"toolName": "t", "sideEffects": "no"}]}}}"#,
+                ),
+            ),
+            "servers.fs.tools[0].sideEffects",
         ),
     ] {
         assert!(err.contains(expected), "{expected}\n{err}");

@@ -6,9 +6,10 @@
 //!   sideEffects?, paths?: {roles, within}, domains?: {roles, allowed},
 //!   lists?: [{roles, allowed, matchType}]}, then, reason}], listDefinitions?}`;
 //! - `tool-annotations.json`: `{generatedAt, servers: {<server>: {inputHash,
-//!   tools: [{toolName, serverName, comment, sideEffects, args: {<arg>:
-//!   [role...] | {default: [role...], when: [{condition: {arg, equals | in |
-//!   is}, roles}]}}}]}}}`;
+//!   tools: [{toolName, serverName, comment, sideEffects?, inputSchema?,
+//!   args: {<arg>: [role...] | {default: [role...], when: [{condition: {arg,
+//!   equals | in | is}, roles}]}}}]}}}` (`sideEffects` until IronCurtain's
+//!   PR #118, March 2026; `inputSchema` since);
 //! - `dynamic-lists.json`: `{generatedAt, lists: {<name>: {values,
 //!   manualAdditions, manualRemovals, resolvedAt, inputHash}}}`, which
 //!   `@name` entries of `allowed` refer to.
@@ -16,6 +17,15 @@
 //! What IronCurtain reads from its own configuration (the sandbox directory,
 //! protected paths, per-server domain allowlists, trusted servers) comes from
 //! the command line ([`IronCurtainInput`]).
+//!
+//! The semantics are those of IronCurtain's engine at c0aeff9d (August
+//! 2026): its 321 test scenarios are decided as that engine decides them
+//! (`crates/warden/tests/ironcurtain.rs`). Roles have the categories of its
+//! role table; each path of a role is decided by the first rule that
+//! matches it; a role whose argument is absent is still decided
+//! (`decideAbsentRoles`); the sandbox contains all five path roles of the
+//! filesystem and git servers (a whole role), and on the filesystem server
+//! each path on its own.
 //!
 //! IronCurtain denies unknown tools and calls no rule decides, so the policy
 //! is `strict: true, default: deny`. Its rules are evaluated per resource
@@ -26,8 +36,9 @@
 //! [`rules`]) each rule becomes a role rule for the roles IronCurtain would
 //! evaluate it for, plus, where needed, a call rule naming the annotated
 //! tools without resource roles it applies to. Annotations keep only the
-//! roles IronCurtain evaluates (`none`, `branch-name`, `commit-message` are
-//! left out); conditional roles become `conditional` entries.
+//! roles IronCurtain evaluates (its opaque roles, such as `none`,
+//! `branch-name` and `email-address`, are left out); conditional roles
+//! become `conditional` entries.
 
 mod annotations;
 mod lists;

@@ -11,12 +11,17 @@
 //!    of the arguments it lists. No annotation: denied in strict mode
 //!    (`unannotated-tool`), else the call has no roles. A role's values are
 //!    its arguments' strings (a string, or each string of an array; absent
-//!    or `null` arguments have none); any other type is denied naming the
-//!    argument (`argument-type`).
-//! 3. **Paths** (roles ending in `-path`): every value is canonicalised
-//!    (see [`crate::paths`]); one that cannot be is denied (`invalid-path`),
-//!    one within a protected path is denied (`protected-path`).
-//! 4. **URLs** (roles ending in `-url`): every value's host is read (see
+//!    or `null` arguments have none, and a role without values is left out
+//!    unless `policy.decideAbsentRoles`); any other type is denied naming
+//!    the argument (`argument-type`). A role's category (path, url,
+//!    identifier, opaque) comes from IronCurtain's role table and
+//!    `policy.roles` (see [`crate::categories`]).
+//! 3. **Paths** (path roles): every value is canonicalised (see
+//!    [`crate::paths`]); one that cannot be is denied (`invalid-path`), one
+//!    within a protected path is denied (`protected-path`), unless the
+//!    protected path is a directory the sandbox lies in and the value is
+//!    within the sandbox.
+//! 4. **URLs** (URL roles): every value's host is read (see
 //!    [`crate::domains`]). When `policy.allowedDomains` has an entry for the
 //!    server, a value whose host it does not allow (or that has no host)
 //!    makes the call escalate (`domain-allowlist`); evaluation goes on so a
@@ -24,11 +29,16 @@
 //! 5. **Sandbox**: a path role whose paths all lie within `policy.sandbox` is
 //!    allowed (`sandbox`) and skips the role rules.
 //! 6. **Role rules** (rules with `if.roles`): for each remaining role of the
-//!    call, the first rule listing it whose server and tool globs,
-//!    `sideEffects`, `paths`, `domains` and `args` all hold decides that
-//!    role; a matching `log` rule is recorded and the search goes on. A role
-//!    no rule decides gets the default action. `paths` and `domains` look at
-//!    the values of their own `roles`, or else of the role being decided (a
+//!    call, the rules listing it are tried in order; one whose server and
+//!    tool globs, `sideEffects`, `paths`, `domains` and `args` all hold
+//!    decides the role's values it matches. A `paths` check on the role
+//!    being decided takes each path within its directories on its own, so
+//!    each path may be decided by a different rule (IronCurtain's per-path
+//!    semantics); any other rule takes all the remaining values. The role's
+//!    result is the most restrictive of the rules that took values, and the
+//!    default when some value was taken by none. A matching `log` rule is
+//!    recorded and the search goes on. `paths` and `domains` look at the
+//!    values of their own `roles`, or else of the role being decided (a
 //!    `paths` check does not apply to a URL role, nor `domains` to a path
 //!    role).
 //! 7. **Call rules** (rules without roles): the first matching allow, deny

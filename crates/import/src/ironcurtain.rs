@@ -143,6 +143,13 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
             policy.protected_paths.push(path);
         }
     }
+    if tools
+        .list
+        .iter()
+        .any(|tool| tool.roles().iter().any(|role| RoleCategory::of_ironcurtain_role(role) == Some(RoleCategory::Path)))
+    {
+        warnings.push("paths: when no ancestor of a path can be resolved (a directory it cannot read), IronCurtain compares the path as written; Warden refuses the call (invalid-path), so a symbolic link there can never lead out of the sandbox (none of IronCurtain's own test scenarios is affected)".into());
+    }
     if !policy.protected_paths.is_empty() && input.sandbox.is_some() {
         warnings.push("protected paths: IronCurtain exempts everything within the sandbox from protection; Warden carves the sandbox out of a protected directory that contains it, but a protected path inside the sandbox stays protected (none of IronCurtain's own test scenarios is affected)".into());
     }

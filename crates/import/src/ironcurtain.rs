@@ -59,6 +59,10 @@ use crate::{Imported, shown};
 pub struct IronCurtainInput {
     /// `compiled-policy.json` (or a per-server one): its path and text.
     pub compiled_policy: (PathBuf, String),
+    /// More compiled policies (IronCurtain's per-server
+    /// `servers/<server>/compiled-policy.json` files), merged with the first
+    /// as IronCurtain merges them.
+    pub more_compiled_policies: Vec<(PathBuf, String)>,
     /// `tool-annotations.json`: its path and text.
     pub tool_annotations: (PathBuf, String),
     /// The sandbox directory (`--sandbox DIR`).
@@ -107,9 +111,12 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
         Some((path, text)) => Some(lists::read(&Doc::new(path, text))?),
         None => None,
     };
-    let (policy_path, policy_text) = &input.compiled_policy;
-    let policy_doc = Doc::new(policy_path, policy_text);
-    let mapped = rules::map(&policy_doc, &tools, lists.as_ref())?;
+    let (policy_path, _) = &input.compiled_policy;
+    let policy_docs: Vec<Doc<'_>> = std::iter::once(&input.compiled_policy)
+        .chain(&input.more_compiled_policies)
+        .map(|(path, text)| Doc::new(path, text))
+        .collect();
+    let mapped = rules::map(&policy_docs, &tools, lists.as_ref())?;
     warnings.extend(mapped.warnings);
 
     let mut config = Config::default();
@@ -187,7 +194,11 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
         warnings.push("git: when a git_push, git_pull or git_fetch call names no remote, IronCurtain reads the repository's default remote from its .git/config (inside the sandbox) and checks that URL; Warden does not read repositories, so the remote role is decided without a value (rules with domain conditions do not match it)".into());
     }
 
-    let mut origin = format!("IronCurtain policy {} with annotations {}", shown(policy_path), shown(annotations_path));
+    let mut policies = shown(policy_path);
+    for (path, _) in &input.more_compiled_policies {
+        policies.push_str(&format!(", {}", shown(path)));
+    }
+    let mut origin = format!("IronCurtain policy {policies} with annotations {}", shown(annotations_path));
     if let Some((path, _)) = &input.dynamic_lists {
         origin.push_str(&format!(" and lists {}", shown(path)));
     }

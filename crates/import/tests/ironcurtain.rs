@@ -431,3 +431,55 @@ fn rules_that_can_never_apply_are_left_out_with_a_warning() {
     warning(&imported, &["rule \"disjoint\" is left out"]);
     warning(&imported, &["rule \"nobody\" is left out", "no annotated tool can reach it"]);
 }
+
+/// IronCurtain's files of c0aeff9d: the current format (no `sideEffects`,
+/// an `inputSchema` per tool, `write-history` in `paths.roles`).
+fn current() -> IronCurtainInput {
+    IronCurtainInput {
+        compiled_policy: file("ironcurtain-c0aeff9d/compiled-policy.json"),
+        tool_annotations: file("ironcurtain-c0aeff9d/tool-annotations.json"),
+        dynamic_lists: Some(file("ironcurtain-c0aeff9d/dynamic-lists.json")),
+        ..IronCurtainInput::default()
+    }
+}
+
+#[test]
+fn the_current_format_imports_and_validates() {
+    let imported = convert(current());
+    let annotations = &imported.config.policy.annotations;
+    assert_eq!(annotations["filesystem"]["read_file"].side_effects, None);
+    assert_eq!(annotations["git"]["git_reset"].args["path"], ["read-path", "write-history"]);
+    assert!(!imported.warnings.iter().any(|w| w.contains("inputSchema")), "{:#?}", imported.warnings);
+    let [add] = rules(&imported, "allow-git-add-in-downloads")[..] else { panic!() };
+    assert_eq!(add.when.roles, ["read-path", "write-history"]);
+    // It validates and decides as IronCurtain does: crates/warden/tests/ironcurtain.rs.
+}
+
+#[test]
+fn per_server_compiled_policies_merge_in_server_order() {
+    let merged = convert(current());
+    let (_, text) = file("ironcurtain-c0aeff9d/compiled-policy.json");
+    let whole: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut by_server: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
+    for rule in whole["rules"].as_array().unwrap() {
+        let server = rule["if"]["server"][0].as_str().unwrap().to_owned();
+        match by_server.iter_mut().find(|(name, _)| *name == server) {
+            Some((_, rules)) => rules.push(rule.clone()),
+            None => by_server.push((server, vec![rule.clone()])),
+        }
+    }
+    assert_eq!(by_server.len(), 4);
+    // Given in reverse order, as IronCurtain writes them per server.
+    let mut files: Vec<(PathBuf, String)> = by_server
+        .iter()
+        .rev()
+        .map(|(server, rules)| {
+            let file = json!({"generatedAt": "x", "serverName": server, "rules": rules});
+            (PathBuf::from(format!("servers/{server}/compiled-policy.json")), file.to_string())
+        })
+        .collect();
+    let first = files.remove(0);
+    let split = convert(IronCurtainInput { compiled_policy: first, more_compiled_policies: files, ..current() });
+    assert_eq!(split.config.policy.rules, merged.config.policy.rules);
+    assert!(split.origin.contains("servers/github/compiled-policy.json, servers/git/compiled-policy.json"));
+}

@@ -218,7 +218,7 @@ pub enum ImportFormat {
     Mcptools,
     /// An MCP Sentinel policy YAML (its rule list).
     Sentinel,
-    /// IronCurtain's compiled-policy.json and tool-annotations.json (in that order), with or without sideEffects.
+    /// IronCurtain's compiled-policy.json (or its per-server ones) and tool-annotations.json, last (with or without sideEffects).
     Ironcurtain,
 }
 

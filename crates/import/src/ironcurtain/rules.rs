@@ -85,41 +85,63 @@ impl Source {
     }
 }
 
-/// Reads the compiled policy and writes its rules for Warden.
+/// Reads the compiled policies and writes their rules for Warden. Several
+/// (IronCurtain's per-server `compiled-policy.json` files) are merged as
+/// IronCurtain merges them: their rules concatenated in the alphabetical
+/// order of their `serverName`.
 pub(super) fn map(
-    doc: &Doc<'_>,
+    docs: &[Doc<'_>],
     tools: &Tools,
     lists: Option<&IndexMap<String, Vec<String>>>,
 ) -> Result<Mapped, ImportError> {
-    let is_json = doc.path.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
-    let root = if is_json { doc.parse_json()? } else { doc.parse_yaml()? };
-    let Some(top) = root.as_map() else {
-        return Err(doc.error(&At::root(), format!("expected the compiled policy object, found {}", root.kind())));
-    };
-    let mut mapper = Mapper { doc, tools, lists, out: Vec::new(), lists_out: IndexMap::new(), warnings: Vec::new() };
-    let ignored =
-        unknown_keys(top, &["generatedAt", "constitutionHash", "inputHash", "rules", "listDefinitions", "serverName"]);
-    if !ignored.is_empty() {
-        mapper.warnings.push(format!("ignored {} of the compiled policy", ignored.join(", ")));
+    let mut parsed = Vec::with_capacity(docs.len());
+    for doc in docs {
+        let is_json = doc.path.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+        let root = if is_json { doc.parse_json()? } else { doc.parse_yaml()? };
+        let server = match root.as_map().and_then(|top| top.get("serverName")) {
+            Some(node) => doc.text(node, &At::root().key("serverName"))?.unwrap_or_default(),
+            None => String::new(),
+        };
+        parsed.push((server, doc, root));
     }
-    let rules_at = At::root().key("rules");
-    let Some(Node::List(items)) = top.get("rules") else {
-        return Err(doc.error(&At::root(), "has no rules list"));
+    parsed.sort_by(|a, b| a.0.cmp(&b.0));
+    let Some((_, first, _)) = parsed.first() else {
+        return Err(ImportError::BadOption { option: "compiled policy", message: "no compiled policy given".into() });
     };
+    let mut mapper =
+        Mapper { doc: first, tools, lists, out: Vec::new(), lists_out: IndexMap::new(), warnings: Vec::new() };
     let mut copied = Vec::new();
-    let mut within: IndexMap<String, Vec<String>> = IndexMap::new();
-    for (index, item) in items.iter().enumerate() {
-        let source = read_rule(doc, item, &rules_at.index(index), &mut mapper.warnings)?;
-        if let Some((_, dir)) = &source.paths {
-            for role in source.paths.iter().flat_map(|(roles, _)| roles) {
-                let dirs = within.entry(role.clone()).or_default();
-                if !dirs.contains(dir) {
-                    dirs.push(dir.clone());
-                }
-            }
+    for (_, doc, root) in &parsed {
+        mapper.doc = *doc;
+        let Some(top) = root.as_map() else {
+            return Err(doc.error(&At::root(), format!("expected the compiled policy object, found {}", root.kind())));
+        };
+        let known = [
+            "generatedAt",
+            "constitutionHash",
+            "inputHash",
+            "rules",
+            "listDefinitions",
+            "serverName",
+            "skippedServers",
+        ];
+        let ignored = unknown_keys(top, &known);
+        if !ignored.is_empty() {
+            mapper.warnings.push(format!(
+                "ignored {} of the compiled policy {}",
+                ignored.join(", "),
+                doc.path.display()
+            ));
         }
-        if mapper.rule(&source)? {
-            copied.push(source.name.clone());
+        let rules_at = At::root().key("rules");
+        let Some(Node::List(items)) = top.get("rules") else {
+            return Err(doc.error(&At::root(), "has no rules list"));
+        };
+        for (index, item) in items.iter().enumerate() {
+            let source = read_rule(doc, item, &rules_at.index(index), &mut mapper.warnings)?;
+            if mapper.rule(&source)? {
+                copied.push(source.name.clone());
+            }
         }
     }
 

@@ -232,6 +232,16 @@ fn annotations_keep_every_role_and_condition() {
     warning(&imported, &["comments of 16 annotated tools"]);
 }
 
+/// Annotations and a policy, given as text, imported with `--sandbox dir`.
+fn sandboxed(annotations: &str, policy: &str, dir: &str) -> Imported {
+    convert(IronCurtainInput {
+        compiled_policy: text("compiled-policy.json", policy),
+        tool_annotations: text("tool-annotations.json", annotations),
+        sandbox: Some(dir.into()),
+        ..IronCurtainInput::default()
+    })
+}
+
 #[test]
 fn command_line_settings_fill_the_structural_checks() {
     let domains = parse_allowed_domains("fetch=*.example.com, docs.rs").unwrap();
@@ -265,20 +275,11 @@ fn command_line_settings_fill_the_structural_checks() {
     warning(&imported, &["allowed domains", "stricter, never looser"]);
 
     // With only the filesystem server's read/write/delete paths, the sandbox is Warden's.
-    let annotations = text(
-        "tool-annotations.json",
+    let imported = sandboxed(
         r#"{"servers": {"filesystem": {"tools": [{"toolName": "read_file", "sideEffects": false, "args": {"path": ["read-path"]}}]}}}"#,
-    );
-    let policy = text(
-        "compiled-policy.json",
         r#"{"rules": [{"name": "escalate-reads", "if": {"roles": ["read-path"]}, "then": "escalate", "reason": "r"}]}"#,
+        "sandbox",
     );
-    let imported = convert(IronCurtainInput {
-        compiled_policy: policy,
-        tool_annotations: annotations,
-        sandbox: Some("sandbox".into()),
-        ..IronCurtainInput::default()
-    });
     assert_eq!(imported.config.policy.sandbox.as_deref(), Some("sandbox"));
     assert_eq!(imported.config.policy.rules.len(), 3);
     warning(&imported, &["relative paths", "--sandbox: sandbox"]);
@@ -286,20 +287,11 @@ fn command_line_settings_fill_the_structural_checks() {
     // A path role on another server: IronCurtain does not contain it in the
     // sandbox, Warden's sandbox would, so containment is written as a rule
     // for the filesystem and git servers only.
-    let annotations = text(
-        "tool-annotations.json",
+    let imported = sandboxed(
         r#"{"servers": {"notes": {"tools": [{"toolName": "save", "args": {"file": ["write-path"]}}]}}}"#,
-    );
-    let policy = text(
-        "compiled-policy.json",
         r#"{"rules": [{"name": "escalate-writes", "if": {"roles": ["write-path"]}, "then": "escalate", "reason": "r"}]}"#,
+        "/sandbox",
     );
-    let imported = convert(IronCurtainInput {
-        compiled_policy: policy,
-        tool_annotations: annotations,
-        sandbox: Some("/sandbox".into()),
-        ..IronCurtainInput::default()
-    });
     assert_eq!(imported.config.policy.sandbox, None);
     assert_eq!(imported.config.policy.rules[1].when.server, ["filesystem", "git"]);
     warning(&imported, &["--sandbox /sandbox is written as the first rule", "notes/save (write-path)"]);

@@ -92,6 +92,15 @@ struct CallView<'a> {
     args: &'a Value,
 }
 
+/// Whether [`PolicyEngine::applies`] checks a rule's `paths`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Paths {
+    /// Every value it concerns must lie within its directories.
+    Check,
+    /// The caller takes the role's paths one by one (step 6).
+    PerPath,
+}
+
 /// Why a rule did not apply.
 enum Miss<'a> {
     SideEffects(Option<bool>, Option<bool>),
@@ -158,7 +167,7 @@ impl PolicyEngine {
                 if !rule.methods.judges(request) || !matched.get(index).copied().unwrap_or(false) {
                     continue;
                 }
-                if self.applies(rule, &view, None, &mut sql).is_ok() {
+                if self.applies(rule, &view, None, &mut sql, Paths::Check).is_ok() {
                     match rule.decision {
                         None => log(&mut logged, &rule.name),
                         Some(decision) => {
@@ -169,15 +178,7 @@ impl PolicyEngine {
             }
             Outcome::new(Decision::Allow, "no-rule", format!("no rule judges this {what}"))
         };
-        Evaluation {
-            action: outcome.decision,
-            rule: outcome.rule,
-            reason: outcome.reason,
-            position: outcome.position,
-            label: outcome.label,
-            trace: Vec::new(),
-            logged,
-        }
+        outcome.into_evaluation(Vec::new(), logged)
     }
 
     /// [`PolicyEngine::evaluate`] without the trace (for the guard).
@@ -195,15 +196,7 @@ impl PolicyEngine {
             }
             None => format!("decision: {} by '{}': {}", outcome.decision, outcome.rule, outcome.reason),
         });
-        Evaluation {
-            action: outcome.decision,
-            rule: outcome.rule,
-            reason: outcome.reason,
-            position: outcome.position,
-            label: outcome.label,
-            trace: trace.steps.unwrap_or_default(),
-            logged,
-        }
+        outcome.into_evaluation(trace.steps.unwrap_or_default(), logged)
     }
 
     fn decide(
@@ -449,7 +442,7 @@ impl PolicyEngine {
                 && !role.values.is_empty()
                 && rule.paths.as_ref().is_some_and(|p| p.roles.is_empty() || p.roles.iter().all(|r| r == name));
             let taken: Vec<usize> = if per_path {
-                if let Err(miss) = self.applies_besides_paths(rule, view, Some(role), sql) {
+                if let Err(miss) = self.applies(rule, view, Some(role), sql, Paths::PerPath) {
                     trace.step(|| format!("rule '{}' (role {name}): {}", rule.name, miss.describe()));
                     continue;
                 }
@@ -467,7 +460,7 @@ impl PolicyEngine {
                 }
                 taken
             } else {
-                if let Err(miss) = self.applies(rule, view, Some(role), sql) {
+                if let Err(miss) = self.applies(rule, view, Some(role), sql, Paths::Check) {
                     trace.step(|| format!("rule '{}' (role {name}): {}", rule.name, miss.describe()));
                     continue;
                 }
@@ -540,7 +533,7 @@ impl PolicyEngine {
                 skipped += 1;
                 continue;
             }
-            match self.applies(rule, view, None, sql) {
+            match self.applies(rule, view, None, sql, Paths::Check) {
                 Err(miss) => trace.step(|| format!("rule '{}': {}", rule.name, miss.describe())),
                 Ok(()) => match rule.decision {
                     None => {
@@ -565,15 +558,18 @@ impl PolicyEngine {
     }
 
     /// Whether `rule` (its globs already matched) applies: `sideEffects`,
-    /// `paths`, `domains`, `args`. `role` is the role being decided (step 6).
+    /// `paths` (unless the caller takes paths one by one), `domains`,
+    /// `args`. `role` is the role being decided (step 6).
     fn applies<'a>(
         &self,
         rule: &CompiledRule,
         view: &CallView<'a>,
         role: Option<&'a RoleValues<'a>>,
         sql: &mut SqlCache<'a>,
+        paths_check: Paths,
     ) -> Result<(), Miss<'a>> {
         if let Some(paths) = &rule.paths
+            && paths_check == Paths::Check
             && let Some(concerned) = concerned(&paths.roles, RoleCategory::Path, view.roles, role)
         {
             let mut any = false;
@@ -587,17 +583,6 @@ impl PolicyEngine {
                 return Err(Miss::NoPath);
             }
         }
-        self.applies_besides_paths(rule, view, role, sql)
-    }
-
-    /// [`Self::applies`] without the `paths` check.
-    fn applies_besides_paths<'a>(
-        &self,
-        rule: &CompiledRule,
-        view: &CallView<'a>,
-        role: Option<&'a RoleValues<'a>>,
-        sql: &mut SqlCache<'a>,
-    ) -> Result<(), Miss<'a>> {
         if let Some(wanted) = rule.side_effects {
             let actual = view.annotation.and_then(|a| a.side_effects);
             if actual != Some(wanted) {

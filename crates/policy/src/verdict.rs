@@ -116,6 +116,19 @@ impl Outcome {
         Outcome { decision, label: rule.clone(), rule, reason: reason.into(), position: None }
     }
 
+    /// The evaluation this outcome ends, with its trace and `log` rules.
+    pub(crate) fn into_evaluation(self, trace: Vec<String>, logged: Vec<String>) -> Evaluation {
+        Evaluation {
+            action: self.decision,
+            rule: self.rule,
+            reason: self.reason,
+            position: self.position,
+            label: self.label,
+            trace,
+            logged,
+        }
+    }
+
     /// The outcome of the rule at `position` (1-based), labelled `label`.
     pub(crate) fn of_rule(decision: Decision, name: &str, position: usize, label: &str, reason: &str) -> Outcome {
         Outcome {

@@ -9,13 +9,19 @@ use serde_json::json;
 use warden_config::{Action, Condition, DomainsAllowed, PathsWithin, Rule};
 use warden_import::{ImportError, Imported, IronCurtainInput, import_ironcurtain, parse_allowed_domains};
 
-fn input() -> IronCurtainInput {
+/// The three files of the data directory `dir`.
+fn files_in(dir: &str) -> IronCurtainInput {
     IronCurtainInput {
-        compiled_policy: file("ironcurtain/compiled-policy.json"),
-        tool_annotations: file("ironcurtain/tool-annotations.json"),
-        dynamic_lists: Some(file("ironcurtain/dynamic-lists.json")),
+        compiled_policy: file(&format!("{dir}/compiled-policy.json")),
+        tool_annotations: file(&format!("{dir}/tool-annotations.json")),
+        dynamic_lists: Some(file(&format!("{dir}/dynamic-lists.json"))),
         ..IronCurtainInput::default()
     }
+}
+
+/// A hand-written policy in IronCurtain's older format (with `sideEffects`).
+fn input() -> IronCurtainInput {
+    files_in("ironcurtain")
 }
 
 fn convert(input: IronCurtainInput) -> Imported {
@@ -427,12 +433,7 @@ fn rules_that_can_never_apply_are_left_out_with_a_warning() {
 /// IronCurtain's files of c0aeff9d: the current format (no `sideEffects`,
 /// an `inputSchema` per tool, `write-history` in `paths.roles`).
 fn current() -> IronCurtainInput {
-    IronCurtainInput {
-        compiled_policy: file("ironcurtain-c0aeff9d/compiled-policy.json"),
-        tool_annotations: file("ironcurtain-c0aeff9d/tool-annotations.json"),
-        dynamic_lists: Some(file("ironcurtain-c0aeff9d/dynamic-lists.json")),
-        ..IronCurtainInput::default()
-    }
+    files_in("ironcurtain-c0aeff9d")
 }
 
 #[test]

@@ -46,6 +46,15 @@ impl RoleTable {
     }
 }
 
+impl RoleTable {
+    /// Whether `role`'s values are web addresses only (IronCurtain's
+    /// `fetch-url`, fetched over HTTP), so git's `host:path` form is not read
+    /// as a host; other URL roles take git remotes in every form.
+    pub(crate) fn is_web_only(&self, role: &str) -> bool {
+        role == "fetch-url" && !self.declared.contains_key(role)
+    }
+}
+
 /// The lower-case name of `category`, for messages.
 pub(crate) fn category_name(category: RoleCategory) -> &'static str {
     match category {

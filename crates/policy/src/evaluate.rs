@@ -61,7 +61,7 @@ use serde_json::{Map, Value};
 
 use crate::compile::{CompiledRule, PolicyEngine, Request};
 use crate::condition::SqlCache;
-use crate::domains::host_of;
+use crate::domains::{host_of, web_host_of};
 use crate::paths::{all_within, all_within_any, canonicalize, protected_by};
 use warden_config::RoleCategory;
 
@@ -323,7 +323,8 @@ impl PolicyEngine {
         for role in roles.iter_mut().filter(|r| r.kind == RoleCategory::Url) {
             let name = role.role;
             for value in &mut role.values {
-                let host = host_of(value.text);
+                let host =
+                    if self.role_table.is_web_only(name) { web_host_of(value.text) } else { host_of(value.text) };
                 if let Some(allowlist) = allowlist
                     && structural.is_none()
                 {

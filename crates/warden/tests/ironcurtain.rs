@@ -4,7 +4,8 @@
 //! `warden import ironcurtain` and `warden policy test` (the real binary),
 //! and Warden decides each of IronCurtain's 321 test scenarios as
 //! IronCurtain's own engine does (its decisions, recorded by running that
-//! engine, are in `ironcurtain-decisions.json` there).
+//! engine, are in `ironcurtain-decisions.json` there), and 1,791 calls
+//! beyond them as well (`probes.json`).
 
 mod support;
 
@@ -154,6 +155,19 @@ fn every_scenario_is_decided_as_ironcurtain_decides_it() {
     std::fs::write(&by_rule, json!({ "cases": cases }).to_string()).unwrap();
     let (ok, report) = policy_test(&config, &by_rule);
     assert!(ok && report.contains("321 passed, 0 failed"), "{report}");
+}
+
+#[test]
+fn calls_beyond_the_scenarios_are_decided_as_ironcurtain_decides_them() {
+    // probes.json: the scenarios' calls varied (paths, URLs, absent
+    // arguments, ...), each expecting IronCurtain's own decision.
+    let dir = scratch_dir("ironcurtain-probes");
+    let config = import(&dir);
+    let probes = read_json(&data("probes.json"));
+    let count = probes["scenarios"].as_array().unwrap().len();
+    assert_eq!(count, 1791);
+    let (ok, report) = policy_test(&config, &data("probes.json"));
+    assert!(ok && report.contains(&format!("{count} passed, 0 failed")), "{report}");
 }
 
 #[test]

@@ -155,7 +155,7 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
         .iter()
         .any(|tool| tool.roles().iter().any(|role| RoleCategory::of_ironcurtain_role(role) == Some(RoleCategory::Path)))
     {
-        warnings.push("paths: when no ancestor of a path can be resolved (a directory it cannot read), IronCurtain compares the path as written; Warden refuses the call (invalid-path), so a symbolic link there can never lead out of the sandbox (none of IronCurtain's own test scenarios is affected)".into());
+        warnings.push("paths: when a path cannot be resolved to the end (a directory on the way cannot be read, or it is more than 64 levels deep), IronCurtain resolves what it can and compares the rest as written, or the whole path unresolved; Warden refuses the call (invalid-path), so an unresolved symbolic link can never lead out of the sandbox (none of IronCurtain's own test scenarios is affected)".into());
     }
     if !policy.protected_paths.is_empty() && input.sandbox.is_some() {
         warnings.push("protected paths: IronCurtain exempts everything within the sandbox from protection; Warden carves the sandbox out of a protected directory that contains it, but a protected path inside the sandbox stays protected (none of IronCurtain's own test scenarios is affected)".into());

@@ -262,6 +262,10 @@ pub struct Condition {
     /// String tests ignore case.
     #[serde(default, skip_serializing_if = "is_false")]
     pub ignore_case: bool,
+    /// When the argument is an array, the test must hold for each of its
+    /// items (and it must have one); other values are tested as they are.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub each: bool,
     /// A number greater than this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gt: Option<f64>,

@@ -384,11 +384,13 @@ impl Mapper<'_> {
             written.push((name, values, list.kind));
         }
         let single = groups.len() == 1;
+        let mut approximate = false;
         for (args, tools) in groups {
             let mut all = vec![present(&args)];
             for (list, values, kind) in &written {
                 for arg in &args {
-                    let test = matches(arg, list, values, *kind);
+                    let (test, exact) = matches(arg, list, values, *kind);
+                    approximate |= !exact;
                     all.push(if args.len() == 1 {
                         test
                     } else {
@@ -418,9 +420,9 @@ impl Mapper<'_> {
             }
         }
         let arrays = format!(
-            "{label}: IronCurtain also checks each text in an array argument against its lists; Warden's inList tests the argument as one text, so an array never matches"
+            "{label}: its domain list has `*`, which Warden checks on the whole text (IronCurtain on the host before a `/`), and an array argument never matches it (IronCurtain checks each text)"
         );
-        if !self.warnings.contains(&arrays) {
+        if approximate && !self.warnings.contains(&arrays) {
             self.warnings.push(arrays);
         }
         Ok(())
@@ -486,37 +488,67 @@ fn present(args: &[String]) -> Condition {
 }
 
 /// `arg` matches one of `values` (stored as the list `list`) the way
-/// IronCurtain compares values of `kind`.
-fn matches(arg: &str, list: &str, values: &[String], kind: ListKind) -> Condition {
+/// IronCurtain compares values of `kind`, each text of an array on its own;
+/// `false` when Warden can only approximate it (a domain list with `*`,
+/// where an array never matches).
+fn matches(arg: &str, list: &str, values: &[String], kind: ListKind) -> (Condition, bool) {
     let test = |condition: Condition| Condition { arg: Some(arg.to_owned()), ..condition };
-    let in_list = test(Condition {
-        in_list: Some(list.to_owned()),
-        ignore_case: kind == ListKind::Emails,
-        ..Condition::default()
-    });
-    if kind != ListKind::Domains {
-        return in_list;
-    }
-    let mut alternatives = vec![in_list];
-    for value in values {
-        if value == "*" {
-            // Any name but an IP address (`isIpAddress`).
-            let ip =
-                test(Condition { regex: Some(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$".into()), ..Condition::default() });
-            alternatives.push(Condition {
-                all: Some(vec![
-                    Condition { not: Some(Box::new(ip)), ..Condition::default() },
-                    test(Condition { not_contains: Some(":".into()), ..Condition::default() }),
-                ]),
-                ..Condition::default()
-            });
-        } else if let Some(parent) = value.strip_prefix("*.") {
-            alternatives
-                .push(test(Condition { equals: Some(Value::String(parent.to_owned())), ..Condition::default() }));
-            alternatives.push(test(Condition { ends_with: Some(value[1..].to_owned()), ..Condition::default() }));
+    let in_list = Condition { in_list: Some(list.to_owned()), ..Condition::default() };
+    match kind {
+        ListKind::Emails => (test(Condition { ignore_case: true, each: true, ..in_list }), true),
+        ListKind::Identifiers => (test(Condition { each: true, ..in_list }), true),
+        ListKind::Domains if values.is_empty() => (test(Condition { each: true, ..in_list }), true),
+        ListKind::Domains if !values.iter().any(|value| value == "*") => {
+            (test(Condition { regex: Some(domain_regex(values)), each: true, ..Condition::default() }), true)
+        }
+        ListKind::Domains => {
+            let mut alternatives = vec![test(in_list)];
+            for value in values {
+                if value == "*" {
+                    // Any name but an IP address (`isIpAddress`).
+                    let ip = test(Condition {
+                        regex: Some(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$".into()),
+                        ..Condition::default()
+                    });
+                    alternatives.push(Condition {
+                        all: Some(vec![
+                            Condition { not: Some(Box::new(ip)), ..Condition::default() },
+                            test(Condition { not_contains: Some(":".into()), ..Condition::default() }),
+                        ]),
+                        ..Condition::default()
+                    });
+                } else if let Some(parent) = value.strip_prefix("*.") {
+                    alternatives.push(test(Condition {
+                        equals: Some(Value::String(parent.to_owned())),
+                        ..Condition::default()
+                    }));
+                    alternatives
+                        .push(test(Condition { ends_with: Some(value[1..].to_owned()), ..Condition::default() }));
+                }
+            }
+            (any(alternatives), false)
         }
     }
-    if alternatives.len() == 1 { alternatives.remove(0) } else { any(alternatives) }
+}
+
+/// One regular expression for IronCurtain's domain patterns
+/// (`domainMatchesAllowlist`): the host is the text before the first `/`;
+/// `example.com` matches that host, `*.example.com` it and its subdomains,
+/// a pattern with a `/` the whole text.
+fn domain_regex(patterns: &[String]) -> String {
+    let alternatives: Vec<String> = patterns
+        .iter()
+        .map(|pattern| {
+            if pattern.contains('/') {
+                regex::escape(pattern)
+            } else if let Some(parent) = pattern.strip_prefix("*.") {
+                format!(r"(?:[^/]*\.)?{}(?:/.*)?", regex::escape(parent))
+            } else {
+                format!("{}(?:/.*)?", regex::escape(pattern))
+            }
+        })
+        .collect();
+    format!("(?s)^(?:{})$", alternatives.join("|"))
 }
 
 /// Reads one rule.
@@ -644,4 +676,25 @@ fn list_cond(doc: &Doc<'_>, node: &Node, at: &At, label: &str) -> Result<ListCon
         allowed: doc.texts(get("allowed"), &at.key("allowed"))?,
         kind,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domain_patterns_match_as_in_ironcurtain() {
+        let patterns = ["*.bbc.co.uk", "apnews.com", "github.com/provos/x"].map(str::to_owned);
+        let regex = regex::Regex::new(&domain_regex(&patterns)).unwrap();
+        for yes in
+            ["bbc.co.uk", "news.bbc.co.uk", "a.b.bbc.co.uk/path", "apnews.com", "apnews.com/a/b", "github.com/provos/x"]
+        {
+            assert!(regex.is_match(yes), "{yes}");
+        }
+        for no in
+            ["evilbbc.co.uk", "bbc.co.uk.evil", "apnews.com.evil", "x.apnews.com", "github.com/provos/y", "github.com"]
+        {
+            assert!(!regex.is_match(no), "{no}");
+        }
+    }
 }

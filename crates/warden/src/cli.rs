@@ -63,7 +63,7 @@ pub enum Command {
     Init(InitArgs),
     /// Convert another gateway's configuration into a Warden config.
     #[command(
-        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --sandbox ~/work --protected-path ~/.ssh --allowed-domains fetch=*.github.com"
+        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --lists dynamic-lists.json --sandbox ~/.ironcurtain/sandbox --protected-path ~/.ironcurtain --allowed-domains git=github.com,*.github.com"
     )]
     Import(ImportArgs),
     /// Test a policy against a table of calls, or explain one decision.
@@ -218,7 +218,7 @@ pub enum ImportFormat {
     Mcptools,
     /// An MCP Sentinel policy YAML (its rule list).
     Sentinel,
-    /// IronCurtain's compiled-policy.json and tool-annotations.json (in that order).
+    /// IronCurtain's compiled-policy.json (or its per-server ones) and tool-annotations.json, last (with or without sideEffects).
     Ironcurtain,
 }
 

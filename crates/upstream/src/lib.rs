@@ -8,6 +8,7 @@
 //! so any number of calls can be in flight at once. Everything the server
 //! sends that is not a response to Warden comes out as an [`Event`].
 
+mod code_watch;
 mod connection;
 mod dispatch;
 mod error;

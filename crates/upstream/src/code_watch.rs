@@ -121,7 +121,10 @@ impl CodeWatch {
 
 /// Resolves one configured path against `base`.
 fn root(base: &Path, path: &str) -> Result<Root, String> {
-    let full = base.join(path);
+    let full = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => base.join(path),
+    };
     if path.contains(['*', '?', '[', '{']) {
         let literal: PathBuf = full
             .components()

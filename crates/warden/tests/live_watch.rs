@@ -94,10 +94,14 @@ impl Project {
     }
 
     fn config(&self, debounce_ms: u64) -> String {
+        self.config_with(debounce_ms, "supervision: {backoffInitialMs: 100, backoffMaxMs: 400}\n")
+    }
+
+    fn config_with(&self, debounce_ms: u64, supervision: &str) -> String {
         let src = self.src.to_str().expect("utf-8");
         let pids = self.pids.to_str().expect("utf-8");
         format!(
-            "servers:\n  py:\n    transport: {{kind: stdio, command: python3, args: [server.py], cwd: {src:?}, env: {{PIDS: {pids:?}}}}}\n    watch: {{paths: [.], extensions: [py], debounceMs: {debounce_ms}}}\nsupervision: {{backoffInitialMs: 100, backoffMaxMs: 400}}\n"
+            "servers:\n  py:\n    transport: {{kind: stdio, command: python3, args: [server.py], cwd: {src:?}, env: {{PIDS: {pids:?}}}}}\n    watch: {{paths: [.], extensions: [py], debounceMs: {debounce_ms}}}\n{supervision}"
         )
     }
 }
@@ -168,7 +172,10 @@ fn a_call_in_flight_during_a_restart_gets_its_answer() {
 #[test]
 fn a_syntax_error_shows_in_call_errors_and_status_and_the_fix_brings_it_back() {
     let project = Project::new(&[("hello", "hi")]);
-    let mut warden = HttpWarden::start(&project.config(200));
+    // After a failed start the next one is a minute away: only the fix,
+    // which restarts the server at once, brings it back within the test.
+    let mut warden =
+        HttpWarden::start(&project.config_with(200, "supervision: {backoffInitialMs: 60000, backoffMaxMs: 60000}\n"));
     let mut client = warden.client();
     client.initialize();
     assert!(client.tool_names().contains(&"py__hello".to_owned()));

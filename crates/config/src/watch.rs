@@ -53,12 +53,16 @@ pub struct Watch {
     pub no_default_ignore: bool,
     /// Changes closer together than this are one restart (an editor's save
     /// by rename, a formatter touching many files), in milliseconds.
-    #[serde(default = "default_debounce_ms")]
+    #[serde(default = "default_debounce_ms", skip_serializing_if = "is_default_debounce")]
     pub debounce_ms: u64,
 }
 
 fn default_debounce_ms() -> u64 {
     300
+}
+
+fn is_default_debounce(ms: &u64) -> bool {
+    *ms == default_debounce_ms()
 }
 
 impl Watch {

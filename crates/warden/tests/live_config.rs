@@ -4,11 +4,11 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::http::{HttpWarden, McpHttp};
-use support::{Client, PATIENCE, fixture_bin, scratch_dir};
+use support::{Client, fixture_bin, retry, scratch_dir};
 
 /// A config with one fixture server per `(name, args, extra lines)`.
 fn config(servers: &[(&str, &[&str], &str)]) -> String {
@@ -32,18 +32,6 @@ fn before() -> String {
 /// After: `gone` removed, `grow` with another argument, `fresh` added.
 fn after() -> String {
     config(&[("keep", &[], ""), ("grow", &["--extra-tools", "2"], ""), ("fresh", &[], "")])
-}
-
-/// Tries `attempt` until it gives a value, up to the patience.
-fn retry<T>(what: &str, mut attempt: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(value) = attempt() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn text(result: &Value) -> String {

@@ -5,11 +5,11 @@
 mod support;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use support::http::{HttpWarden, send};
-use support::{Client, PATIENCE, scratch_dir};
+use support::{Client, retry, scratch_dir};
 
 /// A minimal MCP server. Its tools are the `# TOOL name text` lines of its
 /// own source; it appends its pid to `$PIDS` when it starts, and refuses
@@ -195,16 +195,4 @@ fn a_syntax_error_shows_in_call_errors_and_status_and_the_fix_brings_it_back() {
     retry("the fixed server's tool", || client.tool_names().contains(&"py__fixed".to_owned()).then_some(()));
     assert_eq!(client.call("py__fixed", json!({}))["content"][0]["text"], "back");
     warden.stop();
-}
-
-/// Tries `attempt` until it gives a value, up to the patience.
-fn retry<T>(what: &str, mut attempt: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(value) = attempt() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }

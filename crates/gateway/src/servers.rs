@@ -143,5 +143,41 @@ pub fn pending_changes(old: &Config, new: &Config) -> Vec<String> {
     if old.http != new.http || old.auth != new.auth {
         pending.push("http and auth: apply when Warden restarts".to_owned());
     }
+    if old.audit != new.audit {
+        pending.push("audit: the log keeps its file and settings until Warden restarts".to_owned());
+    }
     pending
+}
+
+#[cfg(test)]
+mod tests {
+    use warden_config::{ServerConfig, Transport};
+
+    use super::*;
+
+    #[test]
+    fn what_waits_for_a_restart_is_named() {
+        let server = |cap| ServerConfig {
+            max_processes: cap,
+            ..ServerConfig::new(Transport::Stdio {
+                command: "x".into(),
+                args: Vec::new(),
+                env: Default::default(),
+                cwd: None,
+            })
+        };
+        let mut old = Config::default();
+        old.servers.insert("a".into(), server(Some(2)));
+        let mut new = old.clone();
+        assert!(pending_changes(&old, &new).is_empty(), "nothing changed");
+        new.naming.separator = "-".into();
+        new.servers.insert("b".into(), server(None));
+        assert!(pending_changes(&old, &new).is_empty(), "naming and servers apply live");
+        new.servers.insert("a".into(), server(Some(3)));
+        new.supervision.start_timeout_ms = 1;
+        new.limits.max_message_bytes = 2048;
+        let pending = pending_changes(&old, &new);
+        assert_eq!(pending.len(), 3, "{pending:#?}");
+        assert!(pending.iter().any(|line| line.contains("servers.a.maxProcesses")), "{pending:#?}");
+    }
 }

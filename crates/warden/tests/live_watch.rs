@@ -196,3 +196,24 @@ fn a_syntax_error_shows_in_call_errors_and_status_and_the_fix_brings_it_back() {
     assert_eq!(client.call("py__fixed", json!({}))["content"][0]["text"], "back");
     warden.stop();
 }
+
+#[test]
+fn wrap_watch_restarts_the_wrapped_server_on_edits() {
+    let project = Project::new(&[("hello", "hi")]);
+    let src = project.src.to_str().expect("utf-8");
+    let script = project.src.join("server.py");
+    let script = script.to_str().expect("utf-8");
+    let pids = project.pids.to_str().expect("utf-8");
+    let args = ["wrap", "--watch", src, "--ext", "py,ts", "--", "python3", script];
+    let mut client = Client::start(&args, &[("PIDS", pids)]);
+    client.initialize();
+    client.wait_for_tool("hello");
+    // A file of another extension changes nothing.
+    std::fs::write(project.src.join("notes.md"), "nothing to see").expect("write notes");
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(project.starts(), 1, "a .md file is not watched");
+    project.write(&[("hello", "hi"), ("wrapped", "unprefixed")]);
+    client.wait_for_tool("wrapped");
+    assert_eq!(client.call_text("wrapped", json!({})), "unprefixed");
+    assert_eq!(project.starts(), 2);
+}

@@ -33,7 +33,7 @@ pub const DEFAULT_IGNORE: &[&str] = &[
 ];
 
 /// What to watch for one server; a change restarts it.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Hash)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Watch {
     /// Files, directories (watched with everything below them) or globs

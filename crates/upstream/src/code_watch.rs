@@ -1,9 +1,13 @@
 //! Watching a server's code: file system events under its `watch` paths,
 //! filtered by extension and ignore globs, reported as one change per burst
 //! of events (notify's debouncer stitches an editor's save-by-rename
-//! together; the supervisor then waits for the burst to end).
+//! together; the supervisor then waits for the burst to end). Upstreams that
+//! watch the same paths share one watch.
 
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
@@ -70,9 +74,33 @@ impl Filter {
     }
 }
 
-/// A running watch; dropping it stops watching.
-pub(crate) struct CodeWatch {
+/// One watch of the file system, shared by every upstream that watches the
+/// same paths from the same place (over HTTP, each session runs its own
+/// process of a server: they share one watch, not one each, which would
+/// exhaust the kernel's inotify instances).
+struct Shared {
     _debouncer: Debouncer<RecommendedWatcher, NoCache>,
+    subscribers: Arc<Mutex<Subscribers>>,
+}
+
+/// Who hears of a change: by subscription number.
+type Subscribers = HashMap<u64, mpsc::UnboundedSender<PathBuf>>;
+
+/// The live shared watches, by what they watch.
+type Registry = Mutex<HashMap<(PathBuf, Watch), Weak<Shared>>>;
+
+fn registry() -> &'static Registry {
+    static WATCHES: OnceLock<Registry> = OnceLock::new();
+    WATCHES.get_or_init(Default::default)
+}
+
+static SUBSCRIPTIONS: AtomicU64 = AtomicU64::new(1);
+
+/// One upstream's subscription to a watch; dropping it unsubscribes (and
+/// stops watching when it was the last).
+pub(crate) struct CodeWatch {
+    shared: Arc<Shared>,
+    id: u64,
 }
 
 impl std::fmt::Debug for CodeWatch {
@@ -81,16 +109,43 @@ impl std::fmt::Debug for CodeWatch {
     }
 }
 
+impl Drop for CodeWatch {
+    fn drop(&mut self) {
+        lock(&self.shared.subscribers).remove(&self.id);
+    }
+}
+
 impl CodeWatch {
     /// Watches `watch`'s paths (relative ones below `base`); each relevant
     /// change sends the changed path to `changes`. Fails with a sentence
     /// when a path cannot be watched.
     pub fn start(watch: &Watch, base: &Path, changes: mpsc::UnboundedSender<PathBuf>) -> Result<CodeWatch, String> {
+        let key = (std::path::absolute(base).unwrap_or_else(|_| base.to_owned()), watch.clone());
+        let mut watches = lock(registry());
+        watches.retain(|_, shared| shared.strong_count() > 0);
+        let shared = match watches.get(&key).and_then(Weak::upgrade) {
+            Some(shared) => shared,
+            None => {
+                let shared = Arc::new(Shared::start(watch, base)?);
+                watches.insert(key, Arc::downgrade(&shared));
+                shared
+            }
+        };
+        let id = SUBSCRIPTIONS.fetch_add(1, Ordering::Relaxed);
+        lock(&shared.subscribers).insert(id, changes);
+        Ok(CodeWatch { shared, id })
+    }
+}
+
+impl Shared {
+    fn start(watch: &Watch, base: &Path) -> Result<Shared, String> {
         let filter = Filter {
             roots: watch.paths.iter().map(|path| root(base, path)).collect::<Result<_, _>>()?,
             extensions: watch.extensions().map(str::to_owned).collect(),
             ignore: ignore_set(watch)?,
         };
+        let subscribers: Arc<Mutex<Subscribers>> = Default::default();
+        let hearing = subscribers.clone();
         let handler = move |result: DebounceEventResult| match result {
             Ok(events) => {
                 let changed = events
@@ -99,7 +154,9 @@ impl CodeWatch {
                     .flat_map(|event| event.paths.iter())
                     .find(|path| filter.counts(path));
                 if let Some(path) = changed {
-                    let _ = changes.send(path.clone());
+                    for subscriber in lock(&hearing).values() {
+                        let _ = subscriber.send(path.clone());
+                    }
                 }
             }
             Err(errors) => {
@@ -115,8 +172,12 @@ impl CodeWatch {
             let (watched, mode) = root.watched();
             debouncer.watch(watched, mode).map_err(|err| format!("cannot watch {}: {err}", watched.display()))?;
         }
-        Ok(CodeWatch { _debouncer: debouncer })
+        Ok(Shared { _debouncer: debouncer, subscribers })
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Resolves one configured path against `base`.
@@ -186,6 +247,30 @@ mod tests {
         assert!(glob.counts(&dir.join("src/a/b.py")));
         assert!(!glob.counts(&dir.join("main.py")));
         assert!(root(&dir, "missing.py").is_err(), "a missing path is reported");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn upstreams_watching_the_same_paths_share_one_watch() {
+        let dir = std::env::temp_dir().join(format!("warden-shared-watch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let watch = Watch { extensions: vec!["py".into()], ..Watch::new(vec![".".into()]) };
+        let (one_tx, mut one) = mpsc::unbounded_channel();
+        let (two_tx, mut two) = mpsc::unbounded_channel();
+        let first = CodeWatch::start(&watch, &dir, one_tx).expect("watch");
+        let second = CodeWatch::start(&watch, &dir, two_tx).expect("watch");
+        assert!(Arc::ptr_eq(&first.shared, &second.shared), "one watch for both");
+
+        let patience = Duration::from_secs(20);
+        std::fs::write(dir.join("server.py"), "1").expect("write");
+        let heard = tokio::time::timeout(patience, one.recv()).await.expect("first heard it");
+        assert_eq!(heard, Some(dir.join("server.py")));
+        assert!(tokio::time::timeout(patience, two.recv()).await.expect("second heard it").is_some());
+
+        // The other keeps watching when one goes.
+        drop(first);
+        std::fs::write(dir.join("server.py"), "2").expect("write");
+        assert!(tokio::time::timeout(patience, two.recv()).await.expect("still watching").is_some());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -217,3 +217,24 @@ fn wrap_watch_restarts_the_wrapped_server_on_edits() {
     assert_eq!(client.call_text("wrapped", json!({})), "unprefixed");
     assert_eq!(project.starts(), 2);
 }
+
+#[test]
+fn over_http_an_edit_restarts_each_sessions_process_once() {
+    let project = Project::new(&[("hello", "hi")]);
+    let mut warden = HttpWarden::start(&project.config(300));
+    let (mut one, mut two) = (warden.client(), warden.client());
+    one.initialize();
+    two.initialize();
+    for client in [&mut one, &mut two] {
+        assert!(client.tool_names().contains(&"py__hello".to_owned()));
+    }
+    assert_eq!(project.starts(), 2, "one process per session");
+    project.write(&[("hello", "hi"), ("both", "seen")]);
+    for client in [&mut one, &mut two] {
+        retry("the new tool in every session", || client.tool_names().contains(&"py__both".to_owned()).then_some(()));
+        assert_eq!(client.call("py__both", json!({}))["content"][0]["text"], "seen");
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(project.starts(), 4, "each session's process restarted once");
+    warden.stop();
+}

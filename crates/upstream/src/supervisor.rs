@@ -346,27 +346,47 @@ impl Supervisor {
     async fn interrupted(&mut self, spec: &UpstreamSpec) -> Interrupt {
         let debounce = Duration::from_millis(spec.watch.as_ref().map_or(300, |watch| watch.debounce_ms));
         let seen = self.restarts_seen;
-        tokio::select! {
-            orders = async {
-                let orders = self.orders.wait_for(|orders| orders.stop || orders.restarts != seen).await;
-                orders.map(|orders| (!orders.stop).then(|| (orders.restarts, orders.why.clone())))
-            } => match orders {
-                Ok(Some((restarts, why))) => {
-                    self.restarts_seen = restarts;
-                    Interrupt::Restart(why.to_string())
+        // The first changed path and how many changes followed it.
+        let mut burst: Option<(PathBuf, usize)> = None;
+        loop {
+            let pending = burst.is_some();
+            let quiet = async move {
+                if pending {
+                    tokio::time::sleep(debounce).await;
+                } else {
+                    std::future::pending::<()>().await;
                 }
-                _ => Interrupt::Stop,
-            },
-            Some(first) = self.changes.recv() => {
-                // One burst of changes (a formatter, a checkout) is one restart.
-                let mut changed = 1;
-                while let Ok(Some(_)) = tokio::time::timeout(debounce, self.changes.recv()).await {
-                    changed += 1;
+            };
+            tokio::select! {
+                orders = async {
+                    let orders = self.orders.wait_for(|orders| orders.stop || orders.restarts != seen).await;
+                    orders.map(|orders| (!orders.stop).then(|| (orders.restarts, orders.why.clone())))
+                } => return match orders {
+                    Ok(Some((restarts, why))) => {
+                        self.restarts_seen = restarts;
+                        Interrupt::Restart(why.to_string())
+                    }
+                    _ => Interrupt::Stop,
+                },
+                Some(path) = self.changes.recv() => {
+                    // One burst of changes (a formatter, a checkout) is one restart.
+                    burst = Some(match burst.take() {
+                        None => (path, 0),
+                        Some((first, more)) => (first, more + 1),
+                    });
                 }
-                let also = if changed > 1 { format!(" and {} more changes", changed - 1) } else { String::new() };
-                Interrupt::Restart(format!("{} changed{also}", first.display()))
+                () = quiet => {
+                    let (first, more) = burst.take().unwrap_or_default();
+                    let also = if more > 0 { format!(" and {more} more changes") } else { String::new() };
+                    return Interrupt::Restart(format!("{} changed{also}", first.display()));
+                }
             }
         }
+    }
+
+    /// Resolves when the owner asks for a stop.
+    async fn stop_ordered(&mut self) {
+        let _ = self.orders.wait_for(|orders| orders.stop).await;
     }
 
     /// Opens the link once and serves until it ends.
@@ -396,10 +416,10 @@ impl Supervisor {
                                 self.state.send_replace(State::Starting);
                                 let grace = Duration::from_millis(spec.supervision.restart_grace_ms);
                                 tokio::select! {
-                                    _ = tokio::time::timeout(grace, connection.drained()) => {}
-                                    _ = link.ended(Phase::Ready) => {}
+                                    _ = tokio::time::timeout(grace, connection.drained()) => Ended::Restart(why),
+                                    _ = link.ended(Phase::Ready) => Ended::Restart(why),
+                                    () = self.stop_ordered() => Ended::Stopped,
                                 }
-                                Ended::Restart(why)
                             }
                         },
                     }

@@ -182,3 +182,23 @@ fn server_changes_apply_live_to_every_http_session_and_shared_servers_once() {
     assert!(names.contains(&"fresh__echo".to_owned()) && !names.iter().any(|n| n.starts_with("gone__")), "{names:?}");
     warden.stop();
 }
+
+#[test]
+fn naming_changes_apply_live_without_restarting_servers() {
+    let dir = scratch_dir("live-naming");
+    let path = dir.join("warden.yaml");
+    let servers = config(&[("one", &[], ""), ("two", &[], "")]);
+    std::fs::write(&path, &servers).expect("write config");
+    let mut client = Client::start(&["serve", "--config", path.to_str().expect("utf-8")], &[]);
+    client.initialize();
+    client.wait_for_tool("one__echo");
+    client.wait_for_tool("two__echo");
+    let pid = client.call_text("one__pid", json!({}));
+    client.drain(Duration::from_millis(300));
+
+    std::fs::write(&path, format!("{servers}naming: {{separator: '-'}}\n")).expect("rewrite config");
+    client.wait_method("notifications/tools/list_changed");
+    client.wait_for_tool("one-echo");
+    assert!(!client.tool_names().contains(&"one__echo".to_owned()));
+    assert_eq!(client.call_text("one-pid", json!({})), pid, "renaming restarts nothing");
+}

@@ -13,6 +13,7 @@ mod locate;
 mod policy;
 mod schema;
 mod validate;
+mod watch;
 
 pub use env::expand;
 pub use error::ConfigError;
@@ -26,3 +27,4 @@ pub use schema::{
     Auth, Config, Filter, HttpFront, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ServerConfig,
     ServerFilters, Supervision, Token, Transport, json_schema,
 };
+pub use watch::{DEFAULT_IGNORE, Watch};

@@ -15,10 +15,12 @@ mod outbound;
 mod outlet;
 pub mod pipeline;
 mod pool;
+mod servers;
 mod session;
 mod surfaces;
 mod tokens;
 
 pub use outlet::{Outbound, Outlet};
 pub use pool::Pool;
+pub use servers::pending_changes;
 pub use session::{Session, Status, UpstreamStatus};

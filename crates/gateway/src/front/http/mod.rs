@@ -47,10 +47,8 @@ pub struct HttpFront {
 
 /// What the handlers share.
 struct Front {
-    /// The hub's configuration, if the hub is served.
-    hub: Option<Arc<Config>>,
-    /// One configuration per server endpoint (`exposePerServer`).
-    per_server: HashMap<String, Arc<Config>>,
+    /// The configurations of the endpoints, replaced on reload.
+    endpoints: std::sync::RwLock<Endpoints>,
     settings: warden_config::HttpFront,
     max_message_bytes: usize,
     hooks: Arc<dyn HooksSource>,
@@ -70,14 +68,8 @@ impl HttpFront {
         default_profile: Option<String>,
         bound: SocketAddr,
     ) -> HttpFront {
-        let per_server = if config.expose_per_server {
-            config.servers.keys().map(|name| (name.clone(), Arc::new(single_server(&config, name)))).collect()
-        } else {
-            HashMap::new()
-        };
         let front = Front {
-            hub: config.hub.enabled.then(|| config.clone()),
-            per_server,
+            endpoints: std::sync::RwLock::new(Endpoints::new(&config)),
             settings: config.http.clone(),
             max_message_bytes: config.limits.max_message_bytes,
             hooks,
@@ -133,6 +125,23 @@ impl HttpFront {
         }
     }
 
+    /// Applies a new configuration's servers: the shared ones once, in the
+    /// pool; then every live session's own, as a diff (see
+    /// [`Session::apply`]). New sessions start with the new set.
+    pub fn apply(&self, old: &Config, config: Arc<Config>) {
+        self.front.pool.apply(old, &config);
+        let endpoints = Endpoints::new(&config);
+        for entry in self.front.sessions.all() {
+            let scoped = match &entry.scope {
+                None => config.clone(),
+                // A server removed from the file leaves its endpoint's sessions empty.
+                Some(server) => Arc::new(single_server(&config, server)),
+            };
+            entry.session.apply(scoped);
+        }
+        *self.front.endpoints.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = endpoints;
+    }
+
     /// How many client sessions are live.
     pub fn session_count(&self) -> usize {
         self.front.sessions.len()
@@ -162,6 +171,25 @@ async fn reap(front: Arc<Front>) {
             tracing::info!(session = %entry.id, idle_secs = idle.as_secs(), "ending an idle session");
             tokio::spawn(sessions::end(entry));
         }
+    }
+}
+
+/// The configuration each endpoint serves.
+struct Endpoints {
+    /// The hub's, if the hub is served.
+    hub: Option<Arc<Config>>,
+    /// One per server endpoint (`exposePerServer`).
+    per_server: HashMap<String, Arc<Config>>,
+}
+
+impl Endpoints {
+    fn new(config: &Arc<Config>) -> Endpoints {
+        let per_server = if config.expose_per_server {
+            config.servers.keys().map(|name| (name.clone(), Arc::new(single_server(config, name)))).collect()
+        } else {
+            HashMap::new()
+        };
+        Endpoints { hub: config.hub.enabled.then(|| config.clone()), per_server }
     }
 }
 
@@ -201,7 +229,6 @@ impl Front {
         let id = sessions::new_id().map_err(|err| failed(&err.to_string()))?;
         let streams = Streams::new(self.settings.replay_events, legacy);
         let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()));
-        session.set_patient_lists(true);
         let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile));
         if let Err(entry) = self.sessions.insert(entry.clone(), max) {
             tokio::spawn(sessions::end(entry));
@@ -218,9 +245,10 @@ impl Front {
 
     /// The configuration of an endpoint: `None` for the hub.
     fn config_for(&self, scope: Option<&str>) -> Option<Arc<Config>> {
+        let endpoints = self.endpoints.read().unwrap_or_else(|poisoned| poisoned.into_inner());
         match scope {
-            None => self.hub.clone(),
-            Some(server) => self.per_server.get(server).cloned(),
+            None => endpoints.hub.clone(),
+            Some(server) => endpoints.per_server.get(server).cloned(),
         }
     }
 }

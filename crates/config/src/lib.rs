@@ -13,16 +13,18 @@ mod locate;
 mod policy;
 mod schema;
 mod validate;
+mod watch;
 
 pub use env::expand;
 pub use error::ConfigError;
 pub use load::{load, parse};
 pub use locate::locate;
 pub use policy::{
-    Action, AuditConfig, Breaker, Condition, ConditionalRoles, DomainsAllowed, Fsync, LimitScope, PathsWithin, PinMode,
-    PinsConfig, Policy, RateLimit, Rule, RuleMatch, SqlCondition, ToolAnnotation,
+    Action, AuditConfig, Breaker, Condition, ConditionalRoles, DomainsAllowed, Fsync, IRONCURTAIN_ROLES, LimitScope,
+    PathsWithin, PinMode, PinsConfig, Policy, RateLimit, RoleCategory, Rule, RuleMatch, SqlCondition, ToolAnnotation,
 };
 pub use schema::{
     Auth, Config, Filter, HttpFront, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ServerConfig,
     ServerFilters, Supervision, Token, Transport, json_schema,
 };
+pub use watch::{DEFAULT_IGNORE, Watch};

@@ -51,12 +51,66 @@ pub struct Policy {
     /// Named lists for `inList` conditions.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub lists: IndexMap<String, Vec<String>>,
+    /// The category of each role the built-in table does not know (or
+    /// whose category it overrides): `path`, `url`, `identifier` or `opaque`.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub roles: IndexMap<String, RoleCategory>,
+    /// Decide a role also when the call leaves its arguments out
+    /// (IronCurtain's semantics: the tool then acts on a default, such as
+    /// the configured remote, so `escalate every git_push` still applies).
+    /// Off: such a role is left out of the decision.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub decide_absent_roles: bool,
     /// Per server, per tool: what each argument is.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub annotations: IndexMap<String, IndexMap<String, ToolAnnotation>>,
     /// The rules, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<Rule>,
+}
+
+/// What a role's values are, which decides the structural checks they get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RoleCategory {
+    /// File system paths: canonicalised, checked against protected paths,
+    /// the sandbox and `paths` conditions.
+    Path,
+    /// URLs or git remotes: their hosts are checked against allowed domains
+    /// and `domains` conditions.
+    Url,
+    /// Names of things (an owner, a repository): decided by rules, per role.
+    Identifier,
+    /// Values with meaning but no resource (a branch name, a message):
+    /// tested by conditions only.
+    Opaque,
+}
+
+/// IronCurtain's roles and their categories (its `src/types/argument-roles.ts`).
+pub const IRONCURTAIN_ROLES: [(&str, RoleCategory); 16] = [
+    ("read-path", RoleCategory::Path),
+    ("write-path", RoleCategory::Path),
+    ("delete-path", RoleCategory::Path),
+    ("write-history", RoleCategory::Path),
+    ("delete-history", RoleCategory::Path),
+    ("fetch-url", RoleCategory::Url),
+    ("git-remote-url", RoleCategory::Url),
+    ("github-owner", RoleCategory::Identifier),
+    ("github-repo", RoleCategory::Identifier),
+    ("proxy-domain", RoleCategory::Identifier),
+    ("branch-name", RoleCategory::Opaque),
+    ("commit-message", RoleCategory::Opaque),
+    ("email-address", RoleCategory::Opaque),
+    ("email-body", RoleCategory::Opaque),
+    ("share-permission", RoleCategory::Opaque),
+    ("none", RoleCategory::Opaque),
+];
+
+impl RoleCategory {
+    /// The category IronCurtain's role table gives `role`, if it has it.
+    pub fn of_ironcurtain_role(role: &str) -> Option<RoleCategory> {
+        IRONCURTAIN_ROLES.iter().find(|(name, _)| *name == role).map(|(_, category)| *category)
+    }
 }
 
 /// What a tool's arguments are.
@@ -86,7 +140,9 @@ pub struct ConditionalRoles {
     pub args: IndexMap<String, Vec<String>>,
 }
 
-/// One rule.
+/// One rule. Names need not be unique (the order decides); refusals,
+/// `explain` and the audit log name a rule whose name is shared by its
+/// position too.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Rule {
@@ -206,6 +262,10 @@ pub struct Condition {
     /// String tests ignore case.
     #[serde(default, skip_serializing_if = "is_false")]
     pub ignore_case: bool,
+    /// When the argument is an array, the test must hold for each of its
+    /// items (and it must have one); other values are tested as they are.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub each: bool,
     /// A number greater than this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gt: Option<f64>,

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::policy::{Action, AuditConfig, Breaker, PinsConfig, Policy, RateLimit};
+use crate::watch::Watch;
 
 /// A whole configuration file.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
@@ -243,12 +244,15 @@ pub struct ServerConfig {
     /// session has its own); sessions beyond it see the server as down.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_processes: Option<usize>,
+    /// Restart the server when its code changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<Watch>,
 }
 
 impl ServerConfig {
     /// A server reached by `transport`, with every other setting at its default.
     pub fn new(transport: Transport) -> ServerConfig {
-        ServerConfig { display_name: None, transport, share: false, max_processes: None }
+        ServerConfig { display_name: None, transport, share: false, max_processes: None, watch: None }
     }
 }
 
@@ -351,6 +355,13 @@ pub struct Supervision {
     /// How long an upstream gets to exit after its stdin is closed, before it is
     /// killed, in milliseconds.
     pub shutdown_grace_ms: u64,
+    /// When an upstream restarts (its code or its definition changed), how
+    /// long the calls in flight on the old process get to finish before they
+    /// fail, in milliseconds.
+    pub restart_grace_ms: u64,
+    /// How long a client's list waits for upstreams that are still starting
+    /// (never longer than `startTimeoutMs`), in milliseconds.
+    pub list_wait_ms: u64,
 }
 
 impl Default for Supervision {
@@ -361,6 +372,8 @@ impl Default for Supervision {
             backoff_max_ms: 30_000,
             stderr_tail_bytes: 8 * 1024,
             shutdown_grace_ms: 2_000,
+            restart_grace_ms: 5_000,
+            list_wait_ms: 10_000,
         }
     }
 }

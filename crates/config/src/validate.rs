@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::locate::locate;
 use crate::schema::{Config, PrefixMode, Transport};
+use crate::watch::Watch;
 
 /// Characters every major client accepts in a tool name.
 fn is_client_safe(name: &str) -> bool {
@@ -56,6 +57,9 @@ pub(crate) fn validate(config: &Config, text: &str) -> Vec<String> {
             }
             _ => {}
         }
+        if let Some(watch) = &server.watch {
+            validate_watch(name, watch, &mut problems);
+        }
     }
     let naming = &config.naming;
     if naming.separator.is_empty() {
@@ -72,9 +76,27 @@ pub(crate) fn validate(config: &Config, text: &str) -> Vec<String> {
     if sup.backoff_initial_ms == 0 || sup.backoff_max_ms < sup.backoff_initial_ms {
         problems.at(&["supervision"], "supervision: backoffInitialMs must be positive and at most backoffMaxMs".into());
     }
+    if sup.list_wait_ms == 0 {
+        problems.at(&["supervision", "listWaitMs"], "supervision.listWaitMs must be positive".into());
+    }
     validate_profiles(config, &mut problems);
     validate_auth(config, &mut problems);
     problems.list
+}
+
+fn validate_watch(name: &str, watch: &Watch, problems: &mut Problems<'_>) {
+    let at = ["servers", name, "watch"];
+    if watch.paths.is_empty() || watch.paths.iter().any(|path| path.trim().is_empty()) {
+        problems.at(&at, format!("servers.{name}.watch.paths must name at least one file, directory or glob"));
+    }
+    for pattern in watch.paths.iter().chain(&watch.ignore) {
+        if let Err(err) = globset::Glob::new(pattern) {
+            problems.at(&at, format!("servers.{name}.watch: {pattern:?} is not a valid glob: {err}"));
+        }
+    }
+    if watch.debounce_ms == 0 {
+        problems.at(&at, format!("servers.{name}.watch.debounceMs must be positive"));
+    }
 }
 
 fn validate_auth(config: &Config, problems: &mut Problems<'_>) {
@@ -220,5 +242,18 @@ profiles:
     fn profiles_need_a_default() {
         let text = "servers: {}\nprofiles:\n  dev: {}\n";
         assert_eq!(problems(text), ["line 2, column 1: profiles are defined but defaultProfile is missing"]);
+    }
+
+    #[test]
+    fn watch_settings_are_checked() {
+        let text = "servers:\n  py:\n    transport: {kind: stdio, command: python3}\n    watch: {paths: [], ignore: ['[z'], debounceMs: 0}\n";
+        let found = problems(text);
+        assert_eq!(found.len(), 3, "{found:#?}");
+        assert!(found.iter().all(|p| p.starts_with("line 4, column 5: servers.py.watch")), "{found:#?}");
+        let fine = "servers:\n  py:\n    transport: {kind: stdio, command: python3}\n    watch: {paths: ['src/**/*.py'], extensions: [py]}\n";
+        let config = crate::parse(Path::new("c.yaml"), fine, &|_| None).expect("a valid watch");
+        let watch = config.servers["py"].watch.as_ref().expect("watch");
+        assert_eq!(watch.debounce_ms, 300);
+        assert!(watch.ignored().any(|glob| glob == "node_modules"));
     }
 }

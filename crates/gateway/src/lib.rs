@@ -15,6 +15,7 @@ mod outbound;
 mod outlet;
 pub mod pipeline;
 mod pool;
+mod servers;
 mod session;
 mod surfaces;
 mod tokens;
@@ -22,5 +23,6 @@ mod work;
 
 pub use outlet::{Outbound, Outlet};
 pub use pool::Pool;
+pub use servers::pending_changes;
 pub use session::{Session, Status, UpstreamStatus};
 pub use work::Work;

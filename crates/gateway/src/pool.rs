@@ -23,8 +23,10 @@ use crate::tokens::lock;
 /// The shared upstreams and process caps of one front.
 #[derive(Default)]
 pub struct Pool {
-    shared: HashMap<String, Common>,
-    caps: HashMap<String, (usize, Arc<Semaphore>)>,
+    shared: Mutex<HashMap<String, Common>>,
+    caps: Mutex<HashMap<String, (usize, Arc<Semaphore>)>>,
+    /// The first client's `initialize` params, for shared upstreams added later.
+    first_init: Mutex<Option<Arc<str>>>,
 }
 
 /// One upstream shared by many sessions.
@@ -49,44 +51,70 @@ impl Pool {
     /// Starts the shared upstreams of `config` (their handshakes wait for the
     /// first client) and sets up the caps of the others.
     pub fn start(config: &Config) -> Pool {
-        let mut pool = Pool::default();
+        let pool = Pool::default();
+        pool.apply(&Config::default(), config);
+        pool
+    }
+
+    /// Applies a new configuration's shared servers and caps, before the
+    /// sessions apply theirs: a new shared server starts, a changed one
+    /// restarts once for every session, a removed one stops (sessions
+    /// retire it). Caps of servers already configured keep their size until
+    /// Warden restarts.
+    pub fn apply(&self, old: &Config, config: &Config) {
+        let mut shared = lock(&self.shared);
+        let mut caps = lock(&self.caps);
+        shared.retain(|name, common| {
+            let keep = config.servers.get(name).is_some_and(|server| server.share);
+            if !keep {
+                let upstream = common.upstream.clone();
+                tokio::spawn(async move { upstream.stop("it was removed from the configuration").await });
+            }
+            keep
+        });
         for (index, (name, server)) in config.servers.iter().enumerate() {
-            if server.share {
-                let (init, init_rx) = watch::channel(None);
-                let fanout = Arc::new(Fanout { sessions: Mutex::new(Vec::new()) });
-                let spec = UpstreamSpec {
-                    name: Arc::from(name.as_str()),
-                    transport: server.transport.clone(),
-                    supervision: config.supervision.clone(),
-                    max_message_bytes: config.limits.max_message_bytes,
-                };
-                let upstream = Upstream::spawn(index, spec, init_rx, fanout.clone());
-                pool.shared.insert(name.clone(), Common { upstream, fanout, init });
-            } else if let Some(cap) = server.max_processes {
-                pool.caps.insert(name.clone(), (cap, Arc::new(Semaphore::new(cap))));
+            let Some(spec) = UpstreamSpec::from_config(name, config) else { continue };
+            if !server.share {
+                if let Some(cap) = server.max_processes {
+                    caps.entry(name.clone()).or_insert_with(|| (cap, Arc::new(Semaphore::new(cap))));
+                }
+                continue;
+            }
+            match shared.get(name) {
+                Some(common) if old.servers.get(name) == Some(server) => common.upstream.amend(spec),
+                Some(common) => {
+                    tracing::info!(server = %name, "shared server definition changed: restarting it");
+                    common.upstream.replace(spec);
+                }
+                None => {
+                    let (init, init_rx) = watch::channel(lock(&self.first_init).clone());
+                    let fanout = Arc::new(Fanout { sessions: Mutex::new(Vec::new()) });
+                    let upstream = Upstream::spawn(index, spec, init_rx, fanout.clone());
+                    shared.insert(name.clone(), Common { upstream, fanout, init });
+                }
             }
         }
-        pool
     }
 
     /// Stops the shared upstreams.
     pub async fn shutdown(&self) {
-        for common in self.shared.values() {
-            common.upstream.shutdown().await;
+        let upstreams: Vec<Upstream> = lock(&self.shared).values().map(|common| common.upstream.clone()).collect();
+        for upstream in upstreams {
+            upstream.shutdown().await;
         }
     }
 
     /// Whether server `name` is shared (its process is not a session's own).
     pub(crate) fn shares(&self, name: &str) -> bool {
-        self.shared.contains_key(name)
+        lock(&self.shared).contains_key(name)
     }
 
     /// How a new session gets server `name`.
     pub(crate) fn lease(&self, name: &str) -> Lease {
-        if let Some(common) = self.shared.get(name) {
+        if let Some(common) = lock(&self.shared).get(name) {
             return Lease::Shared(common.upstream.clone());
         }
-        match self.caps.get(name) {
+        match lock(&self.caps).get(name) {
             None => Lease::Own(None),
             Some((cap, permits)) => match permits.clone().try_acquire_owned() {
                 Ok(permit) => Lease::Own(Some(permit)),
@@ -101,15 +129,23 @@ impl Pool {
     /// upstream number `index`; its `initialize` params start the shared
     /// handshake if it is the first.
     pub(crate) fn join(&self, name: &str, index: usize, session: Weak<Shared>) {
-        if let Some(common) = self.shared.get(name) {
+        if let Some(common) = lock(&self.shared).get(name) {
             lock(&common.fanout.sessions).push((session, index));
+        }
+    }
+
+    /// Unregisters a session from shared server `name`.
+    pub(crate) fn leave(&self, name: &str, session: &Weak<Shared>) {
+        if let Some(common) = lock(&self.shared).get(name) {
+            lock(&common.fanout.sessions).retain(|(user, _)| !user.ptr_eq(session));
         }
     }
 
     /// Hands a session's `initialize` params to the shared upstreams that
     /// have none yet.
     pub(crate) fn initialized(&self, params: &Arc<str>) {
-        for common in self.shared.values() {
+        lock(&self.first_init).get_or_insert_with(|| params.clone());
+        for common in lock(&self.shared).values() {
             common.init.send_if_modified(|current| {
                 let first = current.is_none();
                 if first {

@@ -8,13 +8,13 @@ use arc_swap::ArcSwap;
 use tokio::sync::watch;
 use warden_config::Config;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, error_response, guess_id};
-use warden_upstream::{Connection, EventSink, State, Upstream, UpstreamError, UpstreamSpec};
+use warden_upstream::{Connection, EventSink, State, Upstream, UpstreamError};
 
 use crate::catalog::{Catalog, InventoryItem, ItemKind, Namer};
 use crate::outbound::Sink;
 use crate::outlet::{Outbound, Outlet};
 use crate::pipeline::Hooks;
-use crate::pool::{Lease, Pool};
+use crate::pool::Pool;
 use crate::tokens::Maps;
 use crate::work::Work;
 
@@ -47,27 +47,34 @@ pub(crate) struct ClientInit {
 /// The state a session's tasks share.
 pub(crate) struct Shared {
     pub id: String,
-    pub config: Arc<Config>,
+    /// The configuration in force (replaced by [`Session::apply`]).
+    pub config: ArcSwap<Config>,
     pub hooks: ArcSwap<Hooks>,
-    pub upstreams: Vec<Upstream>,
+    /// By index; indexes stay valid for the session's life: a removed
+    /// server's slot keeps its stopped upstream until a server of that name
+    /// comes back.
+    pub upstreams: ArcSwap<Vec<Upstream>>,
     pub init_params: watch::Sender<Option<Arc<str>>>,
     pub client: OnceLock<ClientInit>,
     pub initialized: AtomicBool,
-    /// Lists wait for upstreams that are still starting.
-    pub patient_lists: AtomicBool,
     pub to_client: Box<dyn Outlet>,
     pub catalog: RwLock<Catalog>,
     pub maps: Maps,
     /// Shared upstreams and process caps, when the front has them.
     pub pool: Option<Arc<Pool>>,
-    /// This session's places under the process caps, freed at shutdown.
-    pub permits: std::sync::Mutex<Vec<tokio::sync::OwnedSemaphorePermit>>,
+    /// This session's places under the process caps, by server, freed when
+    /// the server is removed or at shutdown.
+    pub permits: std::sync::Mutex<std::collections::HashMap<String, tokio::sync::OwnedSemaphorePermit>>,
     /// `resources/subscribe` params by URI, replayed when an upstream restarts.
     pub subscriptions: std::sync::Mutex<std::collections::HashMap<String, (usize, String)>>,
     /// The last `logging/setLevel` params, replayed when an upstream restarts.
     pub log_level: std::sync::Mutex<Option<String>>,
     /// Task id → the upstream that created the task.
     pub tasks: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    /// Where this session's own upstreams deliver their events.
+    pub sink: Arc<dyn EventSink>,
+    /// The session itself, weakly, for the pool and new upstreams.
+    pub myself: std::sync::Weak<Shared>,
 }
 
 impl Session {
@@ -80,57 +87,47 @@ impl Session {
     /// Starts a session whose upstreams may come from `pool`: shared ones
     /// are joined, capped ones are started only within their cap.
     pub fn start_in(config: Arc<Config>, hooks: Hooks, to_client: impl Outlet, pool: Option<Arc<Pool>>) -> Session {
-        let (init_params, init_rx) = watch::channel(None);
+        let (init_params, _) = watch::channel(None);
         let names = config.servers.keys().map(|name| Arc::from(name.as_str())).collect();
         let catalog = Catalog::new(Namer::new(&config.naming, config.servers.len()), names);
-        let shared = Arc::new_cyclic(|weak| {
+        let shared = Arc::new_cyclic(|weak: &std::sync::Weak<Shared>| {
             // Upstream events are handled in the tasks that read them (in order);
             // the sink holds the session weakly, so dropping the session ends it.
             let sink: Arc<dyn EventSink> = Arc::new(Sink(weak.clone()));
-            let (mut upstreams, mut permits) = (Vec::new(), Vec::new());
-            for (index, (name, server)) in config.servers.iter().enumerate() {
-                let lease = pool.as_ref().map_or(Lease::Own(None), |pool| pool.lease(name));
-                let upstream = match lease {
-                    Lease::Own(permit) => {
-                        permits.extend(permit);
-                        let spec = UpstreamSpec {
-                            name: Arc::from(name.as_str()),
-                            transport: server.transport.clone(),
-                            supervision: config.supervision.clone(),
-                            max_message_bytes: config.limits.max_message_bytes,
-                        };
-                        Upstream::spawn(index, spec, init_rx.clone(), sink.clone())
-                    }
-                    Lease::Shared(upstream) => {
-                        if let Some(pool) = &pool {
-                            pool.join(name, index, weak.clone());
-                        }
-                        upstream
-                    }
-                    Lease::Refused(reason) => Upstream::refused(Arc::from(name.as_str()), reason),
-                };
-                upstreams.push(upstream);
-            }
             Shared {
                 id: format!("s{}", SESSIONS.fetch_add(1, Ordering::Relaxed)),
-                config,
+                config: ArcSwap::new(config.clone()),
                 hooks: ArcSwap::from_pointee(hooks),
-                upstreams,
+                upstreams: ArcSwap::from_pointee(Vec::new()),
                 init_params,
                 client: OnceLock::new(),
                 initialized: AtomicBool::new(false),
-                patient_lists: AtomicBool::new(false),
                 to_client: Box::new(to_client),
                 catalog: RwLock::new(catalog),
                 maps: Maps::default(),
                 pool,
-                permits: std::sync::Mutex::new(permits),
+                permits: Default::default(),
                 subscriptions: Default::default(),
                 log_level: Default::default(),
                 tasks: Default::default(),
+                sink,
+                myself: weak.clone(),
             }
         });
+        let upstreams =
+            config.servers.keys().enumerate().map(|(index, name)| shared.open_upstream(index, name, &config)).collect();
+        shared.upstreams.store(Arc::new(upstreams));
         Session { shared }
+    }
+
+    /// Applies a new configuration's servers as a diff: new servers start
+    /// (their items appear, with `list_changed`), removed ones stop (their
+    /// calls in flight fail, their items disappear), servers whose
+    /// definition changed restart, and unchanged ones keep their processes
+    /// and state. Naming applies at once; timeouts and limits apply to each
+    /// server from its next start.
+    pub fn apply(&self, config: Arc<Config>) {
+        self.shared.apply(config);
     }
 
     /// The session's id.
@@ -173,20 +170,11 @@ impl Session {
         Work::new(async move { shared.request(frame).await })
     }
 
-    /// Makes lists wait (up to 10 s) for upstreams that are still starting.
-    /// Over stdio the upstreams start with Warden, before any client asks,
-    /// and a list answers at once with what is ready (list_changed follows);
-    /// over HTTP they start for the client that is asking, so its first list
-    /// would otherwise be empty.
-    pub fn set_patient_lists(&self, patient: bool) {
-        self.shared.patient_lists.store(patient, Ordering::Relaxed);
-    }
-
     /// Answers a message that exceeded the size limit. Its id is recovered
     /// from its first or last bytes when possible, so the client's request
     /// fails at once instead of waiting forever.
     pub fn reject_oversized(&self, bytes: usize, head: &str, tail: &str) {
-        let limit = self.shared.config.limits.max_message_bytes;
+        let limit = self.shared.config.load().limits.max_message_bytes;
         tracing::warn!(session = %self.shared.id, bytes, limit, "refused an oversized message from the client");
         let message = format!("message of {bytes} bytes exceeds the limit of {limit} bytes (limits.maxMessageBytes)");
         let id = guess_id(head, tail);
@@ -229,9 +217,9 @@ impl Session {
         Status {
             upstreams: self
                 .shared
-                .upstreams
-                .iter()
-                .map(|upstream| UpstreamStatus {
+                .live_upstreams()
+                .into_iter()
+                .map(|(_, upstream)| UpstreamStatus {
                     name: upstream.name().to_owned(),
                     state: match upstream.state() {
                         State::Starting => "starting".into(),
@@ -253,7 +241,7 @@ impl Session {
     pub async fn shutdown(&self) {
         let mut stopping = tokio::task::JoinSet::new();
         let pool = self.shared.pool.as_deref();
-        for upstream in &self.shared.upstreams {
+        for upstream in self.shared.upstreams.load().iter() {
             if !pool.is_some_and(|pool| pool.shares(upstream.name())) {
                 let upstream = upstream.clone();
                 stopping.spawn(async move { upstream.shutdown().await });
@@ -317,12 +305,36 @@ impl Shared {
 
     /// How long Warden waits for an upstream to start.
     pub fn start_timeout(&self) -> Duration {
-        Duration::from_millis(self.config.supervision.start_timeout_ms)
+        Duration::from_millis(self.config.load().supervision.start_timeout_ms)
+    }
+
+    /// How long a list waits for upstreams that are still starting: the
+    /// configured wait, never longer than the start timeout.
+    pub fn list_wait(&self) -> Duration {
+        let supervision = &self.config.load().supervision;
+        Duration::from_millis(supervision.list_wait_ms.min(supervision.start_timeout_ms))
+    }
+
+    /// Upstream `index` (a cheap handle).
+    pub fn upstream(&self, index: usize) -> Upstream {
+        self.upstreams.load()[index].clone()
+    }
+
+    /// The upstreams of the servers configured now, with their indexes.
+    pub fn live_upstreams(&self) -> Vec<(usize, Upstream)> {
+        let config = self.config.load();
+        let upstreams = self.upstreams.load();
+        upstreams
+            .iter()
+            .enumerate()
+            .filter(|(_, upstream)| config.servers.contains_key(upstream.name()))
+            .map(|(index, upstream)| (index, upstream.clone()))
+            .collect()
     }
 
     /// The connection of upstream `index`, waiting for it while it starts.
     pub async fn connection(&self, index: usize) -> Result<Arc<Connection>, UpstreamError> {
-        let upstream = &self.upstreams[index];
+        let upstream = self.upstream(index);
         if let Some(connection) = upstream.connection() {
             return Ok(connection);
         }

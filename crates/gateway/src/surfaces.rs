@@ -33,7 +33,14 @@ impl Shared {
         kinds: &[ItemKind],
     ) -> Vec<ItemKind> {
         let mut changed = Vec::new();
-        for kind in kinds.iter().copied().filter(|kind| connection.handshake().has(kind.capability())) {
+        for kind in kinds.iter().copied() {
+            if !connection.handshake().has(kind.capability()) {
+                // A restarted server may no longer offer a kind it had.
+                if self.write_catalog().set(index, kind, Vec::new()) {
+                    changed.push(kind);
+                }
+                continue;
+            }
             match tokio::time::timeout(self.start_timeout(), fetch_all(connection, kind)).await {
                 Ok(Ok(items)) => {
                     if self.store(index, kind, items).await {
@@ -55,7 +62,8 @@ impl Shared {
         let Some(pins) = hooks.pins.as_ref().filter(|_| kind == ItemKind::Tool) else {
             return self.write_catalog().set(index, kind, items);
         };
-        let server = self.upstreams[index].name();
+        let upstream = self.upstream(index);
+        let server = upstream.name();
         let definitions: Vec<ToolDefinition> =
             items.iter().map(|item| ToolDefinition { name: &item.key, raw: item.raw.get() }).collect();
         let review = pins.review(server, &definitions);

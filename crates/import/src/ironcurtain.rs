@@ -6,9 +6,10 @@
 //!   sideEffects?, paths?: {roles, within}, domains?: {roles, allowed},
 //!   lists?: [{roles, allowed, matchType}]}, then, reason}], listDefinitions?}`;
 //! - `tool-annotations.json`: `{generatedAt, servers: {<server>: {inputHash,
-//!   tools: [{toolName, serverName, comment, sideEffects, args: {<arg>:
-//!   [role...] | {default: [role...], when: [{condition: {arg, equals | in |
-//!   is}, roles}]}}}]}}}`;
+//!   tools: [{toolName, serverName, comment, sideEffects?, inputSchema?,
+//!   args: {<arg>: [role...] | {default: [role...], when: [{condition: {arg,
+//!   equals | in | is}, roles}]}}}]}}}` (`sideEffects` until IronCurtain's
+//!   PR #118, March 2026; `inputSchema` since);
 //! - `dynamic-lists.json`: `{generatedAt, lists: {<name>: {values,
 //!   manualAdditions, manualRemovals, resolvedAt, inputHash}}}`, which
 //!   `@name` entries of `allowed` refer to.
@@ -16,6 +17,15 @@
 //! What IronCurtain reads from its own configuration (the sandbox directory,
 //! protected paths, per-server domain allowlists, trusted servers) comes from
 //! the command line ([`IronCurtainInput`]).
+//!
+//! The semantics are those of IronCurtain's engine at c0aeff9d (August
+//! 2026): its 321 test scenarios are decided as that engine decides them
+//! (`crates/warden/tests/ironcurtain.rs`). Roles have the categories of its
+//! role table; each path of a role is decided by the first rule that
+//! matches it; a role whose argument is absent is still decided
+//! (`decideAbsentRoles`); the sandbox contains all five path roles of the
+//! filesystem and git servers (a whole role), and on the filesystem server
+//! each path on its own.
 //!
 //! IronCurtain denies unknown tools and calls no rule decides, so the policy
 //! is `strict: true, default: deny`. Its rules are evaluated per resource
@@ -26,8 +36,9 @@
 //! [`rules`]) each rule becomes a role rule for the roles IronCurtain would
 //! evaluate it for, plus, where needed, a call rule naming the annotated
 //! tools without resource roles it applies to. Annotations keep only the
-//! roles IronCurtain evaluates (`none`, `branch-name`, `commit-message` are
-//! left out); conditional roles become `conditional` entries.
+//! roles IronCurtain evaluates (its opaque roles, such as `none`,
+//! `branch-name` and `email-address`, are left out); conditional roles
+//! become `conditional` entries.
 
 mod annotations;
 mod lists;
@@ -36,7 +47,7 @@ mod rules;
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
-use warden_config::{Action, Config, PathsWithin, Rule, RuleMatch};
+use warden_config::{Action, Condition, Config, PathsWithin, Policy, RoleCategory, Rule, RuleMatch};
 
 use crate::error::ImportError;
 use crate::node::Doc;
@@ -48,6 +59,10 @@ use crate::{Imported, shown};
 pub struct IronCurtainInput {
     /// `compiled-policy.json` (or a per-server one): its path and text.
     pub compiled_policy: (PathBuf, String),
+    /// More compiled policies (IronCurtain's per-server
+    /// `servers/<server>/compiled-policy.json` files), merged with the first
+    /// as IronCurtain merges them.
+    pub more_compiled_policies: Vec<(PathBuf, String)>,
     /// `tool-annotations.json`: its path and text.
     pub tool_annotations: (PathBuf, String),
     /// The sandbox directory (`--sandbox DIR`).
@@ -79,11 +94,11 @@ pub fn parse_allowed_domains(arg: &str) -> Result<(String, Vec<String>), ImportE
     Ok((server.trim().to_owned(), patterns))
 }
 
-/// The roles IronCurtain's sandbox containment resolves (filesystem server
-/// only).
-const SANDBOX_ROLES: [&str; 3] = ["read-path", "write-path", "delete-path"];
-/// Path roles it never resolves by containment.
-const UNSAFE_PATH_ROLES: [&str; 2] = ["write-history", "delete-history"];
+/// The roles IronCurtain's sandbox containment resolves (`SANDBOX_SAFE_PATH_ROLES`).
+const SANDBOX_ROLES: [&str; 5] = ["read-path", "write-path", "delete-path", "write-history", "delete-history"];
+/// The servers whose roles it resolves: all paths of a role within the
+/// sandbox (both), or each path on its own (the filesystem server).
+const SANDBOX_SERVERS: [&str; 2] = ["filesystem", "git"];
 
 /// Converts IronCurtain's policy artifacts.
 pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> {
@@ -96,68 +111,28 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
         Some((path, text)) => Some(lists::read(&Doc::new(path, text))?),
         None => None,
     };
-    let (policy_path, policy_text) = &input.compiled_policy;
-    let policy_doc = Doc::new(policy_path, policy_text);
-    let mapped = rules::map(&policy_doc, &tools, lists.as_ref())?;
+    let (policy_path, _) = &input.compiled_policy;
+    let policy_docs: Vec<Doc<'_>> = std::iter::once(&input.compiled_policy)
+        .chain(&input.more_compiled_policies)
+        .map(|(path, text)| Doc::new(path, text))
+        .collect();
+    let mapped = rules::map(&policy_docs, &tools, lists.as_ref())?;
     warnings.extend(mapped.warnings);
 
     let mut config = Config::default();
     let policy = &mut config.policy;
     policy.default = Some(Action::Deny);
     policy.strict = true;
-    policy.annotations = tools.warden;
+    policy.annotations = tools.warden.clone();
     policy.lists = mapped.lists;
-    policy.rules.push(Rule {
-        name: "structural-introspection-allow".into(),
-        description: "IronCurtain always allows list_allowed_directories (no arguments, no side effects)".into(),
-        when: RuleMatch { tool: vec!["list_allowed_directories".into()], ..RuleMatch::default() },
-        action: Action::Allow,
-        reason: "Introspection tool with no side effects is always allowed".into(),
-    });
+    policy.decide_absent_roles = true;
+    policy.rules.push(introspection_rule(&tools));
 
     let mut relative = Vec::new();
     if let Some(dir) = &input.sandbox {
         let dir = option_text("--sandbox", dir)?;
         note_relative(&dir, "--sandbox", &mut relative);
-        let mut outside = Vec::new();
-        for tool in &tools.list {
-            let roles: Vec<String> = tool
-                .roles()
-                .into_iter()
-                .filter(|role| {
-                    UNSAFE_PATH_ROLES.contains(&role.as_str())
-                        || (SANDBOX_ROLES.contains(&role.as_str()) && tool.server != "filesystem")
-                })
-                .collect();
-            if !roles.is_empty() {
-                outside.push(format!("{}/{} ({})", tool.server, tool.name, roles.join(", ")));
-            }
-        }
-        if outside.is_empty() {
-            policy.sandbox = Some(dir.clone());
-            warnings.push(format!(
-                "--sandbox {dir}: IronCurtain also allowed unannotated filesystem tools whose path-like arguments all lie in the sandbox; Warden denies unannotated tools (strict)"
-            ));
-        } else {
-            // Warden's sandbox would cover these too; IronCurtain's covers
-            // read/write/delete paths of the filesystem server only.
-            policy.rules.push(Rule {
-                name: "structural-sandbox-allow".into(),
-                description: "IronCurtain's sandbox containment (filesystem server only)".into(),
-                when: RuleMatch {
-                    server: vec!["filesystem".into()],
-                    roles: SANDBOX_ROLES.iter().map(|role| (*role).to_owned()).collect(),
-                    paths: Some(PathsWithin { roles: Vec::new(), within: vec![dir.clone()] }),
-                    ..RuleMatch::default()
-                },
-                action: Action::Allow,
-                reason: format!("All paths are within the sandbox directory: {dir}"),
-            });
-            warnings.push(format!(
-                "--sandbox {dir} is written as the first rule, structural-sandbox-allow, not as policy.sandbox: IronCurtain's containment covers only the filesystem server's read/write/delete paths, and these tools have other path roles that it sends through the rules: {}",
-                outside.join(", ")
-            ));
-        }
+        sandbox(policy, &tools, &dir, &mut warnings);
     }
     for rule in &mapped.rules {
         if let Some(paths) = &rule.when.paths {
@@ -175,8 +150,15 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
             policy.protected_paths.push(path);
         }
     }
-    if !policy.protected_paths.is_empty() {
-        warnings.push("protected paths: IronCurtain also treated every argument value starting with '/', '.' or '~' as a path (whatever its role, even for unannotated tools); Warden checks the arguments with path roles".into());
+    if tools
+        .list
+        .iter()
+        .any(|tool| tool.roles().iter().any(|role| RoleCategory::of_ironcurtain_role(role) == Some(RoleCategory::Path)))
+    {
+        warnings.push("paths: when a path cannot be resolved to the end (a directory on the way cannot be read, or it is more than 64 levels deep), IronCurtain resolves what it can and compares the rest as written, or the whole path unresolved; Warden refuses the call (invalid-path), so an unresolved symbolic link can never lead out of the sandbox (none of IronCurtain's own test scenarios is affected)".into());
+    }
+    if !policy.protected_paths.is_empty() && input.sandbox.is_some() {
+        warnings.push("protected paths: IronCurtain exempts everything within the sandbox from protection; Warden carves the sandbox out of a protected directory that contains it, but a protected path inside the sandbox stays protected (none of IronCurtain's own test scenarios is affected)".into());
     }
     for server in &input.trusted_servers {
         let server = option_text("--trusted-server", server)?;
@@ -205,8 +187,18 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
     if policy.rules.iter().any(|rule| rule.action == Action::Escalate) || !policy.allowed_domains.is_empty() {
         warnings.push("escalate (rules, and URLs outside a server's allowed domains): IronCurtain asked a person (or its auto-approver) and denied after a timeout; Warden refuses escalated calls with a message until an approval channel is configured".into());
     }
+    if !policy.allowed_domains.is_empty() {
+        warnings.push("allowed domains: IronCurtain escalates a URL outside them at once; Warden escalates it too but still lets a rule that denies the call deny it (stricter, never looser)".into());
+    }
+    if tools.list.iter().any(|tool| tool.server == "git" && tool.roles().iter().any(|role| role == "git-remote-url")) {
+        warnings.push("git: when a git_push, git_pull or git_fetch call names no remote, IronCurtain reads the repository's default remote from its .git/config (inside the sandbox) and checks that URL; Warden does not read repositories, so the remote role is decided without a value (rules with domain conditions do not match it)".into());
+    }
 
-    let mut origin = format!("IronCurtain policy {} with annotations {}", shown(policy_path), shown(annotations_path));
+    let mut policies = shown(policy_path);
+    for (path, _) in &input.more_compiled_policies {
+        policies.push_str(&format!(", {}", shown(path)));
+    }
+    let mut origin = format!("IronCurtain policy {policies} with annotations {}", shown(annotations_path));
     if let Some((path, _)) = &input.dynamic_lists {
         origin.push_str(&format!(" and lists {}", shown(path)));
     }
@@ -227,4 +219,81 @@ fn note_relative(path: &str, place: &str, relative: &mut Vec<String>) {
     if !(path.starts_with('/') || path.starts_with('~')) {
         relative.push(format!("{place}: {path}"));
     }
+}
+
+/// IronCurtain's introspection allow: `list_allowed_directories` of the
+/// filesystem server, called without arguments.
+fn introspection_rule(tools: &annotations::Tools) -> Rule {
+    let args: Vec<String> = tools
+        .list
+        .iter()
+        .filter(|tool| tool.server == "filesystem" && tool.name == "list_allowed_directories")
+        .flat_map(|tool| tool.args.iter().map(|arg| arg.name.clone()))
+        .collect();
+    let none_given = (!args.is_empty()).then(|| Condition {
+        all: Some(
+            args.into_iter()
+                .map(|arg| Condition { arg: Some(arg), exists: Some(false), ..Condition::default() })
+                .collect(),
+        ),
+        ..Condition::default()
+    });
+    Rule {
+        name: "structural-introspection-allow".into(),
+        description: "IronCurtain always allows the filesystem server's list_allowed_directories without arguments"
+            .into(),
+        when: RuleMatch {
+            server: vec!["filesystem".into()],
+            tool: vec!["list_allowed_directories".into()],
+            args: none_given,
+            ..RuleMatch::default()
+        },
+        action: Action::Allow,
+        reason: "Introspection tool is always allowed".into(),
+    }
+}
+
+/// IronCurtain's sandbox containment: a path role of the filesystem or git
+/// server whose paths all lie within the sandbox is allowed (Warden's
+/// `policy.sandbox`), and on the filesystem server each path within it is
+/// allowed on its own (a first rule, decided per path).
+fn sandbox(policy: &mut Policy, tools: &annotations::Tools, dir: &str, warnings: &mut Vec<String>) {
+    let elsewhere: Vec<String> = tools
+        .list
+        .iter()
+        .filter(|tool| !SANDBOX_SERVERS.contains(&tool.server.as_str()))
+        .filter_map(|tool| {
+            let roles: Vec<String> = tool
+                .roles()
+                .into_iter()
+                .filter(|role| match RoleCategory::of_ironcurtain_role(role) {
+                    Some(category) => category == RoleCategory::Path,
+                    None => role.ends_with("-path"),
+                })
+                .collect();
+            (!roles.is_empty()).then(|| format!("{}/{} ({})", tool.server, tool.name, roles.join(", ")))
+        })
+        .collect();
+    let per_path_servers: Vec<String> = if elsewhere.is_empty() {
+        policy.sandbox = Some(dir.to_owned());
+        vec!["filesystem".into()]
+    } else {
+        warnings.push(format!(
+            "--sandbox {dir} is written as the first rule, structural-sandbox-allow, for the filesystem and git servers only, not as policy.sandbox (which would cover every server): these tools of other servers have path roles that IronCurtain sends through the rules: {}; a git role with paths both inside and outside the sandbox is then decided path by path, where IronCurtain sends all its paths through the rules",
+            elsewhere.join(", ")
+        ));
+        SANDBOX_SERVERS.iter().map(|server| (*server).to_owned()).collect()
+    };
+    policy.rules.push(Rule {
+        name: "structural-sandbox-allow".into(),
+        description: "IronCurtain's sandbox containment, path by path".into(),
+        when: RuleMatch {
+            server: per_path_servers,
+            roles: SANDBOX_ROLES.iter().map(|role| (*role).to_owned()).collect(),
+            paths: Some(PathsWithin { roles: Vec::new(), within: vec![dir.to_owned()] }),
+            ..RuleMatch::default()
+        },
+        action: Action::Allow,
+        reason: format!("Path(s) within the sandbox directory: {dir}"),
+    });
 }

@@ -16,14 +16,16 @@
 //! ```
 //!
 //! `cwd` is read too, as the server's working directory. Each backend becomes
-//! a stdio server. mcpmon prefixes tools `backend::tool`, and not at all with
+//! a stdio server; `watch` and `extensions` become its `watch:` settings
+//! (mcpmon watches the directory recursively, for `py` files unless told
+//! otherwise, and ignores the same kinds of directories Warden does). mcpmon prefixes tools `backend::tool`, and not at all with
 //! a single backend; Warden gets `naming.prefix: multiple` and its own
 //! separator, `__`.
 
 use std::path::Path;
 
 use indexmap::IndexMap;
-use warden_config::{Config, PrefixMode, ServerConfig, Transport};
+use warden_config::{Config, PrefixMode, ServerConfig, Transport, Watch};
 
 use crate::error::ImportError;
 use crate::names::{Renames, renamed_warning};
@@ -38,8 +40,10 @@ struct Backend {
     args: Vec<String>,
     env: IndexMap<String, String>,
     cwd: Option<String>,
-    /// The watch settings given (`watch: src/`), to name in the warning.
-    watch: Vec<String>,
+    /// `watch:`, the directory to watch.
+    watch: Option<String>,
+    /// `extensions:` (or `ext:`), comma-separated.
+    extensions: Option<String>,
 }
 
 /// Converts one mcpmon config file.
@@ -86,9 +90,28 @@ pub(crate) fn import(path: &Path, text: &str) -> Result<Imported, ImportError> {
                 backend.command
             ));
         }
-        if !backend.watch.is_empty() {
-            watched.push(format!("{name} ({})", backend.watch.join(", ")));
-        }
+        let watch = match (&backend.watch, &backend.extensions) {
+            (Some(path), extensions) => {
+                if backend.cwd.is_some() && !path.starts_with(['/', '~']) {
+                    watched.push(format!(
+                        "{at}.watch ({path}) is relative: mcpmon resolved it against its own working directory, Warden resolves it against the server's cwd; check the path"
+                    ));
+                }
+                let extensions = extensions.as_deref().unwrap_or("py");
+                let extensions = extensions.split(',').map(|ext| ext.trim().trim_start_matches('.').to_owned());
+                Some(Watch {
+                    extensions: extensions.filter(|ext| !ext.is_empty()).collect(),
+                    ..Watch::new(vec![path.clone()])
+                })
+            }
+            (None, Some(extensions)) => {
+                watched.push(format!(
+                    "{at} has extensions ({extensions}) but no watch: mcpmon watches nothing for it, nor does Warden"
+                ));
+                None
+            }
+            (None, None) => None,
+        };
         let mut escape_in = |field: &str, text: &str| {
             let written = escape(text, None);
             if written != text {
@@ -101,7 +124,7 @@ pub(crate) fn import(path: &Path, text: &str) -> Result<Imported, ImportError> {
         let cwd = backend.cwd.as_deref().map(|cwd| escape_in("cwd", cwd).into());
         let env = backend.env.iter().map(|(key, value)| (key.clone(), escape(value, Some(&mut env_refs)))).collect();
         let transport = Transport::Stdio { command, args, env, cwd };
-        config.servers.insert(name, ServerConfig::new(transport));
+        config.servers.insert(name, ServerConfig { watch, ..ServerConfig::new(transport) });
     }
 
     if config.servers.is_empty() {
@@ -113,12 +136,7 @@ pub(crate) fn import(path: &Path, text: &str) -> Result<Imported, ImportError> {
     if !unknown.is_empty() {
         warnings.push(format!("ignored {} (mcpmon does not read them either)", unknown.join(", ")));
     }
-    if !watched.is_empty() {
-        warnings.push(format!(
-            "Warden does not restart servers on file changes yet (hot reload is planned), so these watch settings were dropped: {}",
-            watched.join("; ")
-        ));
-    }
+    warnings.extend(watched);
     if !escaped.is_empty() {
         escaped.dedup();
         warnings.push(format!(
@@ -156,8 +174,14 @@ fn settings_warnings(settings: &IndexMap<String, Node>, warnings: &mut Vec<Strin
 
 /// Reads one entry of `servers:`.
 fn backend(doc: &Doc<'_>, node: &Node, at: &At, unknown: &mut Vec<String>) -> Result<Backend, ImportError> {
-    let mut backend =
-        Backend { command: String::new(), args: Vec::new(), env: IndexMap::new(), cwd: None, watch: Vec::new() };
+    let mut backend = Backend {
+        command: String::new(),
+        args: Vec::new(),
+        env: IndexMap::new(),
+        cwd: None,
+        watch: None,
+        extensions: None,
+    };
     let fields = match node {
         Node::Text(command) => {
             backend.command = command.clone();
@@ -200,10 +224,13 @@ fn backend(doc: &Doc<'_>, node: &Node, at: &At, unknown: &mut Vec<String>) -> Re
     if let Some(cwd) = fields.get("cwd") {
         backend.cwd = doc.text(cwd, &at.key("cwd"))?;
     }
-    for key in ["watch", "extensions", "ext"] {
+    if let Some(watch) = fields.get("watch") {
+        backend.watch = doc.text(watch, &at.key("watch"))?.filter(|path| !path.trim().is_empty());
+    }
+    // `extensions` wins over `ext`, as in mcpmon.
+    for key in ["ext", "extensions"] {
         if let Some(value) = fields.get(key) {
-            let value = doc.text(value, &at.key(key))?.unwrap_or_default();
-            backend.watch.push(format!("{key}: {value}"));
+            backend.extensions = doc.text(value, &at.key(key))?.or(backend.extensions.take());
         }
     }
     unknown.extend(unknown_keys(fields, &SERVER_KEYS).into_iter().map(|key| at.key(key).to_string()));

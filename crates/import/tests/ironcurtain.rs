@@ -9,13 +9,19 @@ use serde_json::json;
 use warden_config::{Action, Condition, DomainsAllowed, PathsWithin, Rule};
 use warden_import::{ImportError, Imported, IronCurtainInput, import_ironcurtain, parse_allowed_domains};
 
-fn input() -> IronCurtainInput {
+/// The three files of the data directory `dir`.
+fn files_in(dir: &str) -> IronCurtainInput {
     IronCurtainInput {
-        compiled_policy: file("ironcurtain/compiled-policy.json"),
-        tool_annotations: file("ironcurtain/tool-annotations.json"),
-        dynamic_lists: Some(file("ironcurtain/dynamic-lists.json")),
+        compiled_policy: file(&format!("{dir}/compiled-policy.json")),
+        tool_annotations: file(&format!("{dir}/tool-annotations.json")),
+        dynamic_lists: Some(file(&format!("{dir}/dynamic-lists.json"))),
         ..IronCurtainInput::default()
     }
+}
+
+/// A hand-written policy in IronCurtain's older format (with `sideEffects`).
+fn input() -> IronCurtainInput {
+    files_in("ironcurtain")
 }
 
 fn convert(input: IronCurtainInput) -> Imported {
@@ -47,16 +53,13 @@ fn rules_keep_their_per_role_meaning() {
     assert_eq!(policy.rules[0].name, "structural-introspection-allow");
     assert_eq!(policy.rules[0].when.tool, ["list_allowed_directories"]);
 
-    // A paths condition alone makes a role rule for its roles; `within` is a list of one.
+    // A paths condition alone makes a role rule for its roles; `within` is
+    // a list of one, and checks the paths of the role being decided, one by
+    // one, as IronCurtain does.
     let [downloads] = rules(&imported, "allow-downloads-full-access")[..] else { panic!() };
     assert_eq!(downloads.when.roles, ["read-path", "write-path", "delete-path"]);
-    assert_eq!(
-        downloads.when.paths,
-        Some(PathsWithin {
-            roles: strings(&["read-path", "write-path", "delete-path"]),
-            within: strings(&["/home/user/Downloads"])
-        })
-    );
+    assert_eq!(downloads.when.paths, Some(PathsWithin { roles: vec![], within: strings(&["/home/user/Downloads"]) }));
+    assert!(policy.decide_absent_roles, "IronCurtain decides a role whose argument is absent");
     assert_eq!(
         downloads.description,
         "Allow all read, write, and delete operations within the Downloads folder (principle: Concrete Guidance - Downloads folder full access)"
@@ -87,10 +90,7 @@ fn rules_keep_their_per_role_meaning() {
     );
     assert_eq!(
         push.when.domains,
-        Some(DomainsAllowed {
-            roles: strings(&["git-remote-url"]),
-            allowed: strings(&["github.com", "gitlab.com", "*.github.com"])
-        })
+        Some(DomainsAllowed { roles: vec![], allowed: strings(&["github.com", "gitlab.com", "*.github.com"]) })
     );
     let [news] = rules(&imported, "allow-fetch-news-sites")[..] else { panic!() };
     assert_eq!(
@@ -127,13 +127,8 @@ fn rules_keep_their_per_role_meaning() {
             "call rules naming the annotated tools",
         ],
     );
-    warning(
-        &imported,
-        &[
-            "each path of an argument with several paths",
-            "read-path (/home/user/Downloads, /home/user/Documents, /home/user/src)",
-        ],
-    );
+    // Each path of a role is decided on its own, as in IronCurtain: no warning.
+    assert!(!imported.warnings.iter().any(|w| w.contains("several paths")), "{:#?}", imported.warnings);
     warning(&imported, &["escalate", "until an approval channel is configured"]);
 }
 
@@ -143,7 +138,11 @@ fn list_conditions_test_the_arguments_with_the_role() {
     let policy = &imported.config.policy;
     let [orgs] = rules(&imported, "github-allow-own-orgs")[..] else { panic!() };
     assert_eq!(orgs.when.roles, ["github-owner"]);
-    let owner_in = test("owner", |c| c.in_list = Some("my-github-orgs".into()));
+    // Each text of an array on its own, as IronCurtain checks them.
+    let owner_in = test("owner", |c| {
+        c.in_list = Some("my-github-orgs".into());
+        c.each = true;
+    });
     assert_eq!(
         orgs.when.args,
         Some(Condition { all: Some(vec![test("owner", |c| c.exists = Some(true)), owner_in]), ..Condition::default() })
@@ -158,7 +157,7 @@ fn list_conditions_test_the_arguments_with_the_role() {
         channels.when.args.as_ref().and_then(|a| a.all.as_ref()).map(|all| all[1].in_list.as_deref()),
         Some(Some(list))
     );
-    warning(&imported, &["rule \"github-allow-own-orgs\"", "an array never matches"]);
+    assert!(!imported.warnings.iter().any(|w| w.contains("array")), "{:#?}", imported.warnings);
     assert_eq!(policy.lists.len(), 2, "domain lists are expanded in place");
 }
 
@@ -185,14 +184,20 @@ fn a_rule_needing_a_list_needs_the_lists_file() {
     let [news] = rules(&imported, "allow-news")[..] else { panic!() };
     let all = news.when.args.as_ref().and_then(|a| a.all.as_ref()).unwrap();
     assert_eq!(
-        all[1].any,
-        Some(vec![
-            test("url", |c| c.in_list = Some("allow-news.lists[0]".into())),
-            test("url", |c| c.equals = Some(json!("bbc.co.uk"))),
-            test("url", |c| c.ends_with = Some(".bbc.co.uk".into())),
-        ]),
-        "*.domain also matches the domain itself"
+        all[1],
+        test("url", |c| {
+            c.regex = Some(r"(?s)^(?:(?:[^/]*\.)?bbc\.co\.uk(?:/.*)?|apnews\.com(?:/.*)?)$".into());
+            c.each = true;
+        }),
+        "*.domain matches the domain and its subdomains, each before a `/`"
     );
+    // `*` (any name but an IP address) is approximated, and said so.
+    let policy = text(
+        "compiled-policy.json",
+        r#"{"rules": [{"name": "allow-any", "if": {"lists": [{"roles": ["fetch-url"], "allowed": ["*"], "matchType": "domains"}]}, "then": "allow", "reason": "r"}]}"#,
+    );
+    let imported = convert(IronCurtainInput { compiled_policy: policy, dynamic_lists: None, ..input() });
+    warning(&imported, &["rule \"allow-any\"", "an array argument never matches it"]);
 }
 
 #[test]
@@ -243,6 +248,16 @@ fn annotations_keep_every_role_and_condition() {
     warning(&imported, &["comments of 16 annotated tools"]);
 }
 
+/// Annotations and a policy, given as text, imported with `--sandbox dir`.
+fn sandboxed(annotations: &str, policy: &str, dir: &str) -> Imported {
+    convert(IronCurtainInput {
+        compiled_policy: text("compiled-policy.json", policy),
+        tool_annotations: text("tool-annotations.json", annotations),
+        sandbox: Some(dir.into()),
+        ..IronCurtainInput::default()
+    })
+}
+
 #[test]
 fn command_line_settings_fill_the_structural_checks() {
     let domains = parse_allowed_domains("fetch=*.example.com, docs.rs").unwrap();
@@ -263,42 +278,39 @@ fn command_line_settings_fill_the_structural_checks() {
     assert_eq!(policy.trusted_servers, ["memory"]);
     assert_eq!(policy.allowed_domains["fetch"], ["*.example.com", "docs.rs", "crates.io"]);
     assert_eq!(policy.allowed_domains["git"], ["github.com"]);
-    // git tools have path roles IronCurtain does not contain in the sandbox,
-    // which Warden's sandbox would: the containment becomes the first rule.
-    assert_eq!(policy.sandbox, None);
+    // Only filesystem and git tools have path roles: a role all of whose
+    // paths are in the sandbox is allowed (Warden's sandbox), and on the
+    // filesystem server each path in it is, one by one (the first rule).
+    assert_eq!(policy.sandbox.as_deref(), Some("/home/user/sandbox"));
     let sandbox = &policy.rules[1];
     assert_eq!(sandbox.name, "structural-sandbox-allow");
     assert_eq!((sandbox.when.server.as_slice(), sandbox.action), (&strings(&["filesystem"])[..], Action::Allow));
-    assert_eq!(sandbox.when.roles, ["read-path", "write-path", "delete-path"]);
+    assert_eq!(sandbox.when.roles, ["read-path", "write-path", "delete-path", "write-history", "delete-history"]);
     assert_eq!(sandbox.when.paths.as_ref().map(|p| p.within.clone()), Some(strings(&["/home/user/sandbox"])));
-    warning(
-        &imported,
-        &[
-            "--sandbox /home/user/sandbox is written as the first rule",
-            "git/git_branch (read-path, write-history, delete-history)",
-        ],
-    );
-    warning(&imported, &["protected paths", "starting with '/', '.' or '~'"]);
+    warning(&imported, &["protected paths", "carves the sandbox out of a protected directory"]);
+    warning(&imported, &["allowed domains", "stricter, never looser"]);
 
     // With only the filesystem server's read/write/delete paths, the sandbox is Warden's.
-    let annotations = text(
-        "tool-annotations.json",
+    let imported = sandboxed(
         r#"{"servers": {"filesystem": {"tools": [{"toolName": "read_file", "sideEffects": false, "args": {"path": ["read-path"]}}]}}}"#,
-    );
-    let policy = text(
-        "compiled-policy.json",
         r#"{"rules": [{"name": "escalate-reads", "if": {"roles": ["read-path"]}, "then": "escalate", "reason": "r"}]}"#,
+        "sandbox",
     );
-    let imported = convert(IronCurtainInput {
-        compiled_policy: policy,
-        tool_annotations: annotations,
-        sandbox: Some("sandbox".into()),
-        ..IronCurtainInput::default()
-    });
     assert_eq!(imported.config.policy.sandbox.as_deref(), Some("sandbox"));
-    assert_eq!(imported.config.policy.rules.len(), 2);
+    assert_eq!(imported.config.policy.rules.len(), 3);
     warning(&imported, &["relative paths", "--sandbox: sandbox"]);
-    warning(&imported, &["unannotated filesystem tools"]);
+
+    // A path role on another server: IronCurtain does not contain it in the
+    // sandbox, Warden's sandbox would, so containment is written as a rule
+    // for the filesystem and git servers only.
+    let imported = sandboxed(
+        r#"{"servers": {"notes": {"tools": [{"toolName": "save", "args": {"file": ["write-path"]}}]}}}"#,
+        r#"{"rules": [{"name": "escalate-writes", "if": {"roles": ["write-path"]}, "then": "escalate", "reason": "r"}]}"#,
+        "/sandbox",
+    );
+    assert_eq!(imported.config.policy.sandbox, None);
+    assert_eq!(imported.config.policy.rules[1].when.server, ["filesystem", "git"]);
+    warning(&imported, &["--sandbox /sandbox is written as the first rule", "notes/save (write-path)"]);
 
     for (bad, expected) in
         [("fetch", "is not SERVER=PATTERN"), ("=a.com", "needs a server name"), ("fetch=", "needs a server")]
@@ -397,8 +409,14 @@ fn malformed_artifacts_are_errors_naming_the_place() {
             "servers.fs.tools[0].args.p: expected a list of roles or {default, when}, found text",
         ),
         (
-            run(fine_policy(), text("tool-annotations.json", r#"{"servers": {"fs": {"tools": [{"toolName": "t"}]}}}"#)),
-            "tool \"t\" has no sideEffects",
+            run(
+                fine_policy(),
+                text(
+                    "tool-annotations.json",
+                    r#"{"servers": {"fs": {"tools": [{"toolName": "t", "sideEffects": "no"}]}}}"#,
+                ),
+            ),
+            "servers.fs.tools[0].sideEffects",
         ),
     ] {
         assert!(err.contains(expected), "{expected}\n{err}");
@@ -420,4 +438,51 @@ fn rules_that_can_never_apply_are_left_out_with_a_warning() {
     warning(&imported, &["rule \"no-tools\" is left out", "tool list is empty"]);
     warning(&imported, &["rule \"disjoint\" is left out"]);
     warning(&imported, &["rule \"nobody\" is left out", "no annotated tool can reach it"]);
+}
+
+/// IronCurtain's files of c0aeff9d: the current format (no `sideEffects`,
+/// an `inputSchema` per tool, `write-history` in `paths.roles`).
+fn current() -> IronCurtainInput {
+    files_in("ironcurtain-c0aeff9d")
+}
+
+#[test]
+fn the_current_format_imports_and_validates() {
+    let imported = convert(current());
+    let annotations = &imported.config.policy.annotations;
+    assert_eq!(annotations["filesystem"]["read_file"].side_effects, None);
+    assert_eq!(annotations["git"]["git_reset"].args["path"], ["read-path", "write-history"]);
+    assert!(!imported.warnings.iter().any(|w| w.contains("inputSchema")), "{:#?}", imported.warnings);
+    let [add] = rules(&imported, "allow-git-add-in-downloads")[..] else { panic!() };
+    assert_eq!(add.when.roles, ["read-path", "write-history"]);
+    // It validates and decides as IronCurtain does: crates/warden/tests/ironcurtain.rs.
+}
+
+#[test]
+fn per_server_compiled_policies_merge_in_server_order() {
+    let merged = convert(current());
+    let (_, text) = file("ironcurtain-c0aeff9d/compiled-policy.json");
+    let whole: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut by_server: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
+    for rule in whole["rules"].as_array().unwrap() {
+        let server = rule["if"]["server"][0].as_str().unwrap().to_owned();
+        match by_server.iter_mut().find(|(name, _)| *name == server) {
+            Some((_, rules)) => rules.push(rule.clone()),
+            None => by_server.push((server, vec![rule.clone()])),
+        }
+    }
+    assert_eq!(by_server.len(), 4);
+    // Given in reverse order, as IronCurtain writes them per server.
+    let mut files: Vec<(PathBuf, String)> = by_server
+        .iter()
+        .rev()
+        .map(|(server, rules)| {
+            let file = json!({"generatedAt": "x", "serverName": server, "rules": rules});
+            (PathBuf::from(format!("servers/{server}/compiled-policy.json")), file.to_string())
+        })
+        .collect();
+    let first = files.remove(0);
+    let split = convert(IronCurtainInput { compiled_policy: first, more_compiled_policies: files, ..current() });
+    assert_eq!(split.config.policy.rules, merged.config.policy.rules);
+    assert!(split.origin.contains("servers/github/compiled-policy.json, servers/git/compiled-policy.json"));
 }

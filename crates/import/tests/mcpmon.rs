@@ -49,10 +49,13 @@ fn backends_become_stdio_servers() {
 
     warning(&imported, &["\"node.tools\"", "\"node_tools\""]);
     warning(&imported, &["backend::tool", "backend__tool", "naming.prefix: multiple"]);
-    let watch = warning(&imported, &["hot reload", "sage (watch: ~/.sage/src/)"]);
-    assert!(watch.contains("my-server (watch: ./src/, extensions: py,json)"), "{watch}");
-    assert!(watch.contains("node_tools (ext: ts)"), "{watch}");
-    assert!(!watch.contains("notes"), "{watch}");
+    // watch and extensions carry over; mcpmon's default extension is py.
+    let watch = |name: &str| config.servers[name].watch.clone().map(|w| (w.paths, w.extensions));
+    assert_eq!(watch("sage"), Some((vec!["~/.sage/src/".to_owned()], vec!["py".to_owned()])));
+    assert_eq!(watch("my-server"), Some((vec!["./src/".to_owned()], vec!["py".to_owned(), "json".to_owned()])));
+    assert_eq!(watch("notes"), None);
+    assert_eq!(watch("node_tools"), None, "mcpmon watches nothing without watch:");
+    warning(&imported, &["servers.node.tools has extensions (ts) but no watch"]);
     warning(&imported, &["settings.log_level (debug)", "--log-level"]);
     warning(&imported, &["settings.notify_on_change (true)"]);
     warning(&imported, &["'$' is doubled in servers.node.tools.args"]);
@@ -64,7 +67,15 @@ fn a_single_backend_stays_unprefixed() {
     let imported = import(Source::Mcpmon, &[file("mcpmon/single.yaml")]).unwrap();
     assert_eq!(imported.config.servers.keys().collect::<Vec<_>>(), ["crucible"]);
     assert_eq!(imported.config.naming.prefix, PrefixMode::Multiple);
-    warning(&imported, &["crucible (watch: ~/crucible/src/)"]);
+    let watch = imported.config.servers["crucible"].watch.as_ref().expect("watch carried over");
+    assert_eq!(
+        (&watch.paths[..], &watch.extensions[..]),
+        (&["~/crucible/src/".to_owned()][..], &["py".to_owned()][..])
+    );
+    let yaml = imported.to_yaml().unwrap();
+    assert!(yaml.contains("watch:") && yaml.contains("~/crucible/src/"), "{yaml}");
+    let loaded = warden_config::parse(Path::new("warden.yaml"), &yaml, &|_| None).unwrap();
+    assert_eq!(loaded.servers["crucible"].watch.as_ref(), Some(watch), "the written config loads the same watch");
 }
 
 #[test]

@@ -62,7 +62,7 @@ fn only_what_differs_from_the_defaults_is_written() {
     let imported = import(Source::Mcpmon, &[file("mcpmon/single.yaml")]).unwrap();
     assert_eq!(
         to_yaml(&imported.config).unwrap(),
-        "servers:\n  crucible:\n    transport:\n      kind: stdio\n      command: crucible-mcp\nnaming:\n  separator: __\n  prefix: multiple\n  maxLength: 64\n"
+        "servers:\n  crucible:\n    transport:\n      kind: stdio\n      command: crucible-mcp\n    watch:\n      paths:\n      - ~/crucible/src/\n      extensions:\n      - py\nnaming:\n  separator: __\n  prefix: multiple\n  maxLength: 64\n"
     );
 }
 

@@ -4,9 +4,11 @@
 //! - Warden's: `cases: [{name?, profile?, server, tool, arguments?, expect:
 //!   allow|deny|escalate, rule?}]` (or the list alone);
 //! - IronCurtain's test scenarios: `{scenarios: [{description, request:
-//!   {serverName, toolName, arguments}, expectedDecision}]}`.
+//!   {serverName, toolName, arguments}, expectedDecision, reasoning?}]}`,
+//!   where `expectedDecision` may also be `not-allow` (deny or escalate).
 
 use std::collections::HashMap;
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -24,18 +26,51 @@ pub struct CaseReport {
     pub failures: Vec<CaseFailure>,
 }
 
+/// What a case expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expected {
+    /// Exactly this decision.
+    Decision(Decision),
+    /// Anything but allow (IronCurtain's `not-allow`: deny or escalate).
+    NotAllow,
+}
+
+impl Expected {
+    /// Whether `decision` meets the expectation.
+    pub fn met_by(self, decision: Decision) -> bool {
+        match self {
+            Expected::Decision(expected) => expected == decision,
+            Expected::NotAllow => decision != Decision::Allow,
+        }
+    }
+}
+
+impl fmt::Display for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expected::Decision(decision) => decision.fmt(f),
+            Expected::NotAllow => f.write_str("not-allow (deny or escalate)"),
+        }
+    }
+}
+
 /// A case whose decision (or deciding rule) was not the one expected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CaseFailure {
     /// The case's name (its description, or `case N`).
     pub name: String,
+    /// Its position in the file (1-based).
+    pub number: usize,
+    /// Why the case expects what it does (IronCurtain's `reasoning`).
+    pub reasoning: Option<String>,
     /// The decision expected.
-    pub expected: Decision,
+    pub expected: Expected,
     /// The decision taken.
     pub actual: Decision,
     /// The rule expected to decide, when the case names one.
     pub expected_rule: Option<String>,
-    /// The rule that decided.
+    /// The rule that decided (with its position when its name is shared).
     pub rule: String,
     /// Its reason.
     pub reason: String,
@@ -56,6 +91,8 @@ struct WardenCase {
     expect: String,
     #[serde(default)]
     rule: Option<String>,
+    #[serde(default)]
+    reasoning: Option<String>,
 }
 
 /// IronCurtain's test scenario (other fields are ignored).
@@ -66,6 +103,8 @@ struct Scenario {
     description: Option<String>,
     request: ScenarioRequest,
     expected_decision: String,
+    #[serde(default)]
+    reasoning: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -80,11 +119,13 @@ struct ScenarioRequest {
 /// One case, whichever form it came in.
 struct Case {
     name: String,
+    number: usize,
+    reasoning: Option<String>,
     profile: Option<String>,
     server: String,
     tool: String,
     arguments: Option<String>,
-    expect: Decision,
+    expect: Expected,
     rule: Option<String>,
 }
 
@@ -107,15 +148,17 @@ pub fn run_cases(
         let Some(engine) = engines.get(&case.profile) else { continue };
         let evaluation = engine.evaluate(&case.server, &case.tool, case.arguments.as_deref());
         let rule_ok = case.rule.as_ref().is_none_or(|rule| *rule == evaluation.rule);
-        if evaluation.action == case.expect && rule_ok {
+        if case.expect.met_by(evaluation.action) && rule_ok {
             report.passed += 1;
         } else {
             report.failures.push(CaseFailure {
                 name: case.name,
+                number: case.number,
+                reasoning: case.reasoning,
                 expected: case.expect,
                 actual: evaluation.action,
                 expected_rule: case.rule,
-                rule: evaluation.rule,
+                rule: evaluation.label,
                 reason: evaluation.reason,
             });
         }
@@ -153,6 +196,8 @@ fn parse_cases(text: &str) -> Result<Vec<Case>, PolicyError> {
             Case {
                 expect: decision(&case.expect, &name)?,
                 name,
+                number,
+                reasoning: case.reasoning,
                 profile: case.profile,
                 server: case.server,
                 tool: case.tool,
@@ -166,6 +211,8 @@ fn parse_cases(text: &str) -> Result<Vec<Case>, PolicyError> {
             Case {
                 expect: decision(&scenario.expected_decision, &name)?,
                 name,
+                number,
+                reasoning: scenario.reasoning,
                 profile: None,
                 server: scenario.request.server_name,
                 tool: scenario.request.tool_name,
@@ -178,8 +225,14 @@ fn parse_cases(text: &str) -> Result<Vec<Case>, PolicyError> {
     Ok(cases)
 }
 
-fn decision(text: &str, name: &str) -> Result<Decision, PolicyError> {
-    text.parse().map_err(|why: String| PolicyError::Cases(format!("{name}: {why}")))
+/// `allow`, `deny`, `escalate` or `not-allow`.
+fn decision(text: &str, name: &str) -> Result<Expected, PolicyError> {
+    if text.trim().eq_ignore_ascii_case("not-allow") {
+        return Ok(Expected::NotAllow);
+    }
+    text.parse()
+        .map(Expected::Decision)
+        .map_err(|why: String| PolicyError::Cases(format!("{name}: {why}, or not-allow (deny or escalate)")))
 }
 
 fn arguments_text(arguments: Option<Value>) -> Option<String> {

@@ -16,7 +16,10 @@ use crate::condition::{Cond, CondCompiler};
 use crate::domains::DomainSet;
 use crate::error::PolicyError;
 use crate::paths::{PathEnv, canonicalize};
-use crate::roles::{Annotation, RoleKind, kind_of};
+use warden_config::RoleCategory;
+
+use crate::categories::{RoleTable, category_name};
+use crate::roles::Annotation;
 use crate::verdict::Decision;
 
 /// Names of the structural checks, which rules may not take.
@@ -63,12 +66,22 @@ pub struct PolicyEngine {
     pub(crate) tool_globs: GlobSet,
     /// What `~` and relative paths resolve against.
     pub(crate) env: PathEnv,
+    /// Each role's category.
+    pub(crate) role_table: RoleTable,
+    /// Roles whose arguments are absent are decided too.
+    pub(crate) decide_absent_roles: bool,
+    /// What is allowed but worth a look (rules sharing a name).
+    pub(crate) warnings: Vec<String>,
 }
 
 /// One compiled rule.
 #[derive(Debug)]
 pub(crate) struct CompiledRule {
     pub name: String,
+    /// Its position in `policy.rules` (1-based).
+    pub position: usize,
+    /// How refusals name it: the name, with the position when shared.
+    pub label: String,
     /// `None` for a `log` rule.
     pub decision: Option<Decision>,
     pub reason: String,
@@ -157,6 +170,12 @@ impl PolicyEngine {
     pub fn profile(&self) -> Option<&str> {
         self.profile.as_deref()
     }
+
+    /// What compiled but deserves a look: rules that share a name (allowed,
+    /// since the order decides, but refusals then name them by position too).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
 }
 
 /// `Action` as a decision; `None` for `log`.
@@ -214,6 +233,12 @@ pub(crate) fn compile_policy(
         }
     }
 
+    let role_table = RoleTable::new(&policy.roles);
+    for role in policy.roles.keys() {
+        if role.trim().is_empty() {
+            problems.push("policy.roles: a role name is empty".to_owned());
+        }
+    }
     let mut conditions = CondCompiler::new(policy);
     let mut annotations: HashMap<String, HashMap<String, Annotation>> = HashMap::new();
     for (server, tools) in &policy.annotations {
@@ -226,7 +251,12 @@ pub(crate) fn compile_policy(
 
     let mut globs = Globs::new();
     let mut rules = Vec::with_capacity(policy.rules.len());
-    let mut names: HashSet<&str> = HashSet::new();
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for rule in &policy.rules {
+        *counts.entry(rule.name.as_str()).or_default() += 1;
+    }
+    let mut warnings = Vec::new();
+    let mut warned: HashSet<&str> = HashSet::new();
     for (index, rule) in policy.rules.iter().enumerate() {
         let at =
             if rule.name.trim().is_empty() { format!("rule #{}", index + 1) } else { format!("rule '{}'", rule.name) };
@@ -234,10 +264,27 @@ pub(crate) fn compile_policy(
             problems.push(format!("{at}: a rule needs a name"));
         } else if RESERVED.contains(&rule.name.as_str()) {
             problems.push(format!("{at}: the name is reserved for a structural check ({})", RESERVED.join(", ")));
-        } else if !names.insert(rule.name.as_str()) {
-            problems.push(format!("{at}: another rule has the same name"));
         }
-        if let Some(compiled) = compile_rule(rule, &at, &env, &mut globs, &mut conditions, &mut problems) {
+        let shared = counts.get(rule.name.as_str()).copied().unwrap_or(0) > 1;
+        if shared && warned.insert(rule.name.as_str()) {
+            let positions: Vec<String> = policy
+                .rules
+                .iter()
+                .enumerate()
+                .filter(|(_, other)| other.name == rule.name)
+                .map(|(i, _)| format!("#{}", i + 1))
+                .collect();
+            warnings.push(format!(
+                "rules {} share the name '{}': the first that matches decides, and refusals name them by position",
+                positions.join(", "),
+                rule.name
+            ));
+        }
+        let label = if shared { format!("{} (rule #{})", rule.name, index + 1) } else { rule.name.clone() };
+        let names = RuleNames { position: index + 1, label, at: &at };
+        if let Some(compiled) =
+            compile_rule(rule, &names, &env, &role_table, &mut globs, &mut conditions, &mut problems)
+        {
             rules.push(compiled);
         }
     }
@@ -263,7 +310,17 @@ pub(crate) fn compile_policy(
         server_globs,
         tool_globs,
         env,
+        role_table,
+        decide_absent_roles: policy.decide_absent_roles,
+        warnings,
     })
+}
+
+/// How a rule is identified: its position, its label and where problems point.
+struct RuleNames<'a> {
+    position: usize,
+    label: String,
+    at: &'a str,
 }
 
 /// A configured directory: its canonical form as the kernel resolves it.
@@ -325,12 +382,14 @@ impl Globs {
 
 fn compile_rule(
     rule: &Rule,
-    at: &str,
+    names: &RuleNames<'_>,
     env: &PathEnv,
+    table: &RoleTable,
     globs: &mut Globs,
     conditions: &mut CondCompiler<'_>,
     problems: &mut Vec<String>,
 ) -> Option<CompiledRule> {
+    let at = names.at;
     let before = problems.len();
     let when = &rule.when;
     let servers = globs.add(&when.server, true, at, problems);
@@ -340,7 +399,7 @@ fn compile_rule(
         problems.push(format!("{at}: if.roles has an empty role name"));
     }
     let paths = when.paths.as_ref().map(|paths| {
-        let check_roles = typed_roles(&paths.roles, RoleKind::Path, "paths", at, problems);
+        let check_roles = typed_roles(&paths.roles, RoleCategory::Path, "paths", table, at, problems);
         if paths.within.is_empty() {
             problems.push(format!("{at}: if.paths.within is empty"));
         }
@@ -354,7 +413,7 @@ fn compile_rule(
         PathsCheck { roles: check_roles, within }
     });
     let domains = when.domains.as_ref().map(|domains| {
-        let check_roles = typed_roles(&domains.roles, RoleKind::Url, "domains", at, problems);
+        let check_roles = typed_roles(&domains.roles, RoleCategory::Url, "domains", table, at, problems);
         if domains.allowed.is_empty() {
             problems.push(format!("{at}: if.domains.allowed is empty"));
         }
@@ -394,6 +453,8 @@ fn compile_rule(
     };
     Some(CompiledRule {
         name: rule.name.clone(),
+        position: names.position,
+        label: names.label.clone(),
         decision: decision_of(rule.action),
         reason,
         servers,
@@ -408,12 +469,21 @@ fn compile_rule(
 }
 
 /// The explicit roles of a `paths` or `domains` check, which must all be of `kind`.
-fn typed_roles(roles: &[String], kind: RoleKind, what: &str, at: &str, problems: &mut Vec<String>) -> Vec<String> {
-    let suffix = if kind == RoleKind::Path { "-path" } else { "-url" };
+fn typed_roles(
+    roles: &[String],
+    kind: RoleCategory,
+    what: &str,
+    table: &RoleTable,
+    at: &str,
+    problems: &mut Vec<String>,
+) -> Vec<String> {
     for role in roles {
-        if kind_of(role.trim()) != kind {
+        let category = table.category(role.trim());
+        if category != kind {
             problems.push(format!(
-                "{at}: if.{what}.roles: {role:?} is not a {suffix} role (its name must end in {suffix})"
+                "{at}: if.{what}.roles: {role:?} is not a {} role (it is {}; declare custom roles under policy.roles)",
+                category_name(kind),
+                category_name(category)
             ));
         }
     }

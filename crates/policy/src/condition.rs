@@ -33,6 +33,8 @@ pub(crate) enum Cond {
         arg: ArgPath,
         /// The test.
         test: Test,
+        /// An array must have items, and the test must hold for each.
+        each: bool,
     },
 }
 
@@ -134,7 +136,12 @@ impl Cond {
             Cond::All(all) => all.iter().all(|c| c.holds(args, sql)),
             Cond::Any(any) => any.iter().any(|c| c.holds(args, sql)),
             Cond::Not(not) => !not.holds(args, sql),
-            Cond::Test { arg, test } => test.holds(arg.lookup(args), sql),
+            Cond::Test { arg, test, each } => match arg.lookup(args) {
+                Some(Value::Array(items)) if *each => {
+                    !items.is_empty() && items.iter().all(|item| test.holds(Some(item), sql))
+                }
+                value => test.holds(value, sql),
+            },
         }
     }
 }
@@ -257,10 +264,13 @@ impl<'c> CondCompiler<'c> {
             }
             ([one], Some(_)) => fail(format!("`{one}` cannot be combined with `arg`")),
             ([one], None) => {
-                if !tests.is_empty() || cond.ignore_case {
+                if !tests.is_empty() || cond.ignore_case || cond.each {
                     let mut extra = tests.clone();
                     if cond.ignore_case {
                         extra.push("ignoreCase");
+                    }
+                    if cond.each {
+                        extra.push("each");
                     }
                     return fail(format!("`{one}` cannot be combined with {}", extra.join(", ")));
                 }
@@ -292,7 +302,12 @@ impl<'c> CondCompiler<'c> {
                     [] => fail(format!(
                         "the condition on {arg:?} has no test (exists, equals, contains, notContains, startsWith, endsWith, regex, gt, ge, lt, le, in, inList or sql)"
                     )),
-                    [_] => self.test(cond, at, problems).map(|test| Cond::Test { arg: ArgPath::new(arg), test }),
+                    [only] if cond.each && *only == "exists" => fail("`each` does not apply to `exists`".into()),
+                    [_] => self.test(cond, at, problems).map(|test| Cond::Test {
+                        arg: ArgPath::new(arg),
+                        test,
+                        each: cond.each,
+                    }),
                     _ => fail(format!(
                         "the condition on {arg:?} has {} tests ({}); use `all` to combine them",
                         tests.len(),
@@ -514,7 +529,7 @@ mod tests {
             delete_without_where: false,
             multiple_statements: false,
         };
-        let cond = Cond::Test { arg: ArgPath::new("q"), test: Test::Sql(test) };
+        let cond = Cond::Test { arg: ArgPath::new("q"), test: Test::Sql(test), each: false };
         let mut cache = SqlCache::default();
         assert!(cond.holds(&args, &mut cache));
         assert!(cond.holds(&args, &mut cache));

@@ -1,7 +1,9 @@
 //! Hosts of URL arguments and domain patterns.
 //!
 //! [`host_of`] reads the host of a URL (`scheme://[user@]host[:port]/...`,
-//! also `//host/...`) or of a git remote in scp form (`[user@]host:path`).
+//! also `//host/...`) or of a git remote in scp form (`[user@]host:path`);
+//! [`web_host_of`] only of a URL (for roles fetched over HTTP, such as
+//! IronCurtain's `fetch-url`).
 //! Hosts are normalised (lower case, one trailing dot removed, userinfo and
 //! port dropped, IPv6 brackets removed). Anything ambiguous (a backslash in
 //! the authority, percent-encoding or non-ASCII in the host, `http:host`
@@ -42,6 +44,16 @@ impl fmt::Display for Host {
             Host::Ip(ip) => f.write_str(ip),
         }
     }
+}
+
+/// The host of `url` read as a web address: with a scheme or `//`; git's
+/// scp form (`host:path`) is no web address, so it has no host.
+pub(crate) fn web_host_of(url: &str) -> Result<Host, &'static str> {
+    let text = url.trim();
+    if !text.contains("://") && !text.starts_with("//") {
+        return Err("not a web address (no scheme)");
+    }
+    host_of(text)
 }
 
 /// Schemes URL parsers accept without `//` (`http:example.com`).
@@ -268,6 +280,15 @@ mod tests {
         assert_eq!(host_of("http://good.com@evil.com/"), name("evil.com"));
         assert_eq!(host_of("http://a@b@evil.com/"), name("evil.com"));
         assert_eq!(host_of("  https://example.com  "), name("example.com"));
+    }
+
+    #[test]
+    fn web_addresses_need_a_scheme() {
+        assert_eq!(web_host_of("https://github.com/o/r.git"), name("github.com"));
+        assert_eq!(web_host_of("//cdn.example.com/x"), name("cdn.example.com"));
+        assert!(web_host_of("git@github.com:o/r.git").is_err());
+        assert!(web_host_of("github.com:443").is_err());
+        assert!(web_host_of("example.com/page").is_err());
     }
 
     #[test]

@@ -11,12 +11,17 @@
 //!    of the arguments it lists. No annotation: denied in strict mode
 //!    (`unannotated-tool`), else the call has no roles. A role's values are
 //!    its arguments' strings (a string, or each string of an array; absent
-//!    or `null` arguments have none); any other type is denied naming the
-//!    argument (`argument-type`).
-//! 3. **Paths** (roles ending in `-path`): every value is canonicalised
-//!    (see [`crate::paths`]); one that cannot be is denied (`invalid-path`),
-//!    one within a protected path is denied (`protected-path`).
-//! 4. **URLs** (roles ending in `-url`): every value's host is read (see
+//!    or `null` arguments have none, and a role without values is left out
+//!    unless `policy.decideAbsentRoles`); any other type is denied naming
+//!    the argument (`argument-type`). A role's category (path, url,
+//!    identifier, opaque) comes from IronCurtain's role table and
+//!    `policy.roles` (see [`crate::categories`]).
+//! 3. **Paths** (path roles): every value is canonicalised (see
+//!    [`crate::paths`]); one that cannot be is denied (`invalid-path`), one
+//!    within a protected path is denied (`protected-path`), unless the
+//!    protected path is a directory the sandbox lies in and the value is
+//!    within the sandbox.
+//! 4. **URLs** (URL roles): every value's host is read (see
 //!    [`crate::domains`]). When `policy.allowedDomains` has an entry for the
 //!    server, a value whose host it does not allow (or that has no host)
 //!    makes the call escalate (`domain-allowlist`); evaluation goes on so a
@@ -24,11 +29,16 @@
 //! 5. **Sandbox**: a path role whose paths all lie within `policy.sandbox` is
 //!    allowed (`sandbox`) and skips the role rules.
 //! 6. **Role rules** (rules with `if.roles`): for each remaining role of the
-//!    call, the first rule listing it whose server and tool globs,
-//!    `sideEffects`, `paths`, `domains` and `args` all hold decides that
-//!    role; a matching `log` rule is recorded and the search goes on. A role
-//!    no rule decides gets the default action. `paths` and `domains` look at
-//!    the values of their own `roles`, or else of the role being decided (a
+//!    call, the rules listing it are tried in order; one whose server and
+//!    tool globs, `sideEffects`, `paths`, `domains` and `args` all hold
+//!    decides the role's values it matches. A `paths` check on the role
+//!    being decided takes each path within its directories on its own, so
+//!    each path may be decided by a different rule (IronCurtain's per-path
+//!    semantics); any other rule takes all the remaining values. The role's
+//!    result is the most restrictive of the rules that took values, and the
+//!    default when some value was taken by none. A matching `log` rule is
+//!    recorded and the search goes on. `paths` and `domains` look at the
+//!    values of their own `roles`, or else of the role being decided (a
 //!    `paths` check does not apply to a URL role, nor `domains` to a path
 //!    role).
 //! 7. **Call rules** (rules without roles): the first matching allow, deny
@@ -51,9 +61,11 @@ use serde_json::{Map, Value};
 
 use crate::compile::{CompiledRule, PolicyEngine, Request};
 use crate::condition::SqlCache;
-use crate::domains::host_of;
+use crate::domains::{host_of, web_host_of};
 use crate::paths::{all_within, all_within_any, canonicalize, protected_by};
-use crate::roles::{Annotation, RoleKind, RoleValues, extract, type_name};
+use warden_config::RoleCategory;
+
+use crate::roles::{Annotation, RoleValues, extract, type_name};
 use crate::verdict::{Decision, Evaluation, Outcome, most_restrictive};
 
 /// Steps of the evaluation, kept only when asked for.
@@ -78,6 +90,15 @@ struct CallView<'a> {
     annotation: Option<&'a Annotation>,
     roles: &'a [RoleValues<'a>],
     args: &'a Value,
+}
+
+/// Whether [`PolicyEngine::applies`] checks a rule's `paths`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Paths {
+    /// Every value it concerns must lie within its directories.
+    Check,
+    /// The caller takes the role's paths one by one (step 6).
+    PerPath,
 }
 
 /// Why a rule did not apply.
@@ -146,18 +167,18 @@ impl PolicyEngine {
                 if !rule.methods.judges(request) || !matched.get(index).copied().unwrap_or(false) {
                     continue;
                 }
-                if self.applies(rule, &view, None, &mut sql).is_ok() {
+                if self.applies(rule, &view, None, &mut sql, Paths::Check).is_ok() {
                     match rule.decision {
                         None => log(&mut logged, &rule.name),
                         Some(decision) => {
-                            break 'decided Outcome::new(decision, rule.name.clone(), rule.reason.clone());
+                            break 'decided rule_outcome(rule, decision);
                         }
                     }
                 }
             }
             Outcome::new(Decision::Allow, "no-rule", format!("no rule judges this {what}"))
         };
-        Evaluation { action: outcome.decision, rule: outcome.rule, reason: outcome.reason, trace: Vec::new(), logged }
+        outcome.into_evaluation(Vec::new(), logged)
     }
 
     /// [`PolicyEngine::evaluate`] without the trace (for the guard).
@@ -169,14 +190,13 @@ impl PolicyEngine {
         let mut trace = Trace { steps: trace.then(Vec::new) };
         let mut logged = Vec::new();
         let outcome = self.decide(server, tool, arguments, &mut trace, &mut logged);
-        trace.step(|| format!("decision: {} by '{}': {}", outcome.decision, outcome.rule, outcome.reason));
-        Evaluation {
-            action: outcome.decision,
-            rule: outcome.rule,
-            reason: outcome.reason,
-            trace: trace.steps.unwrap_or_default(),
-            logged,
-        }
+        trace.step(|| match outcome.position {
+            Some(position) => {
+                format!("decision: {} by '{}' (rule #{position}): {}", outcome.decision, outcome.rule, outcome.reason)
+            }
+            None => format!("decision: {} by '{}': {}", outcome.decision, outcome.rule, outcome.reason),
+        });
+        outcome.into_evaluation(trace.steps.unwrap_or_default(), logged)
     }
 
     fn decide(
@@ -245,8 +265,13 @@ impl PolicyEngine {
                         assigned.iter().map(|(arg, roles)| format!("{arg} → [{}]", roles.join(", "))).collect();
                     format!("roles{conditional}: {}", if list.is_empty() { "none".into() } else { list.join("; ") })
                 });
-                match extract(&assigned, &args) {
-                    Ok(roles) => roles,
+                match extract(&assigned, &args, &self.role_table) {
+                    Ok(mut roles) => {
+                        if !self.decide_absent_roles {
+                            roles.retain(|role| !role.values.is_empty());
+                        }
+                        roles
+                    }
                     Err(why) => {
                         trace.step(|| format!("argument-type: {why}"));
                         return Outcome::new(Decision::Deny, "argument-type", why);
@@ -257,7 +282,7 @@ impl PolicyEngine {
 
         // 3. Paths: canonical forms, protected paths.
         let mut canonical: Vec<(&str, Vec<std::path::PathBuf>)> = Vec::new(); // the same value under several roles
-        for role in roles.iter_mut().filter(|r| r.kind == RoleKind::Path) {
+        for role in roles.iter_mut().filter(|r| r.kind == RoleCategory::Path) {
             let name = role.role;
             for value in &mut role.values {
                 let known = canonical.iter().find(|(text, _)| *text == value.text).map(|(_, paths)| paths.clone());
@@ -275,7 +300,7 @@ impl PolicyEngine {
                         return Outcome::new(Decision::Deny, "invalid-path", reason);
                     }
                 }
-                if let Some(protected) = protected_by(&value.paths, &self.protected) {
+                if let Some(protected) = protected_by(&value.paths, &self.protected, self.sandbox.as_deref()) {
                     let reason = format!(
                         "argument '{}' (role {name}): {:?} is within the protected path {}",
                         value.arg,
@@ -295,10 +320,11 @@ impl PolicyEngine {
         // 4. URLs: hosts, the server's domain allowlist.
         let allowlist = self.allowed_domains.get(server);
         let mut structural = None;
-        for role in roles.iter_mut().filter(|r| r.kind == RoleKind::Url) {
+        for role in roles.iter_mut().filter(|r| r.kind == RoleCategory::Url) {
             let name = role.role;
             for value in &mut role.values {
-                let host = host_of(value.text);
+                let host =
+                    if self.role_table.is_web_only(name) { web_host_of(value.text) } else { host_of(value.text) };
                 if let Some(allowlist) = allowlist
                     && structural.is_none()
                 {
@@ -331,8 +357,9 @@ impl PolicyEngine {
         // 5. Sandbox, 6. role rules.
         let mut results = Vec::with_capacity(roles.len());
         for role in &roles {
-            if role.kind == RoleKind::Path
+            if role.kind == RoleCategory::Path
                 && let Some(sandbox) = &self.sandbox
+                && !role.values.is_empty()
                 && role.values.iter().all(|v| all_within(&v.paths, sandbox))
             {
                 let reason = format!("every path of role {} is within the sandbox {}", role.role, sandbox.display());
@@ -385,7 +412,11 @@ impl PolicyEngine {
         self.rules.iter().map(|rule| hit(&rule.servers, &server_hits) && hit(&rule.tools, &tool_hits)).collect()
     }
 
-    /// Step 6 for one role.
+    /// Step 6 for one role: each of its paths is discharged by the first
+    /// rule that matches it (a rule whose `paths` check concerns this role
+    /// takes the paths within its directories, any other the remaining
+    /// ones); the most restrictive of the rules that took some wins, and
+    /// paths no rule took get the default.
     fn decide_role<'a>(
         &self,
         role: &'a RoleValues<'a>,
@@ -396,6 +427,9 @@ impl PolicyEngine {
         logged: &mut Vec<String>,
     ) -> Outcome {
         let name = role.role;
+        // Indices of the values still to discharge (a role without values has one pass).
+        let mut remaining: Vec<usize> = (0..role.values.len()).collect();
+        let mut outcomes: Vec<Outcome> = Vec::new();
         for &index in &self.role_rules {
             let Some(rule) = self.rules.get(index) else { continue };
             if !rule.roles.iter().any(|r| r == name) || !rule.methods.tools {
@@ -405,26 +439,79 @@ impl PolicyEngine {
                 trace.step(|| format!("rule '{}' (role {name}): server or tool does not match", rule.name));
                 continue;
             }
-            match self.applies(rule, view, Some(role), sql) {
-                Err(miss) => trace.step(|| format!("rule '{}' (role {name}): {}", rule.name, miss.describe())),
-                Ok(()) => match rule.decision {
-                    None => {
-                        trace.step(|| format!("rule '{}' (role {name}): matches: logged, going on", rule.name));
-                        log(logged, &rule.name);
+            let per_path = role.kind == RoleCategory::Path
+                && !role.values.is_empty()
+                && rule.paths.as_ref().is_some_and(|p| p.roles.is_empty() || p.roles.iter().all(|r| r == name));
+            let taken: Vec<usize> = if per_path {
+                if let Err(miss) = self.applies(rule, view, Some(role), sql, Paths::PerPath) {
+                    trace.step(|| format!("rule '{}' (role {name}): {}", rule.name, miss.describe()));
+                    continue;
+                }
+                let within = rule.paths.as_ref().map(|p| p.within.as_slice()).unwrap_or_default();
+                let taken: Vec<usize> = remaining
+                    .iter()
+                    .copied()
+                    .filter(|&i| role.values.get(i).is_some_and(|v| all_within_any(&v.paths, within)))
+                    .collect();
+                if taken.is_empty() {
+                    trace.step(|| {
+                        format!("rule '{}' (role {name}): no remaining path is within its directories", rule.name)
+                    });
+                    continue;
+                }
+                taken
+            } else {
+                if let Err(miss) = self.applies(rule, view, Some(role), sql, Paths::Check) {
+                    trace.step(|| format!("rule '{}' (role {name}): {}", rule.name, miss.describe()));
+                    continue;
+                }
+                remaining.clone()
+            };
+            match rule.decision {
+                None => {
+                    trace.step(|| format!("rule '{}' (role {name}): matches: logged, going on", rule.name));
+                    log(logged, &rule.name);
+                }
+                Some(decision) => {
+                    trace.step(|| {
+                        if per_path || role.values.len() > 1 {
+                            let texts: Vec<&str> =
+                                taken.iter().filter_map(|&i| role.values.get(i)).map(|v| v.text).collect();
+                            format!("rule '{}' (role {name}): matches {texts:?} → {decision}", rule.name)
+                        } else {
+                            format!("rule '{}' (role {name}): matches → {decision}", rule.name)
+                        }
+                    });
+                    remaining.retain(|i| !taken.contains(i));
+                    outcomes.push(rule_outcome(rule, decision));
+                    if remaining.is_empty() {
+                        break;
                     }
-                    Some(decision) => {
-                        trace.step(|| format!("rule '{}' (role {name}): matches → {decision}", rule.name));
-                        return Outcome::new(decision, rule.name.clone(), rule.reason.clone());
-                    }
-                },
+                }
             }
         }
-        trace.step(|| format!("role {name}: no rule decides → default {}", self.default));
-        Outcome::new(
-            self.default,
-            "default",
-            format!("no rule decided role {name}; the default action is {}", self.default),
-        )
+        if !remaining.is_empty() || outcomes.is_empty() {
+            trace.step(|| match remaining.len() {
+                0 | 1 if role.values.len() <= 1 => format!("role {name}: no rule decides → default {}", self.default),
+                _ => {
+                    let texts: Vec<&str> =
+                        remaining.iter().filter_map(|&i| role.values.get(i)).map(|v| v.text).collect();
+                    format!("role {name}: no rule decides {texts:?} → default {}", self.default)
+                }
+            });
+            outcomes.push(Outcome::new(
+                self.default,
+                "default",
+                format!("no rule decided role {name}; the default action is {}", self.default),
+            ));
+        }
+        most_restrictive(&outcomes).cloned().unwrap_or_else(|| {
+            Outcome::new(
+                self.default,
+                "default",
+                format!("no rule decided role {name}; the default action is {}", self.default),
+            )
+        })
     }
 
     /// Step 7: the first deciding call rule.
@@ -447,7 +534,7 @@ impl PolicyEngine {
                 skipped += 1;
                 continue;
             }
-            match self.applies(rule, view, None, sql) {
+            match self.applies(rule, view, None, sql, Paths::Check) {
                 Err(miss) => trace.step(|| format!("rule '{}': {}", rule.name, miss.describe())),
                 Ok(()) => match rule.decision {
                     None => {
@@ -456,7 +543,7 @@ impl PolicyEngine {
                     }
                     Some(decision) => {
                         trace.step(|| format!("rule '{}': matches → {decision}", rule.name));
-                        decided = Some(Outcome::new(decision, rule.name.clone(), rule.reason.clone()));
+                        decided = Some(rule_outcome(rule, decision));
                         break;
                     }
                 },
@@ -472,22 +559,19 @@ impl PolicyEngine {
     }
 
     /// Whether `rule` (its globs already matched) applies: `sideEffects`,
-    /// `paths`, `domains`, `args`. `role` is the role being decided (step 6).
+    /// `paths` (unless the caller takes paths one by one), `domains`,
+    /// `args`. `role` is the role being decided (step 6).
     fn applies<'a>(
         &self,
         rule: &CompiledRule,
         view: &CallView<'a>,
         role: Option<&'a RoleValues<'a>>,
         sql: &mut SqlCache<'a>,
+        paths_check: Paths,
     ) -> Result<(), Miss<'a>> {
-        if let Some(wanted) = rule.side_effects {
-            let actual = view.annotation.and_then(|a| a.side_effects);
-            if actual != Some(wanted) {
-                return Err(Miss::SideEffects(Some(wanted), actual));
-            }
-        }
         if let Some(paths) = &rule.paths
-            && let Some(concerned) = concerned(&paths.roles, RoleKind::Path, view.roles, role)
+            && paths_check == Paths::Check
+            && let Some(concerned) = concerned(&paths.roles, RoleCategory::Path, view.roles, role)
         {
             let mut any = false;
             for value in concerned.iter().flat_map(|r| &r.values) {
@@ -500,8 +584,14 @@ impl PolicyEngine {
                 return Err(Miss::NoPath);
             }
         }
+        if let Some(wanted) = rule.side_effects {
+            let actual = view.annotation.and_then(|a| a.side_effects);
+            if actual != Some(wanted) {
+                return Err(Miss::SideEffects(Some(wanted), actual));
+            }
+        }
         if let Some(domains) = &rule.domains
-            && let Some(concerned) = concerned(&domains.roles, RoleKind::Url, view.roles, role)
+            && let Some(concerned) = concerned(&domains.roles, RoleCategory::Url, view.roles, role)
         {
             let mut any = false;
             for value in concerned.iter().flat_map(|r| &r.values) {
@@ -529,7 +619,7 @@ impl PolicyEngine {
 /// another kind), else every role of the kind.
 fn concerned<'a>(
     explicit: &[String],
-    kind: RoleKind,
+    kind: RoleCategory,
     roles: &'a [RoleValues<'a>],
     current: Option<&'a RoleValues<'a>>,
 ) -> Option<Vec<&'a RoleValues<'a>>> {
@@ -541,6 +631,11 @@ fn concerned<'a>(
         Some(_) => None,
         None => Some(roles.iter().filter(|r| r.kind == kind).collect()),
     }
+}
+
+/// The outcome of `rule` deciding `decision`.
+fn rule_outcome(rule: &CompiledRule, decision: Decision) -> Outcome {
+    Outcome::of_rule(decision, &rule.name, rule.position, &rule.label, &rule.reason)
 }
 
 fn log(logged: &mut Vec<String>, name: &str) {

@@ -34,6 +34,7 @@
 #![warn(missing_docs)]
 
 mod cases;
+mod categories;
 mod compile;
 mod condition;
 mod domains;
@@ -43,7 +44,7 @@ mod paths;
 mod roles;
 mod verdict;
 
-pub use cases::{CaseFailure, CaseReport, run_cases};
+pub use cases::{CaseFailure, CaseReport, Expected, run_cases};
 pub use compile::{PolicyEngine, Request};
 pub use error::PolicyError;
 pub use verdict::{Decision, Evaluation};

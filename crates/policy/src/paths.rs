@@ -168,9 +168,22 @@ pub(crate) fn all_within_any(candidates: &[PathBuf], dirs: &[PathBuf]) -> bool {
     !candidates.is_empty() && candidates.iter().all(|c| dirs.iter().any(|d| c.starts_with(d)))
 }
 
-/// The first protected path that one of the candidates lies within.
-pub(crate) fn protected_by<'p>(candidates: &[PathBuf], protected: &'p [PathBuf]) -> Option<&'p Path> {
-    protected.iter().find(|p| candidates.iter().any(|c| c.starts_with(p))).map(PathBuf::as_path)
+/// The first protected path that one of the candidates lies within. A
+/// sandbox placed inside a protected directory is carved out of it (as
+/// IronCurtain excludes its sandbox from protection); a protected path
+/// inside the sandbox stays protected.
+pub(crate) fn protected_by<'p>(
+    candidates: &[PathBuf],
+    protected: &'p [PathBuf],
+    sandbox: Option<&Path>,
+) -> Option<&'p Path> {
+    protected
+        .iter()
+        .find(|p| {
+            let carved = sandbox.is_some_and(|sandbox| sandbox.starts_with(p) && all_within(candidates, sandbox));
+            !carved && candidates.iter().any(|c| c.starts_with(p))
+        })
+        .map(PathBuf::as_path)
 }
 
 #[cfg(test)]
@@ -215,7 +228,7 @@ mod tests {
         let env = env(Path::new("/nonexistent-warden"));
         let c = canonicalize("/safe/../home/u/.ssh/id_rsa", &env).unwrap();
         assert!(c.contains(&PathBuf::from("/home/u/.ssh/id_rsa")), "{c:?}");
-        assert!(protected_by(&c, &[PathBuf::from("/home/u/.ssh")]).is_some());
+        assert!(protected_by(&c, &[PathBuf::from("/home/u/.ssh")], None).is_some());
         assert!(!all_within(&c, Path::new("/safe")));
     }
 
@@ -252,7 +265,14 @@ mod tests {
     #[test]
     fn within_is_by_component() {
         let c = vec![PathBuf::from("/home/u/.sshx/key")];
-        assert!(protected_by(&c, &[PathBuf::from("/home/u/.ssh")]).is_none());
+        assert!(protected_by(&c, &[PathBuf::from("/home/u/.ssh")], None).is_none());
+        // A sandbox inside a protected directory is carved out of it, nothing more.
+        let home = [PathBuf::from("/home/u/.app")];
+        let sandbox = Some(Path::new("/home/u/.app/sandbox"));
+        assert!(protected_by(&[PathBuf::from("/home/u/.app/sandbox/f")], &home, sandbox).is_none());
+        assert!(protected_by(&[PathBuf::from("/home/u/.app/config")], &home, sandbox).is_some());
+        let inside = [PathBuf::from("/home/u/.app/sandbox/.env")];
+        assert!(protected_by(&[PathBuf::from("/home/u/.app/sandbox/.env")], &inside, sandbox).is_some());
         assert!(all_within(&[PathBuf::from("/a/b")], Path::new("/a/b")));
         assert!(!all_within(&[], Path::new("/")));
         assert!(all_within_any(&[PathBuf::from("/a/x"), PathBuf::from("/b/y")], &[PathBuf::from("/a"), "/b".into()]));

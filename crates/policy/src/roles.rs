@@ -13,30 +13,11 @@ use std::path::PathBuf;
 use serde_json::Value;
 use warden_config::ToolAnnotation;
 
+use warden_config::RoleCategory;
+
+use crate::categories::RoleTable;
 use crate::condition::{Cond, CondCompiler, SqlCache};
 use crate::domains::Host;
-
-/// What a role's values are, by its name's suffix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RoleKind {
-    /// `*-path`: file system paths.
-    Path,
-    /// `*-url`: URLs or git remotes.
-    Url,
-    /// Anything else: values tested by conditions only.
-    Other,
-}
-
-/// The kind of `role`.
-pub(crate) fn kind_of(role: &str) -> RoleKind {
-    if role.ends_with("-path") {
-        RoleKind::Path
-    } else if role.ends_with("-url") {
-        RoleKind::Url
-    } else {
-        RoleKind::Other
-    }
-}
 
 /// Argument → roles, in order.
 type Assignments = Vec<(String, Vec<String>)>;
@@ -140,17 +121,19 @@ pub(crate) struct RoleValue<'a> {
 pub(crate) struct RoleValues<'a> {
     /// The role.
     pub role: &'a str,
-    /// Its kind.
-    pub kind: RoleKind,
-    /// Its values (at least one).
+    /// Its category.
+    pub kind: RoleCategory,
+    /// Its values (none when its arguments are absent).
     pub values: Vec<RoleValue<'a>>,
 }
 
 /// The roles of a call with their values, in the order first met. Absent and
-/// `null` arguments have no values; a role with no value is left out.
+/// `null` arguments have no values, but their roles are kept (as IronCurtain
+/// does): the tool still acts on something, such as a default remote.
 pub(crate) fn extract<'a>(
     assigned: &[(&'a str, &'a [String])],
     args: &'a Value,
+    table: &RoleTable,
 ) -> Result<Vec<RoleValues<'a>>, String> {
     let mut roles: Vec<RoleValues<'a>> = Vec::new();
     for &(arg, arg_roles) in assigned {
@@ -158,7 +141,7 @@ pub(crate) fn extract<'a>(
             continue;
         }
         let texts: Vec<&str> = match args.get(arg) {
-            None | Some(Value::Null) => continue,
+            None | Some(Value::Null) => Vec::new(),
             Some(Value::String(s)) => vec![s.as_str()],
             Some(Value::Array(items)) => {
                 let mut texts = Vec::with_capacity(items.len());
@@ -188,7 +171,7 @@ pub(crate) fn extract<'a>(
             let index = match roles.iter().position(|r| r.role == role) {
                 Some(index) => index,
                 None => {
-                    roles.push(RoleValues { role, kind: kind_of(role), values: Vec::new() });
+                    roles.push(RoleValues { role, kind: table.category(role), values: Vec::new() });
                     roles.len() - 1
                 }
             };
@@ -197,7 +180,6 @@ pub(crate) fn extract<'a>(
             }
         }
     }
-    roles.retain(|r| !r.values.is_empty());
     Ok(roles)
 }
 
@@ -220,14 +202,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kinds_come_from_the_suffix() {
-        assert_eq!(kind_of("read-path"), RoleKind::Path);
-        assert_eq!(kind_of("git-remote-url"), RoleKind::Url);
-        assert_eq!(kind_of("pathname"), RoleKind::Other);
-        assert_eq!(kind_of("url"), RoleKind::Other);
-    }
-
-    #[test]
     fn values_are_grouped_by_role_in_first_seen_order() {
         let read = vec!["read-path".to_owned(), "delete-path".to_owned()];
         let write = vec!["write-path".to_owned(), "read-path".to_owned()];
@@ -235,12 +209,19 @@ mod tests {
         let args = json!({"src": ["a", "b"], "dst": "c", "flag": true});
         let assigned =
             [("src", read.as_slice()), ("dst", write.as_slice()), ("flag", none.as_slice()), ("gone", read.as_slice())];
-        let roles = extract(&assigned, &args).unwrap();
+        let roles = extract(&assigned, &args, &RoleTable::default()).unwrap();
         let summary: Vec<(&str, Vec<&str>)> =
             roles.iter().map(|r| (r.role, r.values.iter().map(|v| v.text).collect())).collect();
         assert_eq!(
             summary,
             vec![("read-path", vec!["a", "b", "c"]), ("delete-path", vec!["a", "b"]), ("write-path", vec!["c"])]
+        );
+        // An absent argument's roles are kept, without values.
+        let empty = json!({});
+        let roles = extract(&[("gone", write.as_slice())], &empty, &RoleTable::default()).unwrap();
+        assert_eq!(
+            roles.iter().map(|r| (r.role, r.values.len())).collect::<Vec<_>>(),
+            [("write-path", 0), ("read-path", 0)]
         );
     }
 
@@ -249,11 +230,11 @@ mod tests {
         let roles = vec!["read-path".to_owned()];
         for value in [json!(1), json!(false), json!({"p": "x"}), json!(["x", null])] {
             let args = json!({ "p": value });
-            let err = extract(&[("p", roles.as_slice())], &args).unwrap_err();
+            let err = extract(&[("p", roles.as_slice())], &args, &RoleTable::default()).unwrap_err();
             assert!(err.contains("\"p\""), "{err}");
         }
         // An argument without roles may be anything.
         let none: Vec<String> = vec![];
-        assert!(extract(&[("p", none.as_slice())], &json!({"p": 1})).unwrap().is_empty());
+        assert!(extract(&[("p", none.as_slice())], &json!({"p": 1}), &RoleTable::default()).unwrap().is_empty());
     }
 }

@@ -73,6 +73,12 @@ pub struct Evaluation {
     pub rule: String,
     /// Why, in words the model can act on.
     pub reason: String,
+    /// The deciding rule's position in `policy.rules` (1-based); `None` for
+    /// a structural check or the default.
+    pub position: Option<usize>,
+    /// How refusals and the audit log name the deciding rule: its name, and
+    /// its position when another rule has the same name.
+    pub label: String,
     /// Each step of the evaluation: which check or rule matched or not, and
     /// why (for `warden policy explain`). Empty when evaluated as a guard.
     pub trace: Vec<String>,
@@ -85,8 +91,8 @@ impl Evaluation {
     pub fn verdict(&self) -> Verdict {
         match self.action {
             Decision::Allow => Verdict::Allow,
-            Decision::Deny => Verdict::Deny { rule: self.rule.clone(), reason: self.reason.clone() },
-            Decision::Escalate => Verdict::Escalate { rule: self.rule.clone(), reason: self.reason.clone() },
+            Decision::Deny => Verdict::Deny { rule: self.label.clone(), reason: self.reason.clone() },
+            Decision::Escalate => Verdict::Escalate { rule: self.label.clone(), reason: self.reason.clone() },
         }
     }
 }
@@ -97,11 +103,41 @@ pub(crate) struct Outcome {
     pub decision: Decision,
     pub rule: String,
     pub reason: String,
+    /// The rule's position in `policy.rules` (1-based), for rules.
+    pub position: Option<usize>,
+    /// The rule's name as refusals show it (see [`Evaluation::label`]).
+    pub label: String,
 }
 
 impl Outcome {
+    /// A structural check's (or the default's) outcome.
     pub(crate) fn new(decision: Decision, rule: impl Into<String>, reason: impl Into<String>) -> Outcome {
-        Outcome { decision, rule: rule.into(), reason: reason.into() }
+        let rule = rule.into();
+        Outcome { decision, label: rule.clone(), rule, reason: reason.into(), position: None }
+    }
+
+    /// The evaluation this outcome ends, with its trace and `log` rules.
+    pub(crate) fn into_evaluation(self, trace: Vec<String>, logged: Vec<String>) -> Evaluation {
+        Evaluation {
+            action: self.decision,
+            rule: self.rule,
+            reason: self.reason,
+            position: self.position,
+            label: self.label,
+            trace,
+            logged,
+        }
+    }
+
+    /// The outcome of the rule at `position` (1-based), labelled `label`.
+    pub(crate) fn of_rule(decision: Decision, name: &str, position: usize, label: &str, reason: &str) -> Outcome {
+        Outcome {
+            decision,
+            rule: name.to_owned(),
+            reason: reason.to_owned(),
+            position: Some(position),
+            label: label.to_owned(),
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 mod common;
 
 use common::config;
-use warden_policy::{Decision, PolicyEngine, PolicyError, run_cases};
+use warden_policy::{Decision, Expected, PolicyEngine, PolicyError, run_cases};
 
 const POLICY: &str = r#"
 defaultProfile: normal
@@ -61,10 +61,10 @@ cases:
     assert_eq!(report.failures.len(), 2);
     let first = &report.failures[0];
     assert_eq!(first.name, "wrong expectation");
-    assert_eq!((first.expected, first.actual), (Decision::Escalate, Decision::Allow));
+    assert_eq!((first.expected, first.actual), (Expected::Decision(Decision::Escalate), Decision::Allow));
     assert_eq!(first.rule, "default");
     let second = &report.failures[1];
-    assert_eq!((second.expected, second.actual), (Decision::Deny, Decision::Deny));
+    assert_eq!((second.expected, second.actual), (Expected::Decision(Decision::Deny), Decision::Deny));
     assert_eq!(second.expected_rule.as_deref(), Some("no-drop"));
     assert_eq!(second.rule, "protected-path");
 }
@@ -78,15 +78,25 @@ fn ironcurtain_scenarios_in_json() {
     {"description": "read elsewhere", "request": {"serverName": "filesystem", "toolName": "read_file",
       "arguments": {"path": "/tmp/x"}}, "expectedDecision": "allow"},
     {"description": "mistaken", "request": {"serverName": "db", "toolName": "q",
-      "arguments": {"sql": "DROP x"}}, "expectedDecision": "ALLOW"}
+      "arguments": {"sql": "DROP x"}}, "expectedDecision": "ALLOW", "reasoning": "it looked harmless"},
+    {"description": "a denial is not an allow", "request": {"serverName": "db", "toolName": "q",
+      "arguments": {"sql": "DROP x"}}, "expectedDecision": "not-allow"},
+    {"description": "an allow is not not-allow", "request": {"serverName": "db", "toolName": "q",
+      "arguments": {"sql": "select 1"}}, "expectedDecision": "not-allow", "reasoning": "should be refused"}
   ]
 }"#)
     .unwrap();
-    assert_eq!(report.passed, 2);
-    assert_eq!(report.failures.len(), 1);
-    assert_eq!(report.failures[0].name, "mistaken");
-    assert_eq!(report.failures[0].actual, Decision::Deny);
-    assert_eq!(report.failures[0].rule, "no-drop");
+    assert_eq!(report.passed, 3, "{report:#?}");
+    assert_eq!(report.failures.len(), 2);
+    let mistaken = &report.failures[0];
+    assert_eq!((mistaken.name.as_str(), mistaken.number), ("mistaken", 3));
+    assert_eq!(mistaken.reasoning.as_deref(), Some("it looked harmless"));
+    assert_eq!((mistaken.expected, mistaken.actual), (Expected::Decision(Decision::Allow), Decision::Deny));
+    assert_eq!(mistaken.rule, "no-drop");
+    let allowed = &report.failures[1];
+    assert_eq!((allowed.expected, allowed.actual), (Expected::NotAllow, Decision::Allow));
+    assert_eq!(allowed.reasoning.as_deref(), Some("should be refused"));
+    assert!(Expected::NotAllow.met_by(Decision::Escalate) && Expected::NotAllow.met_by(Decision::Deny));
 }
 
 #[test]

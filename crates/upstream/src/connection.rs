@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 use warden_jsonrpc::Frame;
 
 use crate::error::UpstreamError;
@@ -44,6 +44,8 @@ pub struct Connection {
     pending: Mutex<Pending>,
     handshake: OnceLock<Handshake>,
     stderr: Arc<StderrTail>,
+    /// Woken whenever the last waiting request is answered or forgotten.
+    idle: Notify,
 }
 
 /// The answer to a request sent on a [`Connection`].
@@ -75,6 +77,7 @@ impl Connection {
             pending: Mutex::new(Pending::default()),
             handshake: OnceLock::new(),
             stderr,
+            idle: Notify::new(),
         }
     }
 
@@ -129,13 +132,35 @@ impl Connection {
     /// Stops waiting for request `id` (after a cancellation); its future ends
     /// with an error and a late answer is dropped.
     pub fn forget(&self, id: u64) {
-        self.lock().waiting.remove(&id);
+        self.take(id);
+    }
+
+    /// Resolves once no request is waiting for an answer (at once if none is).
+    pub(crate) async fn drained(&self) {
+        loop {
+            let idle = self.idle.notified();
+            if self.lock().waiting.is_empty() {
+                return;
+            }
+            idle.await;
+        }
+    }
+
+    /// Removes request `id` from the waiting ones; wakes [`Connection::drained`]
+    /// when it was the last.
+    fn take(&self, id: u64) -> Option<oneshot::Sender<Reply>> {
+        let mut pending = self.lock();
+        let sender = pending.waiting.remove(&id);
+        if pending.waiting.is_empty() {
+            self.idle.notify_waiters();
+        }
+        sender
     }
 
     /// Delivers a response from the server. Returns false when no request
     /// with that id is waiting.
     pub(crate) fn resolve(&self, id: Option<u64>, reply: Reply) -> bool {
-        let sender = id.and_then(|id| self.lock().waiting.remove(&id));
+        let sender = id.and_then(|id| self.take(id));
         match sender {
             Some(sender) => {
                 // The requester may have gone (cancelled); then the answer is dropped.
@@ -153,6 +178,7 @@ impl Connection {
             pending.closed = Some(error.clone());
             std::mem::take(&mut pending.waiting)
         };
+        self.idle.notify_waiters();
         for (_, sender) in waiting {
             let _ = sender.send(Err(error.clone()));
         }

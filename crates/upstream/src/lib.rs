@@ -3,11 +3,14 @@
 //! An [`Upstream`] owns a supervisor task that opens a link to the server (a
 //! child process over stdio, a Streamable HTTP session, or a legacy HTTP+SSE
 //! session), performs the MCP handshake with the client's own `initialize`
-//! parameters, and opens a new link with backoff when one ends. While it runs,
+//! parameters, and opens a new link with backoff when one ends, or at once when
+//! its owner asks for a restart (its definition changed) or its watched code
+//! changed (calls in flight get a grace period first). While it runs,
 //! a [`Connection`] correlates requests with responses by Warden-assigned ids,
 //! so any number of calls can be in flight at once. Everything the server
 //! sends that is not a response to Warden comes out as an [`Event`].
 
+mod code_watch;
 mod connection;
 mod dispatch;
 mod error;

@@ -1,12 +1,14 @@
 //! Keeping one upstream running: start, handshake, watch, restart with backoff.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
-use warden_config::{Supervision, Transport};
+use tokio::sync::{mpsc, watch};
+use warden_config::{Config, Supervision, Transport, Watch};
 use warden_jsonrpc::Kind;
 
+use crate::code_watch::CodeWatch;
 use crate::connection::Connection;
 use crate::error::UpstreamError;
 use crate::event::{Event, EventKind, EventSink};
@@ -14,7 +16,7 @@ use crate::handshake::Handshake;
 use crate::link::{Link, Phase};
 
 /// Everything needed to run one upstream.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UpstreamSpec {
     /// The server's name from the configuration.
     pub name: Arc<str>,
@@ -24,13 +26,29 @@ pub struct UpstreamSpec {
     pub supervision: Supervision,
     /// The largest message accepted from it.
     pub max_message_bytes: usize,
+    /// Restart it when these files change.
+    pub watch: Option<Watch>,
+}
+
+impl UpstreamSpec {
+    /// The definition of server `name` in `config`, when it has one.
+    pub fn from_config(name: &str, config: &Config) -> Option<UpstreamSpec> {
+        let server = config.servers.get(name)?;
+        Some(UpstreamSpec {
+            name: Arc::from(name),
+            transport: server.transport.clone(),
+            supervision: config.supervision.clone(),
+            max_message_bytes: config.limits.max_message_bytes,
+            watch: server.watch.clone(),
+        })
+    }
 }
 
 /// Where an upstream is in its life.
 #[derive(Debug, Clone)]
 pub enum State {
     /// Its process is starting, its server being reached, or its handshake
-    /// under way.
+    /// under way (also while it restarts).
     Starting,
     /// Initialized and serving requests.
     Ready(Arc<Connection>),
@@ -47,13 +65,32 @@ pub enum State {
     Refused(String),
 }
 
+/// What the owner wants of the supervisor.
+#[derive(Debug, Clone)]
+struct Orders {
+    /// What to run; [`Upstream::replace`] changes it.
+    spec: Arc<UpstreamSpec>,
+    /// Counts restart requests; each new one ends the current run.
+    restarts: u64,
+    /// Why the last restart was asked for.
+    why: Arc<str>,
+    /// Stop for good.
+    stop: bool,
+}
+
 /// A handle on one supervised upstream. Dropping it does not stop the
 /// upstream; call [`Upstream::shutdown`].
+///
+/// Its whole life goes through this one handle: [`Upstream::spawn`] starts
+/// it, [`Upstream::restart`] ends the running process and starts a new one
+/// at once (calls in flight get `restartGraceMs` to finish), and
+/// [`Upstream::replace`] does the same with a new definition. A restart
+/// keeps the handle, so its owner's routes to it stay valid.
 #[derive(Debug, Clone)]
 pub struct Upstream {
     name: Arc<str>,
     state: watch::Receiver<State>,
-    stop: watch::Sender<bool>,
+    orders: watch::Sender<Orders>,
 }
 
 impl Upstream {
@@ -70,19 +107,38 @@ impl Upstream {
         events: Arc<dyn EventSink>,
     ) -> Upstream {
         let (state_tx, state) = watch::channel(State::Starting);
-        let (stop, stop_rx) = watch::channel(false);
         let name = spec.name.clone();
-        let supervisor = Supervisor { index, spec, init_params, events, state: state_tx, stop: stop_rx };
+        let orders = Orders { spec: Arc::new(spec), restarts: 0, why: Arc::from(""), stop: false };
+        let (orders, orders_rx) = watch::channel(orders);
+        let (changed, changes) = mpsc::unbounded_channel();
+        let supervisor = Supervisor {
+            index,
+            init_params,
+            events,
+            state: state_tx,
+            orders: orders_rx,
+            restarts_seen: 0,
+            changed,
+            changes,
+            watching: None,
+        };
         tokio::spawn(supervisor.run());
-        Upstream { name, state, stop }
+        Upstream { name, state, orders }
     }
 
     /// An upstream that is not started, for `reason` (its process cap is
     /// reached, say): every request to it fails with that reason.
     pub fn refused(name: Arc<str>, reason: String) -> Upstream {
         let (_, state) = watch::channel(State::Refused(reason));
-        let (stop, _) = watch::channel(false);
-        Upstream { name, state, stop }
+        let spec = UpstreamSpec {
+            name: name.clone(),
+            transport: Transport::Http { url: String::new(), headers: Default::default() },
+            supervision: Supervision::default(),
+            max_message_bytes: 0,
+            watch: None,
+        };
+        let (orders, _) = watch::channel(Orders { spec: Arc::new(spec), restarts: 0, why: Arc::from(""), stop: true });
+        Upstream { name, state, orders }
     }
 
     /// The server's name.
@@ -101,6 +157,11 @@ impl Upstream {
             State::Ready(connection) => Some(connection.clone()),
             _ => None,
         }
+    }
+
+    /// The definition it runs (the last one given to [`Upstream::replace`]).
+    pub fn spec(&self) -> Arc<UpstreamSpec> {
+        self.orders.borrow().spec.clone()
     }
 
     /// Waits until the upstream is ready or has failed at least once, up to
@@ -132,11 +193,52 @@ impl Upstream {
         UpstreamError::Unavailable { name: self.name.to_string(), reason }
     }
 
-    /// Stops the upstream: closes a process's stdin, waits the grace period,
-    /// then kills its process group; deletes a remote session. Returns when it
-    /// is gone.
+    /// Restarts the upstream now, for `why`: requests sent from now on wait
+    /// for the new process; those in flight get `restartGraceMs` to finish on
+    /// the old one, then fail. A server waiting out its backoff starts at
+    /// once, with its backoff reset.
+    pub fn restart(&self, why: &str) {
+        self.orders.send_modify(|orders| {
+            orders.restarts += 1;
+            orders.why = Arc::from(why);
+        });
+    }
+
+    /// Restarts the upstream with a new definition (same name), as
+    /// [`Upstream::restart`] does.
+    pub fn replace(&self, spec: UpstreamSpec) {
+        self.orders.send_modify(|orders| {
+            orders.spec = Arc::new(spec);
+            orders.restarts += 1;
+            orders.why = Arc::from("its definition changed");
+        });
+    }
+
+    /// Changes the definition used from the next (re)start on, without
+    /// restarting now: for settings that need no new process at once
+    /// (timeouts, limits).
+    pub fn amend(&self, spec: UpstreamSpec) {
+        self.orders.send_if_modified(|orders| {
+            let changed = *orders.spec != spec;
+            orders.spec = Arc::new(spec);
+            changed
+        });
+    }
+
+    /// Stops the upstream because Warden is shutting down; see
+    /// [`Upstream::stop`].
     pub async fn shutdown(&self) {
-        let _ = self.stop.send(true);
+        self.stop("Warden is shutting down").await;
+    }
+
+    /// Stops the upstream for `why` (which its calls in flight fail with):
+    /// closes a process's stdin, waits the grace period, then kills its
+    /// process group; deletes a remote session. Returns when it is gone.
+    pub async fn stop(&self, why: &str) {
+        self.orders.send_modify(|orders| {
+            orders.stop = true;
+            orders.why = Arc::from(why);
+        });
         let mut state = self.state.clone();
         let _ = state.wait_for(|state| matches!(state, State::Stopped | State::Refused(_))).await;
     }
@@ -146,59 +248,158 @@ impl Upstream {
 enum Ended {
     /// It exited, could not start or could not be reached; restart after a pause.
     Failed(String),
+    /// Warden asked for a restart (code or definition changed): start again now.
+    Restart(String),
     /// Warden asked it to stop.
     Stopped,
 }
 
+/// What interrupted a run or a pause.
+enum Interrupt {
+    Restart(String),
+    Stop,
+}
+
 struct Supervisor {
     index: usize,
-    spec: UpstreamSpec,
     init_params: watch::Receiver<Option<Arc<str>>>,
     events: Arc<dyn EventSink>,
     state: watch::Sender<State>,
-    stop: watch::Receiver<bool>,
+    orders: watch::Receiver<Orders>,
+    /// The restart count already acted on.
+    restarts_seen: u64,
+    /// Changed files, from the code watch.
+    changed: mpsc::UnboundedSender<PathBuf>,
+    changes: mpsc::UnboundedReceiver<PathBuf>,
+    /// The code watch and the definition it was made for.
+    watching: Option<(Arc<UpstreamSpec>, Option<CodeWatch>)>,
 }
 
 impl Supervisor {
     async fn run(mut self) {
-        let sup = self.spec.supervision.clone();
         let mut failures: u32 = 0;
         loop {
+            let spec = self.orders.borrow().spec.clone();
+            self.watch_code(&spec);
             self.state.send_replace(State::Starting);
             let started = Instant::now();
-            let reason = match self.run_once().await {
+            let reason = match self.run_once(&spec).await {
                 Ended::Stopped => break,
+                Ended::Restart(why) => {
+                    tracing::info!(server = %spec.name, "restarting: {why}");
+                    failures = 0;
+                    continue;
+                }
                 Ended::Failed(reason) => reason,
             };
             // A server that ran for a while earns a fresh backoff.
             if started.elapsed() > Duration::from_secs(60) {
                 failures = 0;
             }
-            let delay = backoff(&sup, failures);
+            let delay = backoff(&spec.supervision, failures);
             failures = failures.saturating_add(1);
-            tracing::warn!(server = %self.spec.name, retry_in_ms = delay.as_millis() as u64, "upstream down: {reason}");
+            tracing::warn!(server = %spec.name, retry_in_ms = delay.as_millis() as u64, "upstream down: {reason}");
             self.events.deliver(Event { upstream: self.index, kind: EventKind::Down { reason: reason.clone() } });
             self.state.send_replace(State::Down { reason, retry_at: Instant::now() + delay });
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
-                _ = stopped(&mut self.stop) => break,
+                interrupt = self.interrupted(&spec) => match interrupt {
+                    Interrupt::Stop => break,
+                    Interrupt::Restart(why) => {
+                        tracing::info!(server = %spec.name, "starting at once: {why}");
+                        failures = 0;
+                    }
+                },
             }
         }
+        self.watching = None;
         self.state.send_replace(State::Stopped);
     }
 
+    /// Keeps a code watch for `spec`'s `watch` paths, made anew when the
+    /// definition changed.
+    fn watch_code(&mut self, spec: &Arc<UpstreamSpec>) {
+        if self.watching.as_ref().is_some_and(|(watched, _)| watched.watch == spec.watch) {
+            return;
+        }
+        let code_watch = spec.watch.as_ref().and_then(|watch| {
+            let base = match &spec.transport {
+                Transport::Stdio { cwd: Some(cwd), .. } => cwd.clone(),
+                _ => PathBuf::from("."),
+            };
+            match CodeWatch::start(watch, &base, self.changed.clone()) {
+                Ok(code_watch) => {
+                    tracing::info!(server = %spec.name, paths = ?watch.paths, "watching code");
+                    Some(code_watch)
+                }
+                Err(why) => {
+                    tracing::error!(server = %spec.name, "cannot watch its code, it will not restart on changes: {why}");
+                    None
+                }
+            }
+        });
+        self.watching = Some((spec.clone(), code_watch));
+    }
+
+    /// Resolves when the owner asks for a restart or a stop, or when the
+    /// watched code changed and then stayed quiet for `debounceMs`.
+    async fn interrupted(&mut self, spec: &UpstreamSpec) -> Interrupt {
+        let debounce = Duration::from_millis(spec.watch.as_ref().map_or(300, |watch| watch.debounce_ms));
+        let seen = self.restarts_seen;
+        // The first changed path and how many changes followed it.
+        let mut burst: Option<(PathBuf, usize)> = None;
+        loop {
+            let pending = burst.is_some();
+            let quiet = async move {
+                if pending {
+                    tokio::time::sleep(debounce).await;
+                } else {
+                    std::future::pending::<()>().await;
+                }
+            };
+            tokio::select! {
+                orders = async {
+                    let orders = self.orders.wait_for(|orders| orders.stop || orders.restarts != seen).await;
+                    orders.map(|orders| (!orders.stop).then(|| (orders.restarts, orders.why.clone())))
+                } => return match orders {
+                    Ok(Some((restarts, why))) => {
+                        self.restarts_seen = restarts;
+                        Interrupt::Restart(why.to_string())
+                    }
+                    _ => Interrupt::Stop,
+                },
+                Some(path) = self.changes.recv() => {
+                    // One burst of changes (a formatter, a checkout) is one restart.
+                    burst = Some(match burst.take() {
+                        None => (path, 0),
+                        Some((first, more)) => (first, more + 1),
+                    });
+                }
+                () = quiet => {
+                    let (first, more) = burst.take().unwrap_or_default();
+                    let also = if more > 0 { format!(" and {more} more changes") } else { String::new() };
+                    return Interrupt::Restart(format!("{} changed{also}", first.display()));
+                }
+            }
+        }
+    }
+
+    /// Resolves when the owner asks for a stop.
+    async fn stop_ordered(&mut self) {
+        let _ = self.orders.wait_for(|orders| orders.stop).await;
+    }
+
     /// Opens the link once and serves until it ends.
-    async fn run_once(&mut self) -> Ended {
-        let name = self.spec.name.clone();
-        let mut link = match Link::open(&self.spec, self.index, self.events.clone()) {
+    async fn run_once(&mut self, spec: &UpstreamSpec) -> Ended {
+        let name = spec.name.clone();
+        let mut link = match Link::open(spec, self.index, self.events.clone()) {
             Ok(link) => link,
             Err(reason) => return Ended::Failed(reason),
         };
         let connection = link.connection().clone();
 
         let mut init_params = self.init_params.clone();
-        let timeout = Duration::from_millis(self.spec.supervision.start_timeout_ms);
-        let (mut stop, mut stop_later) = (self.stop.clone(), self.stop.clone());
+        let timeout = Duration::from_millis(spec.supervision.start_timeout_ms);
         let ended = tokio::select! {
             handshake = handshake(&mut init_params, timeout, &connection) => match handshake {
                 Ok(()) => {
@@ -207,23 +408,40 @@ impl Supervisor {
                     self.events.deliver(Event { upstream: self.index, kind: EventKind::Ready(connection.clone()) });
                     tokio::select! {
                         reason = link.ended(Phase::Ready) => Ended::Failed(reason),
-                        _ = stopped(&mut stop_later) => Ended::Stopped,
+                        interrupt = self.interrupted(spec) => match interrupt {
+                            Interrupt::Stop => Ended::Stopped,
+                            Interrupt::Restart(why) => {
+                                // New requests wait for the new process; those in
+                                // flight get the grace period on this one.
+                                self.state.send_replace(State::Starting);
+                                let grace = Duration::from_millis(spec.supervision.restart_grace_ms);
+                                tokio::select! {
+                                    _ = tokio::time::timeout(grace, connection.drained()) => Ended::Restart(why),
+                                    _ = link.ended(Phase::Ready) => Ended::Restart(why),
+                                    () = self.stop_ordered() => Ended::Stopped,
+                                }
+                            }
+                        },
                     }
                 }
                 Err(reason) => Ended::Failed(reason),
             },
             reason = link.ended(Phase::Starting) => Ended::Failed(reason),
-            _ = stopped(&mut stop) => Ended::Stopped,
+            interrupt = self.interrupted(spec) => match interrupt {
+                Interrupt::Stop => Ended::Stopped,
+                Interrupt::Restart(why) => Ended::Restart(why),
+            },
         };
 
         let reason = match &ended {
             Ended::Failed(reason) => reason.clone(),
-            Ended::Stopped => "Warden is shutting down".to_owned(),
+            Ended::Restart(why) => format!("it is restarting ({why})"),
+            Ended::Stopped => self.orders.borrow().why.to_string(),
         };
         let explained = link.close(&reason).await;
         match ended {
             Ended::Failed(_) => Ended::Failed(explained),
-            Ended::Stopped => Ended::Stopped,
+            other => other,
         }
     }
 }
@@ -249,11 +467,6 @@ async fn handshake(
     let handshake = Handshake::parse(result)?;
     connection.set_handshake(handshake);
     connection.send(warden_jsonrpc::notification("notifications/initialized", None)).map_err(|err| err.to_string())
-}
-
-/// Resolves once Warden asks the upstream to stop.
-async fn stopped(stop: &mut watch::Receiver<bool>) {
-    let _ = stop.wait_for(|stop| *stop).await;
 }
 
 /// The delay before restart number `failures` (0-based): doubling from the

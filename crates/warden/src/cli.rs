@@ -37,7 +37,7 @@ pub enum Command {
     Serve(ServeArgs),
     /// Put Warden in front of one server given on the command line; tool names pass through unchanged.
     #[command(
-        after_help = "Examples:\n  warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src\n  claude mcp add fs -- warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src"
+        after_help = "Examples:\n  warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src\n  claude mcp add fs -- warden wrap -- npx -y @modelcontextprotocol/server-filesystem ~/src\n  warden wrap --watch src --ext py -- python3 src/server.py   # restarts on every edit"
     )]
     Wrap(WrapArgs),
     /// Check a config file: exit 0 with a summary, or 1 with every problem found.
@@ -63,7 +63,7 @@ pub enum Command {
     Init(InitArgs),
     /// Convert another gateway's configuration into a Warden config.
     #[command(
-        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --sandbox ~/work --protected-path ~/.ssh --allowed-domains fetch=*.github.com"
+        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --lists dynamic-lists.json --sandbox ~/.ironcurtain/sandbox --protected-path ~/.ironcurtain --allowed-domains git=github.com,*.github.com"
     )]
     Import(ImportArgs),
     /// Test a policy against a table of calls, or explain one decision.
@@ -128,6 +128,14 @@ pub struct WrapArgs {
     /// The server's name (default: the command's file name).
     #[arg(long)]
     pub name: Option<String>,
+    /// Restart the server when files under PATH change (a file, a directory
+    /// or a glob; repeatable). VCS, dependency, cache and build directories
+    /// are ignored.
+    #[arg(long, value_name = "PATH")]
+    pub watch: Vec<String>,
+    /// With --watch: only changes to files with these extensions count.
+    #[arg(long, value_name = "EXT", value_delimiter = ',', requires = "watch")]
+    pub ext: Vec<String>,
     /// The server's command and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -218,7 +226,7 @@ pub enum ImportFormat {
     Mcptools,
     /// An MCP Sentinel policy YAML (its rule list).
     Sentinel,
-    /// IronCurtain's compiled-policy.json and tool-annotations.json (in that order).
+    /// IronCurtain's compiled-policy.json (or its per-server ones) and tool-annotations.json, last (with or without sideEffects).
     Ironcurtain,
 }
 

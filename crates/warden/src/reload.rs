@@ -1,5 +1,8 @@
-//! Live configuration: the file is watched (and SIGHUP reloads it); profile
-//! changes apply to the running sessions without restarting servers.
+//! Live configuration: the file is watched (and SIGHUP reloads it). Profile
+//! changes apply to the running sessions without restarting servers; server
+//! changes apply as a diff (new servers start, removed ones stop, changed
+//! ones restart, the rest are untouched); naming applies at once; the log
+//! names what waits for Warden's next start.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -90,19 +93,17 @@ fn reload(
             return None;
         }
     };
-    if config.servers != running.servers
-        || config.naming != running.naming
-        || config.limits != running.limits
-        || config.supervision != running.supervision
-    {
-        tracing::warn!(
-            "servers, naming, limits and supervision changes take effect at the next start; profiles were applied now"
-        );
+    for pending in warden_gateway::pending_changes(running, &config) {
+        tracing::warn!("reload: {pending}");
     }
     let config = Arc::new(config);
     match target {
-        Target::Session(session) => session.set_hooks(hooks),
+        Target::Session(session) => {
+            session.apply(config.clone());
+            session.set_hooks(hooks);
+        }
         Target::Http(front, source) => {
+            front.apply(running, config.clone());
             source.replace(config.clone());
             front.reload();
         }

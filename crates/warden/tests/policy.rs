@@ -321,3 +321,33 @@ fn without_a_policy_arguments_pass_through_untouched() {
     let refused = guarded.call_tool("fx__echo", json!([1, 2]));
     assert!(refusal(&refused).starts_with("Denied by policy 'invalid-arguments'"), "{refused}");
 }
+
+#[test]
+fn rules_sharing_a_name_are_named_by_position() {
+    let rules = r#"policy:
+  rules:
+    - {name: echoes, if: {tool: [echo], args: {arg: text, startsWith: "ok"}}, then: allow}
+    - {name: echoes, if: {tool: [echo]}, then: deny, reason: only ok}
+"#;
+    let config = fixtures(&[("fx", &[])], rules);
+    let dir = support::scratch_dir("shared-names");
+    let path = dir.join("warden.yaml");
+    std::fs::write(&path, &config).unwrap();
+    let path = path.to_str().unwrap();
+    let warden = |args: &[&str]| std::process::Command::new(support::warden_bin()).args(args).output().unwrap();
+
+    let validated = warden(&["validate", "--config", path]);
+    let stderr = String::from_utf8_lossy(&validated.stderr).into_owned();
+    assert!(validated.status.success(), "a shared name is no problem: {stderr}");
+    assert!(stderr.contains("warning: rules #1, #2 share the name 'echoes'"), "{stderr}");
+
+    let explained = warden(&["policy", "explain", "--config", path, "fx", "echo", "--args", r#"{"text":"no"}"#]);
+    let stdout = String::from_utf8_lossy(&explained.stdout).into_owned();
+    assert!(stdout.starts_with("echo: deny by echoes (rule #2)"), "{stdout}");
+
+    let mut client = Client::serve_initialized(&config);
+    client.wait_for_tool("fx__echo");
+    assert_eq!(client.call_text("fx__echo", json!({"text": "ok then"})), "ok then");
+    let refused = refusal(&client.call_tool("fx__echo", json!({"text": "no"})));
+    assert_eq!(refused, "Denied by policy 'echoes (rule #2)': only ok");
+}

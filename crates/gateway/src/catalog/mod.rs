@@ -98,6 +98,30 @@ impl Catalog {
         }
     }
 
+    /// Adds a server after the last one; returns its index.
+    pub fn add_server(&mut self, server: Arc<str>) -> usize {
+        self.servers.push(server);
+        self.surfaces.push(None);
+        self.loaded.push(false);
+        self.withheld.push(Default::default());
+        self.servers.len() - 1
+    }
+
+    /// Names tools and prompts with `namer` from now on. Returns the kinds
+    /// whose client-facing names changed.
+    pub fn set_namer(&mut self, namer: Namer) -> Vec<ItemKind> {
+        let before = [self.tools.by_name.clone(), self.prompts.by_name.clone()];
+        self.namer = namer;
+        self.rebuild();
+        let after = [&self.tools.by_name, &self.prompts.by_name];
+        [ItemKind::Tool, ItemKind::Prompt]
+            .into_iter()
+            .zip(before.iter().zip(after))
+            .filter(|(_, (before, after))| before != after)
+            .map(|(kind, _)| kind)
+            .collect()
+    }
+
     /// Whether upstream `upstream`'s surface has been loaded.
     pub fn is_loaded(&self, upstream: usize) -> bool {
         self.loaded.get(upstream).copied().unwrap_or(false)

@@ -17,10 +17,6 @@ use crate::tokens::lock;
 /// last known one is used.
 const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long a list waits for upstreams that are still starting, in sessions
-/// with patient lists (see [`Session::set_patient_lists`](crate::Session::set_patient_lists)).
-const PATIENT_LIST_WAIT: Duration = Duration::from_secs(10);
-
 #[derive(Deserialize)]
 struct ListParams {
     #[serde(default)]
@@ -44,13 +40,11 @@ impl Shared {
             let message = format!("unknown cursor {cursor:?}: Warden returns complete lists, without pages");
             return self.fail(frame, ErrorCode::InvalidParams, &message);
         }
-        if self.patient_lists.load(std::sync::atomic::Ordering::Relaxed) {
-            // Upstreams started for this very client: its first list waits for
-            // them (bounded), rather than coming back empty.
-            let _ = tokio::time::timeout(PATIENT_LIST_WAIT, self.await_unloaded()).await;
-        }
+        // Servers still starting are waited for (bounded), so that a client
+        // that lists once, right after initialize, sees every ready server.
+        let _ = tokio::time::timeout(self.list_wait(), self.await_unloaded()).await;
         let mut refreshes = JoinSet::new();
-        for (index, upstream) in self.upstreams.iter().enumerate() {
+        for (index, upstream) in self.live_upstreams() {
             let Some(connection) = upstream.connection() else { continue };
             if !connection.handshake().has(kind.capability()) {
                 continue;
@@ -86,7 +80,7 @@ impl Shared {
         let params = frame.params().unwrap_or("{}").to_owned();
         *lock(&self.log_level) = Some(params.clone());
         let mut answers = JoinSet::new();
-        for upstream in &self.upstreams {
+        for (_, upstream) in self.live_upstreams() {
             let Some(connection) = upstream.connection() else { continue };
             if connection.handshake().has("logging") {
                 let params = params.clone();

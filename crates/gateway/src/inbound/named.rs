@@ -43,7 +43,7 @@ impl Shared {
         let hooks = self.hooks.load_full();
         let route = self.resolve(kind, &exposed).await;
         let Some(Route { upstream, name }) =
-            route.filter(|route| hooks.view.shows(self.upstreams[route.upstream].name(), kind, &route.name))
+            route.filter(|route| hooks.view.shows(self.upstream(route.upstream).name(), kind, &route.name))
         else {
             if let Some(down) = self.down_owner(&exposed) {
                 return self.fail(
@@ -60,9 +60,10 @@ impl Shared {
             splice.replace(frame.span_of(params.name.get()), json_string(&name));
         }
         let token = progress_token(frame, params.meta);
+        let server = self.upstream(upstream);
         let call = Call {
             session: &self.id,
-            server: self.upstreams[upstream].name(),
+            server: server.name(),
             method,
             name: &name,
             arguments: params.arguments.map(RawValue::get),
@@ -88,30 +89,33 @@ impl Shared {
     /// Waits for upstreams that are starting, or ready but not yet listed, and
     /// loads their surfaces. Returns whether there were any.
     pub(crate) async fn await_unloaded(&self) -> bool {
-        let unloaded: Vec<usize> = {
+        let unloaded: Vec<(usize, warden_upstream::Upstream)> = {
+            let upstreams = self.live_upstreams();
             let catalog = self.read_catalog();
-            (0..self.upstreams.len())
-                .filter(|index| !catalog.is_loaded(*index))
-                .filter(|index| {
-                    matches!(
-                        self.upstreams[*index].state(),
-                        warden_upstream::State::Starting | warden_upstream::State::Ready(_)
-                    )
+            upstreams
+                .into_iter()
+                .filter(|(index, _)| !catalog.is_loaded(*index))
+                .filter(|(_, upstream)| {
+                    matches!(upstream.state(), warden_upstream::State::Starting | warden_upstream::State::Ready(_))
                 })
                 .collect()
         };
-        for index in &unloaded {
-            if let Some(connection) = self.upstreams[*index].settled(self.start_timeout()).await {
+        // All at once: the wait is as long as the slowest, not the sum.
+        let waits = unloaded.iter().map(|(index, upstream)| async move {
+            if let Some(connection) = upstream.settled(self.start_timeout()).await
+                && !self.read_catalog().is_loaded(*index)
+            {
                 self.load_surface(*index, &connection).await;
             }
-        }
+        });
+        futures_util::future::join_all(waits).await;
         !unloaded.is_empty()
     }
 
     /// Why the server a prefixed name points at is not running, if it is not.
     fn down_owner(&self, exposed: &str) -> Option<String> {
         let index = self.read_catalog().prefixed_server(exposed)?;
-        let upstream = &self.upstreams[index];
+        let upstream = self.upstream(index);
         upstream.connection().is_none().then(|| upstream.unavailable().to_string())
     }
 
@@ -119,22 +123,18 @@ impl Shared {
     /// one upstream they pass through untouched; with several, which one is
     /// meant cannot be known.
     pub(super) async fn call_unrouted(&self, frame: &Frame, method: &Method) {
-        if self.upstreams.len() != 1 {
+        let upstreams = self.live_upstreams();
+        let [(index, server)] = upstreams.as_slice() else {
             let message = format!(
                 "Method not found: Warden cannot tell which of its {} upstreams serves '{}'",
-                self.upstreams.len(),
+                upstreams.len(),
                 method.as_str()
             );
             return self.fail(frame, ErrorCode::MethodNotFound, &message);
-        }
-        let hooks = self.hooks.load_full();
-        let call = Call {
-            session: &self.id,
-            server: self.upstreams[0].name(),
-            method,
-            name: method.as_str(),
-            arguments: frame.params(),
         };
-        self.dispatch(frame, &hooks, call, Target::upstream(0)).await;
+        let hooks = self.hooks.load_full();
+        let call =
+            Call { session: &self.id, server: server.name(), method, name: method.as_str(), arguments: frame.params() };
+        self.dispatch(frame, &hooks, call, Target::upstream(*index)).await;
     }
 }

@@ -70,7 +70,7 @@ impl Shared {
 
     /// Sends a client notification to every ready upstream.
     fn broadcast(&self, frame: &Frame) {
-        for upstream in &self.upstreams {
+        for (_, upstream) in self.live_upstreams() {
             if let Some(connection) = upstream.connection() {
                 let _ = connection.send(frame.text().to_owned());
             }

@@ -52,7 +52,7 @@ impl Shared {
         let hooks = self.hooks.load_full();
         let owner = self.resource_owner(&params.uri).await;
         let Some(upstream) =
-            owner.filter(|owner| hooks.view.shows(self.upstreams[*owner].name(), ItemKind::Resource, &params.uri))
+            owner.filter(|owner| hooks.view.shows(self.upstream(*owner).name(), ItemKind::Resource, &params.uri))
         else {
             let data = format!(r#"{{"uri":{}}}"#, json_string(&params.uri));
             let message = format!("Resource not found: {}", params.uri);
@@ -69,13 +69,8 @@ impl Shared {
             _ => {}
         }
         let token = progress_token(frame, params.meta);
-        let call = Call {
-            session: &self.id,
-            server: self.upstreams[upstream].name(),
-            method,
-            name: &params.uri,
-            arguments: None,
-        };
+        let server = self.upstream(upstream);
+        let call = Call { session: &self.id, server: server.name(), method, name: &params.uri, arguments: None };
         self.dispatch(frame, &hooks, call, Target { token, ..Target::upstream(upstream) }).await;
     }
 
@@ -104,7 +99,7 @@ impl Shared {
                     return self.fail(frame, ErrorCode::InvalidParams, "ref.name must be a string");
                 };
                 let route = self.resolve(ItemKind::Prompt, &exposed).await.filter(|route| {
-                    hooks.view.shows(self.upstreams[route.upstream].name(), ItemKind::Prompt, &route.name)
+                    hooks.view.shows(self.upstream(route.upstream).name(), ItemKind::Prompt, &route.name)
                 });
                 let Some(Route { upstream, name }) = route else {
                     return self.fail(frame, ErrorCode::InvalidParams, &format!("Unknown prompt: {exposed}"));
@@ -121,7 +116,7 @@ impl Shared {
                     None => self.resource_owner(uri).await,
                 };
                 let Some(upstream) =
-                    owner.filter(|owner| hooks.view.shows(self.upstreams[*owner].name(), ItemKind::Template, uri))
+                    owner.filter(|owner| hooks.view.shows(self.upstream(*owner).name(), ItemKind::Template, uri))
                 else {
                     return self.fail(frame, ErrorCode::ResourceNotFound, &format!("Resource not found: {uri}"));
                 };
@@ -136,13 +131,9 @@ impl Shared {
             }
         };
         let token = progress_token(frame, params.meta);
-        let call = Call {
-            session: &self.id,
-            server: self.upstreams[upstream].name(),
-            method: &Method::Complete,
-            name: &name,
-            arguments: None,
-        };
+        let server = self.upstream(upstream);
+        let call =
+            Call { session: &self.id, server: server.name(), method: &Method::Complete, name: &name, arguments: None };
         self.dispatch(frame, &hooks, call, Target { splice, token, ..Target::upstream(upstream) }).await;
     }
 }

@@ -45,13 +45,8 @@ impl Shared {
             return self.fail(frame, ErrorCode::InvalidParams, &format!("Unknown task: {}", params.task_id));
         };
         let hooks = self.hooks.load_full();
-        let call = Call {
-            session: &self.id,
-            server: self.upstreams[upstream].name(),
-            method,
-            name: &params.task_id,
-            arguments: None,
-        };
+        let server = self.upstream(upstream);
+        let call = Call { session: &self.id, server: server.name(), method, name: &params.task_id, arguments: None };
         self.dispatch(frame, &hooks, call, Target::upstream(upstream)).await;
     }
 
@@ -75,7 +70,7 @@ impl Shared {
     /// `tasks/list`: every upstream that lists tasks, all pages, merged.
     pub(super) async fn list_tasks(&self, frame: &Frame) {
         let mut lists = JoinSet::new();
-        for (index, upstream) in self.upstreams.iter().enumerate() {
+        for (index, upstream) in self.live_upstreams() {
             let Some(connection) = upstream.connection() else { continue };
             if connection.handshake().flag_present("tasks", "list") {
                 lists.spawn(async move { (index, all_tasks(&connection).await) });
@@ -92,7 +87,7 @@ impl Shared {
                         merged.push(raw);
                     }
                 }
-                Err(why) => tracing::warn!(server = self.upstreams[index].name(), "tasks/list failed: {why}"),
+                Err(why) => tracing::warn!(server = self.upstream(index).name(), "tasks/list failed: {why}"),
             }
         }
         let result = format!(r#"{{"tasks":[{}]}}"#, merged.join(","));

@@ -49,7 +49,7 @@ impl Shared {
 
     /// An upstream finished its handshake: load what it offers, replay the
     /// session's log level and subscriptions, and tell the client.
-    async fn upstream_ready(self: Arc<Self>, index: usize, connection: Arc<Connection>) {
+    pub(crate) async fn upstream_ready(self: Arc<Self>, index: usize, connection: Arc<Connection>) {
         let changed = self.load_surface(index, &connection).await;
         let level = lock(&self.log_level).clone();
         if let Some(params) = level

@@ -4,39 +4,30 @@
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use warden_config::{Condition, ConditionalRoles, ToolAnnotation};
+use warden_config::{Condition, ConditionalRoles, IRONCURTAIN_ROLES, RoleCategory, ToolAnnotation};
 
 use crate::error::ImportError;
 use crate::names::sanitise;
 use crate::node::{At, Doc, Node, unknown_keys};
 
-/// IronCurtain's roles that identify resources: each is evaluated through
-/// the rules on its own (`argument-roles.ts`, `isResourceIdentifier`).
-pub(super) const RESOURCE_ROLES: [&str; 9] = [
-    "read-path",
-    "write-path",
-    "delete-path",
-    "write-history",
-    "delete-history",
-    "fetch-url",
-    "git-remote-url",
-    "github-owner",
-    "github-repo",
-];
-/// Its roles that carry meaning but are never evaluated per role.
-pub(super) const OPAQUE_ROLES: [&str; 3] = ["branch-name", "commit-message", "none"];
-
-/// Whether IronCurtain evaluates `role` per role (unknown roles are kept
-/// and treated like resource roles).
+/// Whether IronCurtain evaluates `role` per role: path, URL and identifier
+/// roles (`isResourceIdentifier`); unknown roles are kept and treated like
+/// them.
 pub(super) fn is_resource(role: &str) -> bool {
-    !OPAQUE_ROLES.contains(&role)
+    RoleCategory::of_ironcurtain_role(role) != Some(RoleCategory::Opaque)
+}
+
+/// Whether IronCurtain's role table knows `role`.
+fn is_known(role: &str) -> bool {
+    RoleCategory::of_ironcurtain_role(role).is_some()
 }
 
 /// One annotated tool.
 pub(super) struct Tool {
     pub(super) server: String,
     pub(super) name: String,
-    pub(super) side_effects: bool,
+    /// Absent in IronCurtain's current format (removed in March 2026).
+    pub(super) side_effects: Option<bool>,
     pub(super) args: Vec<Arg>,
 }
 
@@ -134,20 +125,21 @@ pub(super) fn read(doc: &Doc<'_>) -> Result<Tools, ImportError> {
                 renamed.push(format!("{server}/{name} (serverName {named:?})"));
             }
             comments += usize::from(doc.text(get("comment"), &at.key("comment"))?.is_some_and(|c| !c.is_empty()));
-            let Some(side_effects) = doc.bool(get("sideEffects"), &at.key("sideEffects"))? else {
-                return Err(doc.error(&at, format!("tool {name:?} has no sideEffects (true or false)")));
-            };
-            let ignored = unknown_keys(fields, &["toolName", "serverName", "comment", "sideEffects", "args"]);
+            let side_effects = doc.bool(get("sideEffects"), &at.key("sideEffects"))?;
+            // `inputSchema` is the tool's own schema, kept by IronCurtain for
+            // its annotator; the policy does not read it.
+            let ignored =
+                unknown_keys(fields, &["toolName", "serverName", "comment", "sideEffects", "args", "inputSchema"]);
             if !ignored.is_empty() {
                 warnings.push(format!("ignored {} of {server}/{name}", ignored.join(", ")));
             }
             let args_at = at.key("args");
             let mut args = Vec::new();
-            let mut annotation = ToolAnnotation { side_effects: Some(side_effects), ..ToolAnnotation::default() };
+            let mut annotation = ToolAnnotation { side_effects, ..ToolAnnotation::default() };
             for (arg, spec) in doc.map(get("args"), &args_at)?.unwrap_or(&empty) {
                 let (options, conditions) = arg_spec(doc, spec, &args_at.key(arg))?;
                 for role in options.iter().flatten() {
-                    let known = RESOURCE_ROLES.contains(&role.as_str()) || OPAQUE_ROLES.contains(&role.as_str());
+                    let known = is_known(role);
                     let list = if known { &mut opaque } else { &mut unknown };
                     if (!known || !is_resource(role)) && !list.contains(role) {
                         list.push(role.clone());
@@ -217,7 +209,8 @@ pub(super) fn read(doc: &Doc<'_>) -> Result<Tools, ImportError> {
             "the comments of {comments} annotated tools are not carried over (Warden's annotations have no comment)"
         ));
     }
-    let mut universe: Vec<String> = RESOURCE_ROLES.iter().map(|role| (*role).to_owned()).collect();
+    let mut universe: Vec<String> =
+        IRONCURTAIN_ROLES.iter().map(|(role, _)| *role).filter(|role| is_resource(role)).map(str::to_owned).collect();
     let present: Vec<String> = list.iter().flat_map(Tool::roles).collect();
     universe.retain(|role| present.contains(role));
     for role in present {

@@ -20,7 +20,7 @@
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use warden_config::{Action, Condition, DomainsAllowed, PathsWithin, Rule, RuleMatch};
+use warden_config::{Action, Condition, DomainsAllowed, PathsWithin, RoleCategory, Rule, RuleMatch};
 
 use super::annotations::{Tool, Tools, is_resource};
 use crate::error::ImportError;
@@ -81,45 +81,67 @@ impl Source {
     fn selects(&self, tool: &Tool) -> bool {
         self.server.as_ref().is_none_or(|servers| servers.contains(&tool.server))
             && self.tool.as_ref().is_none_or(|tools| tools.contains(&tool.name))
-            && self.side_effects.is_none_or(|side_effects| side_effects == tool.side_effects)
+            && self.side_effects.is_none_or(|side_effects| Some(side_effects) == tool.side_effects)
     }
 }
 
-/// Reads the compiled policy and writes its rules for Warden.
+/// Reads the compiled policies and writes their rules for Warden. Several
+/// (IronCurtain's per-server `compiled-policy.json` files) are merged as
+/// IronCurtain merges them: their rules concatenated in the alphabetical
+/// order of their `serverName`.
 pub(super) fn map(
-    doc: &Doc<'_>,
+    docs: &[Doc<'_>],
     tools: &Tools,
     lists: Option<&IndexMap<String, Vec<String>>>,
 ) -> Result<Mapped, ImportError> {
-    let is_json = doc.path.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
-    let root = if is_json { doc.parse_json()? } else { doc.parse_yaml()? };
-    let Some(top) = root.as_map() else {
-        return Err(doc.error(&At::root(), format!("expected the compiled policy object, found {}", root.kind())));
-    };
-    let mut mapper = Mapper { doc, tools, lists, out: Vec::new(), lists_out: IndexMap::new(), warnings: Vec::new() };
-    let ignored =
-        unknown_keys(top, &["generatedAt", "constitutionHash", "inputHash", "rules", "listDefinitions", "serverName"]);
-    if !ignored.is_empty() {
-        mapper.warnings.push(format!("ignored {} of the compiled policy", ignored.join(", ")));
+    let mut parsed = Vec::with_capacity(docs.len());
+    for doc in docs {
+        let is_json = doc.path.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+        let root = if is_json { doc.parse_json()? } else { doc.parse_yaml()? };
+        let server = match root.as_map().and_then(|top| top.get("serverName")) {
+            Some(node) => doc.text(node, &At::root().key("serverName"))?.unwrap_or_default(),
+            None => String::new(),
+        };
+        parsed.push((server, doc, root));
     }
-    let rules_at = At::root().key("rules");
-    let Some(Node::List(items)) = top.get("rules") else {
-        return Err(doc.error(&At::root(), "has no rules list"));
+    parsed.sort_by(|a, b| a.0.cmp(&b.0));
+    let Some((_, first, _)) = parsed.first() else {
+        return Err(ImportError::BadOption { option: "compiled policy", message: "no compiled policy given".into() });
     };
+    let mut mapper =
+        Mapper { doc: first, tools, lists, out: Vec::new(), lists_out: IndexMap::new(), warnings: Vec::new() };
     let mut copied = Vec::new();
-    let mut within: IndexMap<String, Vec<String>> = IndexMap::new();
-    for (index, item) in items.iter().enumerate() {
-        let source = read_rule(doc, item, &rules_at.index(index), &mut mapper.warnings)?;
-        if let Some((_, dir)) = &source.paths {
-            for role in source.paths.iter().flat_map(|(roles, _)| roles) {
-                let dirs = within.entry(role.clone()).or_default();
-                if !dirs.contains(dir) {
-                    dirs.push(dir.clone());
-                }
-            }
+    for (_, doc, root) in &parsed {
+        mapper.doc = *doc;
+        let Some(top) = root.as_map() else {
+            return Err(doc.error(&At::root(), format!("expected the compiled policy object, found {}", root.kind())));
+        };
+        let known = [
+            "generatedAt",
+            "constitutionHash",
+            "inputHash",
+            "rules",
+            "listDefinitions",
+            "serverName",
+            "skippedServers",
+        ];
+        let ignored = unknown_keys(top, &known);
+        if !ignored.is_empty() {
+            mapper.warnings.push(format!(
+                "ignored {} of the compiled policy {}",
+                ignored.join(", "),
+                doc.path.display()
+            ));
         }
-        if mapper.rule(&source)? {
-            copied.push(source.name.clone());
+        let rules_at = At::root().key("rules");
+        let Some(Node::List(items)) = top.get("rules") else {
+            return Err(doc.error(&At::root(), "has no rules list"));
+        };
+        for (index, item) in items.iter().enumerate() {
+            let source = read_rule(doc, item, &rules_at.index(index), &mut mapper.warnings)?;
+            if mapper.rule(&source)? {
+                copied.push(source.name.clone());
+            }
         }
     }
 
@@ -147,17 +169,6 @@ pub(super) fn map(
         warnings.push(format!(
             "{}: their conditional roles can leave a call without resource roles, which IronCurtain then decides in one pass over the rules; Warden denies such calls unless a rule without roles allows them",
             sometimes.join(", ")
-        ));
-    }
-    let shared: Vec<String> = within
-        .iter()
-        .filter(|(_, dirs)| dirs.len() > 1)
-        .map(|(role, dirs)| format!("{role} ({})", dirs.join(", ")))
-        .collect();
-    if !shared.is_empty() {
-        warnings.push(format!(
-            "IronCurtain lets each path of an argument with several paths be allowed by a different rule; Warden needs all paths of a role within one rule's directories, so such calls spanning {} fall to later rules or the default (deny)",
-            shared.join("; ")
         ));
     }
     Ok(Mapped { rules: mapper.out, lists: mapper.lists_out, warnings })
@@ -275,6 +286,7 @@ impl Mapper<'_> {
 
     /// `source` as a role rule for `roles`, lists aside.
     fn role_rule(&self, source: &Source, roles: Vec<String>) -> Result<Rule, ImportError> {
+        let rule_roles = roles.clone();
         let names = |list: &Option<Vec<String>>| list.iter().flatten().map(|name| glob::literal(name)).collect();
         let domains = match &source.domains {
             Some((roles, allowed)) => {
@@ -286,7 +298,7 @@ impl Mapper<'_> {
                         }
                     }
                 }
-                Some(DomainsAllowed { roles: roles.clone(), allowed: patterns })
+                Some(DomainsAllowed { roles: scoped(roles, &rule_roles, RoleCategory::Url), allowed: patterns })
             }
             None => None,
         };
@@ -295,10 +307,10 @@ impl Mapper<'_> {
             tool: names(&source.tool),
             roles,
             side_effects: source.side_effects,
-            paths: source
-                .paths
-                .as_ref()
-                .map(|(roles, dir)| PathsWithin { roles: roles.clone(), within: vec![dir.clone()] }),
+            paths: source.paths.as_ref().map(|(roles, dir)| PathsWithin {
+                roles: scoped(roles, &rule_roles, RoleCategory::Path),
+                within: vec![dir.clone()],
+            }),
             domains,
             args: None,
             method: Vec::new(),
@@ -372,11 +384,13 @@ impl Mapper<'_> {
             written.push((name, values, list.kind));
         }
         let single = groups.len() == 1;
+        let mut approximate = false;
         for (args, tools) in groups {
             let mut all = vec![present(&args)];
             for (list, values, kind) in &written {
                 for arg in &args {
-                    let test = matches(arg, list, values, *kind);
+                    let (test, exact) = matches(arg, list, values, *kind);
+                    approximate |= !exact;
                     all.push(if args.len() == 1 {
                         test
                     } else {
@@ -406,9 +420,9 @@ impl Mapper<'_> {
             }
         }
         let arrays = format!(
-            "{label}: IronCurtain also checks each text in an array argument against its lists; Warden's inList tests the argument as one text, so an array never matches"
+            "{label}: its domain list has `*`, which Warden checks on the whole text (IronCurtain on the host before a `/`), and an array argument never matches it (IronCurtain checks each text)"
         );
-        if !self.warnings.contains(&arrays) {
+        if approximate && !self.warnings.contains(&arrays) {
             self.warnings.push(arrays);
         }
         Ok(())
@@ -427,6 +441,18 @@ impl Mapper<'_> {
         }
         self.lists_out.insert(candidate.clone(), values);
         candidate
+    }
+}
+
+/// The roles a `paths` or `domains` condition names, as Warden writes them:
+/// none (the role being decided) when the rule is only decided for roles of
+/// `category`, since IronCurtain checks only the values of the role it is
+/// deciding; else as IronCurtain wrote them.
+fn scoped(condition_roles: &[String], rule_roles: &[String], category: RoleCategory) -> Vec<String> {
+    if rule_roles.iter().all(|role| RoleCategory::of_ironcurtain_role(role) == Some(category)) {
+        Vec::new()
+    } else {
+        condition_roles.to_vec()
     }
 }
 
@@ -462,37 +488,67 @@ fn present(args: &[String]) -> Condition {
 }
 
 /// `arg` matches one of `values` (stored as the list `list`) the way
-/// IronCurtain compares values of `kind`.
-fn matches(arg: &str, list: &str, values: &[String], kind: ListKind) -> Condition {
+/// IronCurtain compares values of `kind`, each text of an array on its own;
+/// `false` when Warden can only approximate it (a domain list with `*`,
+/// where an array never matches).
+fn matches(arg: &str, list: &str, values: &[String], kind: ListKind) -> (Condition, bool) {
     let test = |condition: Condition| Condition { arg: Some(arg.to_owned()), ..condition };
-    let in_list = test(Condition {
-        in_list: Some(list.to_owned()),
-        ignore_case: kind == ListKind::Emails,
-        ..Condition::default()
-    });
-    if kind != ListKind::Domains {
-        return in_list;
-    }
-    let mut alternatives = vec![in_list];
-    for value in values {
-        if value == "*" {
-            // Any name but an IP address (`isIpAddress`).
-            let ip =
-                test(Condition { regex: Some(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$".into()), ..Condition::default() });
-            alternatives.push(Condition {
-                all: Some(vec![
-                    Condition { not: Some(Box::new(ip)), ..Condition::default() },
-                    test(Condition { not_contains: Some(":".into()), ..Condition::default() }),
-                ]),
-                ..Condition::default()
-            });
-        } else if let Some(parent) = value.strip_prefix("*.") {
-            alternatives
-                .push(test(Condition { equals: Some(Value::String(parent.to_owned())), ..Condition::default() }));
-            alternatives.push(test(Condition { ends_with: Some(value[1..].to_owned()), ..Condition::default() }));
+    let in_list = Condition { in_list: Some(list.to_owned()), ..Condition::default() };
+    match kind {
+        ListKind::Emails => (test(Condition { ignore_case: true, each: true, ..in_list }), true),
+        ListKind::Identifiers => (test(Condition { each: true, ..in_list }), true),
+        ListKind::Domains if values.is_empty() => (test(Condition { each: true, ..in_list }), true),
+        ListKind::Domains if !values.iter().any(|value| value == "*") => {
+            (test(Condition { regex: Some(domain_regex(values)), each: true, ..Condition::default() }), true)
+        }
+        ListKind::Domains => {
+            let mut alternatives = vec![test(in_list)];
+            for value in values {
+                if value == "*" {
+                    // Any name but an IP address (`isIpAddress`).
+                    let ip = test(Condition {
+                        regex: Some(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$".into()),
+                        ..Condition::default()
+                    });
+                    alternatives.push(Condition {
+                        all: Some(vec![
+                            Condition { not: Some(Box::new(ip)), ..Condition::default() },
+                            test(Condition { not_contains: Some(":".into()), ..Condition::default() }),
+                        ]),
+                        ..Condition::default()
+                    });
+                } else if let Some(parent) = value.strip_prefix("*.") {
+                    alternatives.push(test(Condition {
+                        equals: Some(Value::String(parent.to_owned())),
+                        ..Condition::default()
+                    }));
+                    alternatives
+                        .push(test(Condition { ends_with: Some(value[1..].to_owned()), ..Condition::default() }));
+                }
+            }
+            (any(alternatives), false)
         }
     }
-    if alternatives.len() == 1 { alternatives.remove(0) } else { any(alternatives) }
+}
+
+/// One regular expression for IronCurtain's domain patterns
+/// (`domainMatchesAllowlist`): the host is the text before the first `/`;
+/// `example.com` matches that host, `*.example.com` it and its subdomains,
+/// a pattern with a `/` the whole text.
+fn domain_regex(patterns: &[String]) -> String {
+    let alternatives: Vec<String> = patterns
+        .iter()
+        .map(|pattern| {
+            if pattern.contains('/') {
+                regex::escape(pattern)
+            } else if let Some(parent) = pattern.strip_prefix("*.") {
+                format!(r"(?:[^/]*\.)?{}(?:/.*)?", regex::escape(parent))
+            } else {
+                format!("{}(?:/.*)?", regex::escape(pattern))
+            }
+        })
+        .collect();
+    format!("(?s)^(?:{})$", alternatives.join("|"))
 }
 
 /// Reads one rule.
@@ -620,4 +676,25 @@ fn list_cond(doc: &Doc<'_>, node: &Node, at: &At, label: &str) -> Result<ListCon
         allowed: doc.texts(get("allowed"), &at.key("allowed"))?,
         kind,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domain_patterns_match_as_in_ironcurtain() {
+        let patterns = ["*.bbc.co.uk", "apnews.com", "github.com/provos/x"].map(str::to_owned);
+        let regex = regex::Regex::new(&domain_regex(&patterns)).unwrap();
+        for yes in
+            ["bbc.co.uk", "news.bbc.co.uk", "a.b.bbc.co.uk/path", "apnews.com", "apnews.com/a/b", "github.com/provos/x"]
+        {
+            assert!(regex.is_match(yes), "{yes}");
+        }
+        for no in
+            ["evilbbc.co.uk", "bbc.co.uk.evil", "apnews.com.evil", "x.apnews.com", "github.com/provos/y", "github.com"]
+        {
+            assert!(!regex.is_match(no), "{no}");
+        }
+    }
 }

@@ -29,8 +29,8 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
             warden_import::import_sentinel(std::path::Path::new(file), &read(file)?)?
         }
         ImportFormat::Ironcurtain => {
-            let [policy, annotations] = args.files.as_slice() else {
-                bail!("import ironcurtain takes COMPILED_POLICY.json TOOL_ANNOTATIONS.json")
+            let [policy, more @ .., annotations] = args.files.as_slice() else {
+                bail!("import ironcurtain takes COMPILED_POLICY.json... TOOL_ANNOTATIONS.json")
             };
             let allowed_domains = args
                 .allowed_domains
@@ -43,6 +43,10 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
             };
             warden_import::import_ironcurtain(IronCurtainInput {
                 compiled_policy: (PathBuf::from(policy), read(policy)?),
+                more_compiled_policies: more
+                    .iter()
+                    .map(|path| Ok((PathBuf::from(path), read(path)?)))
+                    .collect::<anyhow::Result<_>>()?,
                 tool_annotations: (PathBuf::from(annotations), read(annotations)?),
                 sandbox: args.sandbox.clone(),
                 protected_paths: args.protected_paths.clone(),

@@ -24,6 +24,11 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<ExitCode> {
                     "FAIL {}: expected {}{expected_rule}, got {} by {} ({})",
                     failure.name, failure.expected, failure.actual, failure.rule, failure.reason
                 );
+                if let Some(reasoning) = failure.reasoning.as_deref().filter(|r| !r.trim().is_empty()) {
+                    println!("  case #{}, expected because: {reasoning}", failure.number);
+                } else {
+                    println!("  case #{}", failure.number);
+                }
             }
             println!("{} passed, {} failed", report.passed, report.failures.len());
             Ok(if report.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
@@ -32,7 +37,12 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<ExitCode> {
             let config = warden_config::load(&target.config)?;
             let engine = PolicyEngine::compile(&config, target.profile.as_deref())?;
             let evaluation = engine.evaluate(&server, &tool, Some(&args));
-            println!("{}: {} by {}", tool, evaluation.action, evaluation.rule);
+            match evaluation.position {
+                Some(position) => {
+                    println!("{}: {} by {} (rule #{position})", tool, evaluation.action, evaluation.rule)
+                }
+                None => println!("{}: {} by {}", tool, evaluation.action, evaluation.rule),
+            }
             if !evaluation.reason.is_empty() {
                 println!("reason: {}", evaluation.reason);
             }

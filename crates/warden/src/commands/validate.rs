@@ -26,6 +26,7 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mut problems = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
     // Every profile, and the policy as each sees it (or once, with no profiles).
     let profiles: Vec<Option<&str>> = if config.profiles.is_empty() {
         vec![None]
@@ -36,10 +37,19 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         if let Err(err) = ProfileView::compile(&config, profile) {
             problems.push(err.to_string());
         }
-        if let Err(err) = PolicyEngine::compile(&config, profile) {
-            let problem = err.to_string();
-            if !problems.contains(&problem) {
-                problems.push(problem);
+        match PolicyEngine::compile(&config, profile) {
+            Ok(engine) => {
+                for warning in engine.warnings() {
+                    if !warnings.contains(warning) {
+                        warnings.push(warning.clone());
+                    }
+                }
+            }
+            Err(err) => {
+                let problem = err.to_string();
+                if !problems.contains(&problem) {
+                    problems.push(problem);
+                }
             }
         }
     }
@@ -52,6 +62,9 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
             eprintln!("  - {problem}");
         }
         return Ok(ExitCode::FAILURE);
+    }
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
     }
     let servers: Vec<&str> = config.servers.keys().map(String::as_str).collect();
     println!("{}: valid", args.config.display());

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use warden_config::{Config, PrefixMode, ServerConfig, Transport};
+use warden_config::{Config, PrefixMode, ServerConfig, Transport, Watch};
 use warden_gateway::front::serve_stdio;
 
 use crate::cli::WrapArgs;
@@ -23,15 +23,16 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     }
     let (command, rest) = args.command.split_first().context("no command to wrap")?;
     let name = args.name.clone().unwrap_or_else(|| server_name(command));
-    config.servers.insert(
-        name,
-        ServerConfig::new(Transport::Stdio {
-            command: command.clone(),
-            args: rest.to_vec(),
-            env: Default::default(),
-            cwd: None,
-        }),
-    );
+    let mut server = ServerConfig::new(Transport::Stdio {
+        command: command.clone(),
+        args: rest.to_vec(),
+        env: Default::default(),
+        cwd: None,
+    });
+    if !args.watch.is_empty() {
+        server.watch = Some(Watch { extensions: args.ext.clone(), ..Watch::new(args.watch.clone()) });
+    }
+    config.servers.insert(name, server);
     // Drop-in use: the client sees the server's own names.
     config.naming.prefix = PrefixMode::Never;
     let audit = hooks::open_audit(&config)?;

@@ -316,6 +316,18 @@ pub fn fixtures(servers: &[(&str, &[&str])], extra: &str) -> String {
     config
 }
 
+/// Tries `attempt` until it gives a value, up to the patience.
+pub fn retry<T>(what: &str, mut attempt: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(value) = attempt() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Whether a process is still alive.
 pub fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()

@@ -59,10 +59,8 @@ pub struct HttpFront {
 
 /// What the handlers share.
 struct Front {
-    /// The hub's configuration, if the hub is served.
-    hub: Option<Arc<Config>>,
-    /// One configuration per server endpoint (`exposePerServer`).
-    per_server: HashMap<String, Arc<Config>>,
+    /// The configurations of the endpoints, replaced on reload.
+    endpoints: std::sync::RwLock<Endpoints>,
     settings: warden_config::HttpFront,
     max_message_bytes: usize,
     hooks: Arc<dyn HooksSource>,
@@ -90,11 +88,6 @@ impl HttpFront {
         default_profile: Option<String>,
         bound: SocketAddr,
     ) -> HttpFront {
-        let per_server = if config.expose_per_server {
-            config.servers.keys().map(|name| (name.clone(), Arc::new(single_server(&config, name)))).collect()
-        } else {
-            HashMap::new()
-        };
         let open_files = match descriptors::raise_open_files_limit() {
             Ok(limit) => Some(limit),
             Err(err) => {
@@ -113,8 +106,7 @@ impl HttpFront {
         };
         tracing::info!(open_files, max_connections, per_address, "HTTP connection limits");
         let front = Front {
-            hub: config.hub.enabled.then(|| config.clone()),
-            per_server,
+            endpoints: std::sync::RwLock::new(Endpoints::new(&config)),
             settings: config.http.clone(),
             max_message_bytes: config.limits.max_message_bytes,
             hooks,
@@ -172,6 +164,34 @@ impl HttpFront {
         }
     }
 
+    /// Applies a new configuration's servers: the shared ones once, in the
+    /// pool; then every live session's own, as a diff (see
+    /// [`Session::apply`]). New sessions start with the new set.
+    pub fn apply(&self, old: &Config, config: Arc<Config>) {
+        self.front.pool.apply(old, &config);
+        let endpoints = Endpoints::new(&config);
+        for entry in self.front.sessions.all() {
+            let scoped = match &entry.scope {
+                None => config.clone(),
+                // A server removed from the file leaves its endpoint's sessions empty.
+                Some(server) => Arc::new(single_server(&config, server)),
+            };
+            // Servers added to a live session count against the process
+            // budget too; a session they do not fit in is ended (its client
+            // initializes anew, and is served as any new client).
+            let processes = budget::processes_of(&scoped, &self.front.pool);
+            if !entry.reserve_processes(&self.front.budget, processes) {
+                if let Some(entry) = self.front.sessions.remove(&entry.id) {
+                    tracing::warn!(session = %entry.id, processes, "ending a session: its new servers do not fit in http.processBudget");
+                    tokio::spawn(sessions::end(entry));
+                }
+                continue;
+            }
+            entry.session.apply(scoped);
+        }
+        *self.front.endpoints.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = endpoints;
+    }
+
     /// How many client sessions are live.
     pub fn session_count(&self) -> usize {
         self.front.sessions.len()
@@ -202,6 +222,25 @@ async fn reap(front: Arc<Front>) {
             tracing::info!(session = %entry.id, "ending an idle session");
             tokio::spawn(sessions::end(entry));
         }
+    }
+}
+
+/// The configuration each endpoint serves.
+struct Endpoints {
+    /// The hub's, if the hub is served.
+    hub: Option<Arc<Config>>,
+    /// One per server endpoint (`exposePerServer`).
+    per_server: HashMap<String, Arc<Config>>,
+}
+
+impl Endpoints {
+    fn new(config: &Arc<Config>) -> Endpoints {
+        let per_server = if config.expose_per_server {
+            config.servers.keys().map(|name| (name.clone(), Arc::new(single_server(config, name)))).collect()
+        } else {
+            HashMap::new()
+        };
+        Endpoints { hub: config.hub.enabled.then(|| config.clone()), per_server }
     }
 }
 
@@ -238,7 +277,6 @@ impl Front {
         let reservation = self.make_room(budget::processes_of(&config, &self.pool)).await?;
         let streams = Streams::new(self.settings.replay_events, legacy);
         let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()));
-        session.set_patient_lists(true);
         let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile));
         entry.hold(reservation);
         let claim = self.sessions.insert(entry);
@@ -307,9 +345,10 @@ impl Front {
 
     /// The configuration of an endpoint: `None` for the hub.
     fn config_for(&self, scope: Option<&str>) -> Option<Arc<Config>> {
+        let endpoints = self.endpoints.read().unwrap_or_else(|poisoned| poisoned.into_inner());
         match scope {
-            None => self.hub.clone(),
-            Some(server) => self.per_server.get(server).cloned(),
+            None => endpoints.hub.clone(),
+            Some(server) => endpoints.per_server.get(server).cloned(),
         }
     }
 }

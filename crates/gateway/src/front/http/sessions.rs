@@ -36,16 +36,16 @@ pub(super) struct Entry {
 }
 
 /// A session's place among `http.maxSessions` and its processes within
-/// `http.processBudget`: held, never read, and given back when dropped.
+/// `http.processBudget`, given back when dropped.
 pub(super) struct Reservation {
     _place: OwnedSemaphorePermit,
-    _processes: OwnedSemaphorePermit,
+    processes: OwnedSemaphorePermit,
 }
 
 impl Reservation {
     /// A place and processes, reserved.
     pub fn new(place: OwnedSemaphorePermit, processes: OwnedSemaphorePermit) -> Reservation {
-        Reservation { _place: place, _processes: processes }
+        Reservation { _place: place, processes }
     }
 }
 
@@ -69,6 +69,26 @@ impl Entry {
             last_seen: Mutex::new(Instant::now()),
             claims: AtomicUsize::new(0),
             reservation: Mutex::new(None),
+        }
+    }
+
+    /// Makes its reservation cover `processes` processes (a reload gave it
+    /// more servers), taking the difference from `budget`; false if the
+    /// budget cannot. A reload that gives it fewer keeps the reservation
+    /// until it ends: stopped processes are counted until they are gone.
+    pub fn reserve_processes(&self, budget: &super::budget::ProcessBudget, processes: usize) -> bool {
+        let mut reservation = self.reservation.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(reservation) = reservation.as_mut() else { return false };
+        let held = reservation.processes.num_permits();
+        if processes <= held {
+            return true;
+        }
+        match budget.reserve(processes - held) {
+            Some(more) => {
+                reservation.processes.merge(more);
+                true
+            }
+            None => false,
         }
     }
 

@@ -1,0 +1,183 @@
+//! A session's set of servers: opening each one (its own process, the
+//! pool's shared one, or a refusal under a process cap), and applying a new
+//! configuration's set as a diff, so that unchanged servers keep their
+//! processes and state.
+
+use std::sync::Arc;
+
+use warden_config::Config;
+use warden_upstream::{State, Upstream, UpstreamSpec};
+
+use crate::catalog::{ItemKind, Namer};
+use crate::pool::Lease;
+use crate::session::Shared;
+use crate::tokens::lock;
+
+impl Shared {
+    /// Opens server `name` of `config` as upstream number `index`.
+    pub(crate) fn open_upstream(&self, index: usize, name: &str, config: &Config) -> Upstream {
+        let lease = self.pool.as_ref().map_or(Lease::Own(None), |pool| pool.lease(name));
+        match lease {
+            Lease::Own(permit) => {
+                if let Some(permit) = permit {
+                    lock(&self.permits).insert(name.to_owned(), permit);
+                }
+                let spec = UpstreamSpec::from_config(name, config).expect("a configured server");
+                Upstream::spawn(index, spec, self.init_params.subscribe(), self.sink.clone())
+            }
+            Lease::Shared(upstream) => {
+                if let Some(pool) = &self.pool {
+                    pool.join(name, index, self.myself.clone());
+                }
+                upstream
+            }
+            Lease::Refused(reason) => Upstream::refused(Arc::from(name), reason),
+        }
+    }
+
+    /// Applies `config`'s servers and naming as a diff against the ones in
+    /// force (see [`Session::apply`](crate::Session::apply)).
+    pub(crate) fn apply(self: &Arc<Self>, config: Arc<Config>) {
+        let old = self.config.load_full();
+        let mut upstreams: Vec<Upstream> = self.upstreams.load().as_ref().clone();
+        let mut changed_kinds = Vec::new();
+        let mut opened = Vec::new();
+        for (index, upstream) in upstreams.iter().enumerate() {
+            let name = upstream.name();
+            if old.servers.contains_key(name) && !config.servers.contains_key(name) {
+                tracing::info!(session = %self.id, server = name, "server removed from the configuration: stopping it");
+                changed_kinds.extend(self.retire(index, upstream, &old, "it was removed from the configuration"));
+            }
+        }
+        for (name, server) in &config.servers {
+            let position = upstreams.iter().position(|upstream| upstream.name() == name);
+            let spec = UpstreamSpec::from_config(name, &config).expect("a configured server");
+            match (old.servers.get(name), position) {
+                (Some(before), Some(index)) if before == server => {
+                    // Timeouts and limits apply from its next start.
+                    if !server.share {
+                        upstreams[index].amend(spec);
+                    }
+                }
+                (Some(before), Some(index)) => {
+                    let upstream = &upstreams[index];
+                    let own = !before.share && !server.share && !matches!(upstream.state(), State::Refused(_));
+                    if own {
+                        tracing::info!(session = %self.id, server = %name, "server definition changed: restarting it");
+                        upstream.replace(spec);
+                    } else if !(before.share && server.share) {
+                        // Sharing changed, or it was refused: a new lease.
+                        changed_kinds.extend(self.retire(index, upstream, &old, "its definition changed"));
+                        upstreams[index] = self.open_upstream(index, name, &config);
+                        opened.push(index);
+                    }
+                }
+                (_, position) => {
+                    tracing::info!(session = %self.id, server = %name, "server added to the configuration: starting it");
+                    let index = position.unwrap_or_else(|| self.write_catalog().add_server(Arc::from(name.as_str())));
+                    let upstream = self.open_upstream(index, name, &config);
+                    if index < upstreams.len() {
+                        upstreams[index] = upstream;
+                    } else {
+                        upstreams.push(upstream);
+                    }
+                    opened.push(index);
+                }
+            }
+        }
+        changed_kinds.extend(self.write_catalog().set_namer(Namer::new(&config.naming, config.servers.len())));
+        self.upstreams.store(Arc::new(upstreams));
+        self.config.store(config);
+        self.list_changed(&changed_kinds);
+        // A shared upstream may be ready already: no Ready event will come.
+        for index in opened {
+            if let Some(connection) = self.upstream(index).connection() {
+                let shared = self.clone();
+                tokio::spawn(async move { shared.upstream_ready(index, connection).await });
+            }
+        }
+    }
+
+    /// Takes upstream `index` out of service for `why`: its own process
+    /// stops (calls in flight fail with `why`), a shared one is left to the
+    /// pool, and its items disappear. Returns the kinds that had items.
+    fn retire(&self, index: usize, upstream: &Upstream, old: &Config, why: &str) -> Vec<ItemKind> {
+        let name = upstream.name().to_owned();
+        if old.servers.get(&name).is_some_and(|server| server.share) {
+            if let Some(pool) = &self.pool {
+                pool.leave(&name, &self.myself);
+            }
+        } else {
+            let upstream = upstream.clone();
+            let why = why.to_owned();
+            let permit = lock(&self.permits).remove(&name);
+            tokio::spawn(async move {
+                upstream.stop(&why).await;
+                drop(permit);
+            });
+        }
+        lock(&self.subscriptions).retain(|_, (owner, _)| *owner != index);
+        self.write_catalog().clear(index)
+    }
+}
+
+/// What a reload changes beyond the servers, and what of it waits for
+/// Warden's next start: one sentence each, for the log.
+pub fn pending_changes(old: &Config, new: &Config) -> Vec<String> {
+    let mut pending = Vec::new();
+    if old.limits != new.limits {
+        pending.push(
+            "limits.maxMessageBytes: applies to each server from its next start; messages from clients keep the \
+             old limit until Warden restarts"
+                .to_owned(),
+        );
+    }
+    if old.supervision != new.supervision {
+        pending.push("supervision: applies to each server from its next start (or restart)".to_owned());
+    }
+    for (name, server) in &new.servers {
+        if old.servers.get(name).is_some_and(|before| before.max_processes != server.max_processes) {
+            pending.push(format!("servers.{name}.maxProcesses: the new cap applies when Warden restarts"));
+        }
+    }
+    if old.http != new.http || old.auth != new.auth {
+        pending.push("http and auth: apply when Warden restarts".to_owned());
+    }
+    if old.audit != new.audit {
+        pending.push("audit: the log keeps its file and settings until Warden restarts".to_owned());
+    }
+    pending
+}
+
+#[cfg(test)]
+mod tests {
+    use warden_config::{ServerConfig, Transport};
+
+    use super::*;
+
+    #[test]
+    fn what_waits_for_a_restart_is_named() {
+        let server = |cap| ServerConfig {
+            max_processes: cap,
+            ..ServerConfig::new(Transport::Stdio {
+                command: "x".into(),
+                args: Vec::new(),
+                env: Default::default(),
+                cwd: None,
+            })
+        };
+        let mut old = Config::default();
+        old.servers.insert("a".into(), server(Some(2)));
+        let mut new = old.clone();
+        assert!(pending_changes(&old, &new).is_empty(), "nothing changed");
+        new.naming.separator = "-".into();
+        new.servers.insert("b".into(), server(None));
+        assert!(pending_changes(&old, &new).is_empty(), "naming and servers apply live");
+        new.servers.insert("a".into(), server(Some(3)));
+        new.supervision.start_timeout_ms = 1;
+        new.limits.max_message_bytes = 2048;
+        let pending = pending_changes(&old, &new);
+        assert_eq!(pending.len(), 3, "{pending:#?}");
+        assert!(pending.iter().any(|line| line.contains("servers.a.maxProcesses")), "{pending:#?}");
+    }
+}

@@ -56,6 +56,9 @@ pub(crate) struct Maps {
     pub server_requests: Mutex<HashMap<u64, ServerRequest>>,
     /// Warden-issued progress token (JSON text) → where progress goes.
     pub tokens: Mutex<HashMap<String, TokenTarget>>,
+    /// Client request id (JSON text) → the handle that withdraws its
+    /// pending approval, while it waits for one.
+    pub waiting: Mutex<HashMap<String, tokio::sync::oneshot::Sender<()>>>,
 }
 
 impl Maps {

@@ -36,7 +36,7 @@ mod rules;
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
-use warden_config::{Action, Config, PathsWithin, Rule, RuleMatch};
+use warden_config::{Action, ApprovalConfig, Config, PathsWithin, Rule, RuleMatch};
 
 use crate::error::ImportError;
 use crate::node::Doc;
@@ -113,6 +113,8 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
         when: RuleMatch { tool: vec!["list_allowed_directories".into()], ..RuleMatch::default() },
         action: Action::Allow,
         reason: "Introspection tool with no side effects is always allowed".into(),
+        timeout_secs: None,
+        auto_approve: false,
     });
 
     let mut relative = Vec::new();
@@ -152,6 +154,8 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
                 },
                 action: Action::Allow,
                 reason: format!("All paths are within the sandbox directory: {dir}"),
+                timeout_secs: None,
+                auto_approve: false,
             });
             warnings.push(format!(
                 "--sandbox {dir} is written as the first rule, structural-sandbox-allow, not as policy.sandbox: IronCurtain's containment covers only the filesystem server's read/write/delete paths, and these tools have other path roles that it sends through the rules: {}",
@@ -202,8 +206,9 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
             relative.join(", ")
         ));
     }
+    // Escalations wait for a person, as in IronCurtain (denied after 300 s).
     if policy.rules.iter().any(|rule| rule.action == Action::Escalate) || !policy.allowed_domains.is_empty() {
-        warnings.push("escalate (rules, and URLs outside a server's allowed domains): IronCurtain asked a person (or its auto-approver) and denied after a timeout; Warden refuses escalated calls with a message until an approval channel is configured".into());
+        config.approval = Some(ApprovalConfig::default());
     }
 
     let mut origin = format!("IronCurtain policy {} with annotations {}", shown(policy_path), shown(annotations_path));

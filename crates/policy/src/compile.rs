@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use warden_config::{Action, Config, Policy, Profile, Rule};
+use warden_gateway::pipeline::Escalation;
 
 use crate::condition::{Cond, CondCompiler};
 use crate::domains::DomainSet;
@@ -63,6 +64,9 @@ pub struct PolicyEngine {
     pub(crate) tool_globs: GlobSet,
     /// What `~` and relative paths resolve against.
     pub(crate) env: PathEnv,
+    /// Escalating rule's name → its timeout and auto-approval settings (the
+    /// first rule of a name wins).
+    pub(crate) escalations: HashMap<String, Escalation>,
 }
 
 /// One compiled rule.
@@ -263,7 +267,23 @@ pub(crate) fn compile_policy(
         server_globs,
         tool_globs,
         env,
+        escalations: escalations(policy),
     })
+}
+
+/// The approval settings of the escalating rules that have any.
+fn escalations(policy: &Policy) -> HashMap<String, Escalation> {
+    let mut escalations = HashMap::new();
+    for rule in policy.rules.iter().filter(|rule| rule.action == Action::Escalate) {
+        let escalation = Escalation {
+            timeout: rule.timeout_secs.map(std::time::Duration::from_secs),
+            auto_approve: rule.auto_approve,
+        };
+        if escalation != Escalation::default() {
+            escalations.entry(rule.name.clone()).or_insert(escalation);
+        }
+    }
+    escalations
 }
 
 /// A configured directory: its canonical form as the kernel resolves it.

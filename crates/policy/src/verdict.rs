@@ -86,7 +86,11 @@ impl Evaluation {
         match self.action {
             Decision::Allow => Verdict::Allow,
             Decision::Deny => Verdict::Deny { rule: self.rule.clone(), reason: self.reason.clone() },
-            Decision::Escalate => Verdict::Escalate { rule: self.rule.clone(), reason: self.reason.clone() },
+            Decision::Escalate => Verdict::Escalate {
+                rule: self.rule.clone(),
+                reason: self.reason.clone(),
+                escalation: Default::default(),
+            },
         }
     }
 }
@@ -139,7 +143,13 @@ impl Guard for PolicyEngine {
                 "policy log rule matched"
             );
         }
-        evaluation.verdict()
+        let mut verdict = evaluation.verdict();
+        if let Verdict::Escalate { rule, escalation, .. } = &mut verdict
+            && let Some(settings) = self.escalations.get(rule)
+        {
+            *escalation = settings.clone();
+        }
+        verdict
     }
 }
 

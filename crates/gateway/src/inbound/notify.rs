@@ -40,6 +40,11 @@ impl Shared {
             tracing::warn!(session = %self.id, "ignored notifications/cancelled without a requestId");
             return;
         };
+        if let Some(waiting) = lock(&self.maps.waiting).remove(params.request_id.get()) {
+            // Waiting for approval, not yet forwarded: withdraw it.
+            let _ = waiting.send(());
+            return;
+        }
         let Some(entry) = lock(&self.maps.in_flight).remove(params.request_id.get()) else {
             tracing::debug!(session = %self.id, id = params.request_id.get(), "cancellation for a request not in flight");
             return;

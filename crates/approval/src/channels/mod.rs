@@ -1,0 +1,31 @@
+//! The ways a decision reaches an approval. Each channel only reads the
+//! [`Approvals`](crate::Approvals) store and calls
+//! [`decide`](crate::Approvals::decide): the first decision wins.
+//!
+//! * [`socket`]: the local control socket (`warden approvals`,
+//!   `warden context set`), mode 0600.
+
+pub mod socket;
+
+use crate::Approval;
+use crate::record::Decided;
+use crate::state::Event;
+use crate::store::{Approvals, DecideError};
+
+/// A person's verdict on one approval, as any channel receives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The approval's id (or an unambiguous prefix of at least 8 characters).
+    pub id: String,
+    /// Approve (else deny).
+    pub approve: bool,
+    /// Why (for a denial).
+    pub reason: Option<String>,
+}
+
+/// Applies `verdict` from `channel`, decided by `by`.
+pub fn apply(store: &dyn Approvals, verdict: &Verdict, channel: &str, by: &str) -> Result<Approval, DecideError> {
+    let event = if verdict.approve { Event::Approve } else { Event::Deny };
+    let reason = verdict.reason.as_ref().map(|r| r.trim().to_owned()).filter(|r| !r.is_empty());
+    store.decide(&verdict.id, event, Decided::now(channel, by, reason))
+}

@@ -1,0 +1,77 @@
+//! The approvals of a running Warden: one store and its channels for the
+//! whole process, shared by every session and kept across reloads.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use warden_approval::channels::socket::ControlSocket;
+use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings};
+use warden_config::Config;
+use warden_gateway::pipeline::Approver;
+
+/// Approvals while Warden serves; the channels stop when it is dropped.
+pub struct Running {
+    service: Arc<Service>,
+    /// The control socket, unless another Warden holds it.
+    _socket: Option<ControlSocket>,
+}
+
+impl Running {
+    /// The approver for the pipeline.
+    pub fn approver(&self) -> Arc<dyn Approver> {
+        self.service.clone()
+    }
+}
+
+/// The control socket's path for `config`.
+pub fn socket_path(config: &Config) -> PathBuf {
+    match config.approval.as_ref().and_then(|approval| approval.socket.as_deref()) {
+        Some(path) => crate::hooks::expand_home(path),
+        None => state_dir(config).join("approvals.sock"),
+    }
+}
+
+fn state_dir(config: &Config) -> PathBuf {
+    config.pins.state_dir.as_ref().map(PathBuf::from).unwrap_or_else(warden_pins::default_state_dir)
+}
+
+/// Starts the approvals `config` asks for (none without `approval:`).
+pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
+    let Some(settings) = &config.approval else { return Ok(None) };
+    let store: Arc<MemoryStore> = Arc::new(MemoryStore::default());
+    let intents = Arc::new(IntentBoard::default());
+    let path = socket_path(config);
+    let socket = match ControlSocket::bind(&path, store.clone(), intents.clone()).await {
+        Ok(socket) => {
+            tracing::info!("approvals: `warden approvals` reaches this Warden at {}", path.display());
+            Some(socket)
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
+            tracing::warn!(
+                "approvals: another Warden holds {}; set approval.socket to reach this one with `warden approvals`",
+                path.display()
+            );
+            None
+        }
+        Err(err) => return Err(err).with_context(|| format!("cannot listen on {}", path.display())),
+    };
+    let hint = format!("with `warden approvals approve {{id}}` (socket {})", path.display());
+    let service = Service::new(
+        store,
+        ServiceSettings {
+            default_timeout: Duration::from_secs(settings.timeout_secs),
+            hint,
+            policy_version: policy_version(config),
+            redact: config.audit.as_ref().is_none_or(|audit| audit.redact),
+        },
+    );
+    Ok(Some(Running { service: Arc::new(service), _socket: socket }))
+}
+
+/// The first 12 hex digits of the SHA-256 of the policy in force.
+fn policy_version(config: &Config) -> String {
+    let text = serde_json::to_string(&config.policy).unwrap_or_default();
+    warden_audit::sha256_hex(text.as_bytes())[..12].to_owned()
+}

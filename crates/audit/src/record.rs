@@ -247,7 +247,7 @@ impl Entry {
             Outcome::Unreachable(message) => (OutcomeKind::Unreachable, Some(text(message))),
             Outcome::Pending => (OutcomeKind::Pending, None),
         };
-        let approval = self.approval.map(|approval| approval.redacted(&text));
+        let approval = self.approval.map(|approval| approval.redacted(text));
         AuditRecord {
             time: String::new(),
             seq: 0,

@@ -79,6 +79,12 @@ fn expand_transports(config: &mut Config, lookup: &dyn Fn(&str) -> Option<String
             Err(why) => problems.push(format!("auth.tokens[{index}].token: {why}")),
         }
     }
+    if let Some(token) = config.approval.as_mut().and_then(|approval| approval.token.as_mut()) {
+        match expand(token, lookup) {
+            Ok(expanded) => *token = expanded,
+            Err(why) => problems.push(format!("approval.token: {why}")),
+        }
+    }
     problems
 }
 

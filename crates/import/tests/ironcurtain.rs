@@ -134,7 +134,9 @@ fn rules_keep_their_per_role_meaning() {
             "read-path (/home/user/Downloads, /home/user/Documents, /home/user/src)",
         ],
     );
-    warning(&imported, &["escalate", "until an approval channel is configured"]);
+    // Escalations wait for a person now: approval is on, and nothing warns.
+    assert_eq!(imported.config.approval, Some(Default::default()));
+    assert!(!imported.warnings.iter().any(|warning| warning.contains("approval")), "{:#?}", imported.warnings);
 }
 
 #[test]

@@ -5,10 +5,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
+use std::net::SocketAddr;
+
+use anyhow::{Context, bail};
 use warden_approval::channels::socket::ControlSocket;
+use warden_approval::channels::web::WebSettings;
 use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings};
-use warden_config::Config;
+use warden_config::{ApprovalConfig, Config};
 use warden_gateway::pipeline::Approver;
 
 /// Approvals while Warden serves; the channels stop when it is dropped.
@@ -16,6 +19,17 @@ pub struct Running {
     service: Arc<Service>,
     /// The control socket, unless another Warden holds it.
     _socket: Option<ControlSocket>,
+    /// The approval page, if configured.
+    _page: Option<AbortOnDrop>,
+}
+
+/// Stops a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl Running {
@@ -40,7 +54,7 @@ fn state_dir(config: &Config) -> PathBuf {
 /// Starts the approvals `config` asks for (none without `approval:`).
 pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
     let Some(settings) = &config.approval else { return Ok(None) };
-    let store: Arc<MemoryStore> = Arc::new(MemoryStore::default());
+    let store = Arc::new(MemoryStore::default());
     let intents = Arc::new(IntentBoard::default());
     let path = socket_path(config);
     let socket = match ControlSocket::bind(&path, store.clone(), intents.clone()).await {
@@ -57,7 +71,13 @@ pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
         }
         Err(err) => return Err(err).with_context(|| format!("cannot listen on {}", path.display())),
     };
-    let hint = format!("with `warden approvals approve {{id}}` (socket {})", path.display());
+    let (page, hint) = match &settings.listen {
+        Some(listen) => {
+            let (url, task) = start_page(listen, settings, store.clone()).await?;
+            (Some(AbortOnDrop(task)), format!("at {url}"))
+        }
+        None => (None, format!("with `warden approvals approve {{id}}` (socket {})", path.display())),
+    };
     let service = Service::new(
         store,
         ServiceSettings {
@@ -67,7 +87,41 @@ pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
             redact: config.audit.as_ref().is_none_or(|audit| audit.redact),
         },
     );
-    Ok(Some(Running { service: Arc::new(service), _socket: socket }))
+    Ok(Some(Running { service: Arc::new(service), _socket: socket, _page: page }))
+}
+
+/// Binds the approval page and prints where it is, with its login token.
+async fn start_page(
+    listen: &str,
+    settings: &ApprovalConfig,
+    store: Arc<MemoryStore>,
+) -> anyhow::Result<(String, tokio::task::JoinHandle<()>)> {
+    // A bare port means loopback, as for --http.
+    let wanted: SocketAddr = match listen.parse::<u16>() {
+        Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)),
+        Err(_) => listen.parse().with_context(|| format!("approval.listen {listen:?}: expected PORT or IP:PORT"))?,
+    };
+    let (token, printed) = match &settings.token {
+        Some(token) if token.len() >= 16 => (token.clone(), false),
+        Some(_) => bail!("approval.token must have at least 16 characters"),
+        None => (uuid::Uuid::new_v4().simple().to_string(), true),
+    };
+    if !wanted.ip().is_loopback() && !printed && settings.allowed_hosts.is_empty() {
+        tracing::warn!(
+            "the approval page listens on {wanted}: set approval.allowedHosts to the names it is reached by"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(wanted).await.with_context(|| format!("cannot listen on {wanted}"))?;
+    let web = WebSettings { token: token.clone(), allowed_hosts: settings.allowed_hosts.clone() };
+    let (bound, task) = warden_approval::channels::web::serve(listener, store, web)?;
+    let url = format!("http://{bound}/");
+    if printed {
+        eprintln!("warden: approvals at {url} (login token: {token})");
+    } else {
+        eprintln!("warden: approvals at {url}");
+    }
+    tracing::info!("approval page at {url}");
+    Ok((url, task))
 }
 
 /// The first 12 hex digits of the SHA-256 of the policy in force.

@@ -4,8 +4,10 @@
 //!
 //! * [`socket`]: the local control socket (`warden approvals`,
 //!   `warden context set`), mode 0600.
+//! * [`web`]: the approval page (login, CSRF, Host and Origin checks, SSE).
 
 pub mod socket;
+pub mod web;
 
 use crate::Approval;
 use crate::record::Decided;

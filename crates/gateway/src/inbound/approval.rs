@@ -63,13 +63,14 @@ impl Shared {
         &self,
         frame: &Frame,
         hooks: &Hooks,
-        approver: &Arc<dyn Approver>,
         call: Call<'_>,
         verdict: &Verdict,
         progress_token: Option<&str>,
         started: Instant,
     ) -> Option<Approved> {
-        let Verdict::Escalate { rule, reason, escalation } = verdict else { return None };
+        let (Verdict::Escalate { rule, reason, escalation }, Some(approver)) = (verdict, &hooks.approver) else {
+            return None;
+        };
         let client = self.client_name();
         let ask = Ask { call, client, rule, reason, escalation };
         let (ticket, decision) = approver.open(&ask);

@@ -50,9 +50,9 @@ impl Shared {
         let started = Instant::now();
         let verdict = hooks.guard.decide(&call);
         let mut approved = None;
-        if let (Verdict::Escalate { .. }, Some(approver)) = (&verdict, &hooks.approver) {
+        if let (Verdict::Escalate { .. }, Some(_)) = (&verdict, &hooks.approver) {
             let progress_token = token.clone().map(|span| &frame.text()[span]);
-            approved = self.await_approval(frame, hooks, approver, call, &verdict, progress_token, started).await;
+            approved = self.await_approval(frame, hooks, call, &verdict, progress_token, started).await;
             if approved.is_none() {
                 return;
             }

@@ -8,7 +8,7 @@
 //! [`Session`](crate::Session); what the session sends back is routed to
 //! the right HTTP stream by [`streams`].
 
-mod access;
+pub(crate) mod access;
 mod health;
 mod legacy;
 mod mcp;

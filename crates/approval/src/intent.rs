@@ -3,18 +3,10 @@
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-/// The user's latest stated intent (`warden context set "..."`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Intent {
-    /// The user's message.
-    pub message: String,
-    /// Who delivered it (`cli`, `claude-code-hook`, ...), for the audit.
-    pub source: String,
-    /// When it arrived.
-    pub at: SystemTime,
-}
+pub use warden_autoapprove::Intent;
 
-/// Holds the latest intent; a newer one replaces it.
+/// Holds the latest intent (`warden context set "..."`); a newer one
+/// replaces it.
 #[derive(Debug, Default)]
 pub struct IntentBoard {
     latest: Mutex<Option<Intent>>,

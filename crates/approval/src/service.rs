@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 use warden_gateway::pipeline::{Approver, Ask, Resolution, ResolutionFuture, Settled, Ticket};
 
+use crate::channels::auto::{AutoChannel, Call as AutoCall};
 use crate::digest::args_digest;
 use crate::record::{Approval, Decided, millis};
 use crate::state::{Event, State};
@@ -31,12 +32,14 @@ pub struct ServiceSettings {
 pub struct Service {
     store: Arc<dyn Approvals>,
     settings: ServiceSettings,
+    auto: Option<Arc<AutoChannel>>,
 }
 
 impl Service {
-    /// A service over `store`.
-    pub fn new(store: Arc<dyn Approvals>, settings: ServiceSettings) -> Service {
-        Service { store, settings }
+    /// A service over `store`; `auto` asks the auto-approver about calls
+    /// whose rule allows it.
+    pub fn new(store: Arc<dyn Approvals>, settings: ServiceSettings, auto: Option<AutoChannel>) -> Service {
+        Service { store, settings, auto: auto.map(Arc::new) }
     }
 
     /// The store.
@@ -85,8 +88,19 @@ impl Approver for Service {
             hint: self.settings.hint.replace("{id}", approval.short_id()),
             timeout,
         };
+        let auto = self.auto.clone().filter(|_| ask.escalation.auto_approve);
+        let call = auto.as_ref().map(|_| AutoCall {
+            id: id.clone(),
+            server: approval.server.clone(),
+            tool: approval.tool.clone(),
+            reason: approval.reason.clone(),
+            identifiers: ask.escalation.identifiers.clone(),
+        });
         self.store.create(approval);
         let decision = self.store.wait(&id);
+        if let (Some(auto), Some(call)) = (&auto, call) {
+            auto.ask(call, self.store.clone());
+        }
         let store = self.store.clone();
         let future = async move {
             let approval = match tokio::time::timeout(timeout, decision).await {
@@ -97,7 +111,9 @@ impl Approver for Service {
                     Err(_) => None,
                 },
             };
-            resolution_of(approval)
+            let mut resolution = resolution_of(approval);
+            resolution.assessed = auto.and_then(|auto| auto.take(&id));
+            resolution
         };
         (ticket, Box::pin(future))
     }

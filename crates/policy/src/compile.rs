@@ -278,6 +278,7 @@ fn escalations(policy: &Policy) -> HashMap<String, Escalation> {
         let escalation = Escalation {
             timeout: rule.timeout_secs.map(std::time::Duration::from_secs),
             auto_approve: rule.auto_approve,
+            identifiers: Vec::new(),
         };
         if escalation != Escalation::default() {
             escalations.entry(rule.name.clone()).or_insert(escalation);

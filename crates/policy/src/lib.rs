@@ -39,6 +39,7 @@ mod condition;
 mod domains;
 mod error;
 mod evaluate;
+mod identifiers;
 mod paths;
 mod roles;
 mod verdict;

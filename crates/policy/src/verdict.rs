@@ -148,6 +148,10 @@ impl Guard for PolicyEngine {
             && let Some(settings) = self.escalations.get(rule)
         {
             *escalation = settings.clone();
+            // Only escalations the auto-approver may see pay for this.
+            if escalation.auto_approve {
+                escalation.identifiers = self.identifiers(call.server, call.name, call.arguments);
+            }
         }
         verdict
     }

@@ -8,10 +8,12 @@ use std::time::Duration;
 use std::net::SocketAddr;
 
 use anyhow::{Context, bail};
+use warden_approval::channels::auto::AutoChannel;
 use warden_approval::channels::socket::ControlSocket;
 use warden_approval::channels::web::WebSettings;
 use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings};
-use warden_config::{ApprovalConfig, Config};
+use warden_autoapprove::{Api, ApiKey, AutoApprover, Settings};
+use warden_config::{ApprovalConfig, AutoApproverConfig, Config, ModelApi};
 use warden_gateway::pipeline::Approver;
 
 /// Approvals while Warden serves; the channels stop when it is dropped.
@@ -78,6 +80,10 @@ pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
         }
         None => (None, format!("with `warden approvals approve {{id}}` (socket {})", path.display())),
     };
+    let auto = match &settings.auto_approver {
+        Some(auto) => Some(AutoChannel::new(auto_approver(auto)?, intents.clone())),
+        None => None,
+    };
     let service = Service::new(
         store,
         ServiceSettings {
@@ -86,6 +92,7 @@ pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
             policy_version: policy_version(config),
             redact: config.audit.as_ref().is_none_or(|audit| audit.redact),
         },
+        auto,
     );
     Ok(Some(Running { service: Arc::new(service), _socket: socket, _page: page }))
 }
@@ -122,6 +129,27 @@ async fn start_page(
     }
     tracing::info!("approval page at {url}");
     Ok((url, task))
+}
+
+/// The auto-approver `config` describes, its key read from the environment.
+fn auto_approver(config: &AutoApproverConfig) -> anyhow::Result<AutoApprover> {
+    let (api, base, key_env) = match config.api {
+        ModelApi::Anthropic => (Api::Anthropic, "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
+        ModelApi::Openai => (Api::OpenAi, "https://api.openai.com", "OPENAI_API_KEY"),
+    };
+    let key_env = config.api_key_env.as_deref().unwrap_or(key_env);
+    let key = std::env::var(key_env).ok().filter(|key| !key.trim().is_empty()).with_context(|| {
+        format!("approval.autoApprover: the environment variable {key_env} (its API key) is not set")
+    })?;
+    let mut settings =
+        Settings::new(api, config.base_url.as_deref().unwrap_or(base), config.model.clone(), ApiKey::new(key));
+    if let Some(secs) = config.deadline_secs {
+        settings.deadline = Duration::from_secs(secs);
+    }
+    if let Some(secs) = config.intent_max_age_secs {
+        settings.intent_max_age = Duration::from_secs(secs);
+    }
+    AutoApprover::new(settings).context("approval.autoApprover")
 }
 
 /// The first 12 hex digits of the SHA-256 of the policy in force.

@@ -4,8 +4,10 @@
 //!
 //! * [`socket`]: the local control socket (`warden approvals`,
 //!   `warden context set`), mode 0600.
+//! * [`auto`]: the LLM auto-approver (approve or leave it to a person).
 //! * [`web`]: the approval page (login, CSRF, Host and Origin checks, SSE).
 
+pub mod auto;
 pub mod socket;
 pub mod web;
 

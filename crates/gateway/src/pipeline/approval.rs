@@ -19,6 +19,18 @@ pub struct Escalation {
     pub timeout: Option<Duration>,
     /// The auto-approver may approve it before a person does.
     pub auto_approve: bool,
+    /// With `auto_approve`: the resources the call names (the values of its
+    /// path and URL roles), which is all the auto-approver may see of it.
+    pub identifiers: Vec<Identifier>,
+}
+
+/// A resource a call names, by the kind of the argument's role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Identifier {
+    /// A file system path, as given.
+    Path(String),
+    /// A URL or git remote, as given.
+    Url(String),
 }
 
 /// A call that needs approval, as the approval stage hands it over.

@@ -24,7 +24,8 @@ mod view;
 use std::sync::Arc;
 
 pub use approval::{
-    ApprovalStep, Approver, Ask, Assessed, Escalation, Resolution, ResolutionFuture, Settled, Ticket, short_id,
+    ApprovalStep, Approver, Ask, Assessed, Escalation, Identifier, Resolution, ResolutionFuture, Settled, Ticket,
+    short_id,
 };
 pub use audit::{Audit, AuditFuture, Outcome, Record};
 pub use guard::{AllowAll, Call, Guard, Guards, Verdict};

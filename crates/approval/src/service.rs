@@ -26,6 +26,8 @@ pub struct ServiceSettings {
     pub policy_version: String,
     /// Redact arguments before any channel shows them.
     pub redact: bool,
+    /// Ask clients that can show forms, by elicitation.
+    pub elicitation: bool,
 }
 
 /// Opens approvals in a store and waits for their decisions.
@@ -87,6 +89,7 @@ impl Approver for Service {
             digest: approval.args_digest.clone(),
             hint: self.settings.hint.replace("{id}", approval.short_id()),
             timeout,
+            summary: summary(&approval),
         };
         let auto = self.auto.clone().filter(|_| ask.escalation.auto_approve);
         let call = auto.as_ref().map(|_| AutoCall {
@@ -125,6 +128,29 @@ impl Approver for Service {
     fn executed(&self, id: &str) {
         let _ = self.store.decide(id, Event::Execute, Decided::now("gateway", "warden", None));
     }
+
+    fn elicits(&self) -> bool {
+        self.settings.elicitation
+    }
+
+    fn decide(&self, id: &str, approve: bool, channel: &str, by: &str, note: Option<String>) -> bool {
+        let event = if approve { Event::Approve } else { Event::Deny };
+        self.store.decide(id, event, Decided::now(channel, by, note)).is_ok()
+    }
+}
+
+/// The longest argument summary, in characters.
+const SUMMARY_CHARS: usize = 400;
+
+/// `server/tool {redacted arguments}`, cut to [`SUMMARY_CHARS`].
+fn summary(approval: &Approval) -> String {
+    let arguments = approval.arguments.to_string();
+    let mut text = format!("{}/{} {arguments}", approval.server, approval.tool);
+    if let Some((cut, _)) = text.char_indices().nth(SUMMARY_CHARS) {
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
 }
 
 /// The gateway's view of a decided approval.

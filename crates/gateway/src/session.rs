@@ -41,6 +41,8 @@ pub(crate) struct ClientInit {
     pub protocol_version: String,
     /// `clientInfo` as `name/version`, for audit records.
     pub name: Option<String>,
+    /// The client declared form-mode elicitation.
+    pub elicits_forms: bool,
 }
 
 /// The state a session's tasks share.

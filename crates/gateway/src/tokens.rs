@@ -59,6 +59,8 @@ pub(crate) struct Maps {
     /// Client request id (JSON text) → the handle that withdraws its
     /// pending approval, while it waits for one.
     pub waiting: Mutex<HashMap<String, tokio::sync::oneshot::Sender<()>>>,
+    /// Requests Warden itself sent the client (its id) → who waits for the answer.
+    pub own_requests: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<warden_jsonrpc::Frame>>>,
 }
 
 impl Maps {

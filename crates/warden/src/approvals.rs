@@ -91,6 +91,7 @@ pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
             hint,
             policy_version: policy_version(config),
             redact: config.audit.as_ref().is_none_or(|audit| audit.redact),
+            elicitation: settings.elicitation,
         },
         auto,
     );

@@ -87,6 +87,7 @@ impl Shared {
             return None;
         }
         let keep_informed = self.keep_informed(&waiting.request, progress_token, &ticket);
+        let elicit = self.elicit(approver, &ticket, rule, reason, &waiting.request);
         let resolution = tokio::select! {
             resolution = decision => resolution,
             _ = cancelled => {
@@ -100,6 +101,7 @@ impl Shared {
                 }
             }
             () = keep_informed => unreachable!("keeping the client informed never ends"),
+            () = elicit => unreachable!("asking the client never ends"),
         };
         waiting.settled = true;
         drop(waiting);

@@ -6,6 +6,7 @@
 //! answers to upstream requests are handled in [`notify`].
 
 mod approval;
+mod elicit;
 mod forward;
 mod initialize;
 mod lists;

@@ -60,6 +60,9 @@ pub struct Ticket {
     pub hint: String,
     /// How long it waits before it expires.
     pub timeout: Duration,
+    /// The call in a line (server, tool, redacted arguments, cut short),
+    /// for channels with little room such as elicitation.
+    pub summary: String,
 }
 
 /// How a pending approval ended.
@@ -147,6 +150,15 @@ pub trait Approver: Send + Sync {
 
     /// The approved call was forwarded (an approval is used once).
     fn executed(&self, id: &str);
+
+    /// Whether to ask the client too, by elicitation, when it can show forms.
+    fn elicits(&self) -> bool {
+        false
+    }
+
+    /// A decision that arrived through the gateway (an elicitation's
+    /// answer). Returns whether it was the first.
+    fn decide(&self, id: &str, approve: bool, channel: &str, by: &str, note: Option<String>) -> bool;
 }
 
 /// The first eight characters of an approval id, as people quote it.

@@ -24,6 +24,7 @@ pub mod record;
 mod service;
 pub mod state;
 pub mod store;
+pub mod whitelist;
 
 pub use digest::args_digest;
 pub use intent::{Intent, IntentBoard};
@@ -31,3 +32,4 @@ pub use record::{Approval, Decided};
 pub use service::{Service, ServiceSettings};
 pub use state::{Event, State, Transition};
 pub use store::{Approvals, Change, DecideError, MemoryStore};
+pub use whitelist::{Grant, Whitelist};

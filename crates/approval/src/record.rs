@@ -22,6 +22,9 @@ pub struct Approval {
     pub arguments: Value,
     /// Hex SHA-256 of the canonical arguments: what was shown is what runs.
     pub args_digest: String,
+    /// The resources the call names (its path and URL role values).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identifiers: Vec<warden_gateway::pipeline::Identifier>,
     /// The rule that escalated.
     pub rule: String,
     /// Why.

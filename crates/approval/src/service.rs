@@ -12,6 +12,7 @@ use crate::digest::args_digest;
 use crate::record::{Approval, Decided, millis};
 use crate::state::{Event, State};
 use crate::store::{Approvals, DecideError};
+use crate::whitelist::Whitelist;
 
 /// How the service behaves.
 #[derive(Debug, Clone)]
@@ -33,15 +34,21 @@ pub struct ServiceSettings {
 /// Opens approvals in a store and waits for their decisions.
 pub struct Service {
     store: Arc<dyn Approvals>,
+    whitelist: Arc<Whitelist>,
     settings: ServiceSettings,
     auto: Option<Arc<AutoChannel>>,
 }
 
 impl Service {
-    /// A service over `store`; `auto` asks the auto-approver about calls
-    /// whose rule allows it.
-    pub fn new(store: Arc<dyn Approvals>, settings: ServiceSettings, auto: Option<AutoChannel>) -> Service {
-        Service { store, settings, auto: auto.map(Arc::new) }
+    /// A service over `store`; calls `whitelist` covers are approved at
+    /// once; `auto` asks the auto-approver about calls whose rule allows it.
+    pub fn new(
+        store: Arc<dyn Approvals>,
+        whitelist: Arc<Whitelist>,
+        settings: ServiceSettings,
+        auto: Option<AutoChannel>,
+    ) -> Service {
+        Service { store, whitelist, settings, auto: auto.map(Arc::new) }
     }
 
     /// The store.
@@ -66,6 +73,7 @@ impl Service {
             tool: ask.call.name.to_owned(),
             arguments,
             args_digest: args_digest(ask.call.arguments),
+            identifiers: ask.escalation.identifiers.clone(),
             rule: ask.rule.to_owned(),
             reason: ask.reason.to_owned(),
             policy_version: self.settings.policy_version.clone(),
@@ -99,7 +107,13 @@ impl Approver for Service {
             reason: approval.reason.clone(),
             identifiers: ask.escalation.identifiers.clone(),
         });
+        let covering =
+            self.whitelist.covering(&approval.session, &approval.server, &approval.tool, &approval.identifiers);
         self.store.create(approval);
+        if let Some(grant) = covering {
+            let note = format!("whitelist entry {}: {}", grant.id, grant.scope());
+            let _ = self.store.decide(&id, Event::Approve, Decided::now("whitelist", &grant.by, Some(note)));
+        }
         let decision = self.store.wait(&id);
         if let (Some(auto), Some(call)) = (&auto, call) {
             auto.ask(call, self.store.clone());

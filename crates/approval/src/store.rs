@@ -185,6 +185,7 @@ mod tests {
             tool: "query".into(),
             arguments: json!({"sql": "DROP TABLE t"}),
             args_digest: "d".into(),
+            identifiers: Vec::new(),
             rule: "r".into(),
             reason: "why".into(),
             policy_version: "p".into(),

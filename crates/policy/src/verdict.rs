@@ -144,14 +144,14 @@ impl Guard for PolicyEngine {
             );
         }
         let mut verdict = evaluation.verdict();
-        if let Verdict::Escalate { rule, escalation, .. } = &mut verdict
-            && let Some(settings) = self.escalations.get(rule)
-        {
-            *escalation = settings.clone();
-            // Only escalations the auto-approver may see pay for this.
-            if escalation.auto_approve {
-                escalation.identifiers = self.identifiers(call.server, call.name, call.arguments);
+        // Only escalations pay for this: their rule's settings, and the
+        // resources the call names (for the auto-approver and the session
+        // whitelist).
+        if let Verdict::Escalate { rule, escalation, .. } = &mut verdict {
+            if let Some(settings) = self.escalations.get(rule) {
+                *escalation = settings.clone();
             }
+            escalation.identifiers = self.identifiers(call.server, call.name, call.arguments);
         }
         verdict
     }

@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use warden_approval::channels::auto::AutoChannel;
 use warden_approval::channels::socket::ControlSocket;
 use warden_approval::channels::web::WebSettings;
-use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings};
+use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings, Whitelist};
 use warden_autoapprove::{Api, ApiKey, AutoApprover, Settings};
 use warden_config::{ApprovalConfig, AutoApproverConfig, Config, ModelApi};
 use warden_gateway::pipeline::Approver;
@@ -58,8 +58,9 @@ pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
     let Some(settings) = &config.approval else { return Ok(None) };
     let store = Arc::new(MemoryStore::default());
     let intents = Arc::new(IntentBoard::default());
+    let whitelist = Arc::new(Whitelist::default());
     let path = socket_path(config);
-    let socket = match ControlSocket::bind(&path, store.clone(), intents.clone()).await {
+    let socket = match ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone()).await {
         Ok(socket) => {
             tracing::info!("approvals: `warden approvals` reaches this Warden at {}", path.display());
             Some(socket)
@@ -75,7 +76,7 @@ pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
     };
     let (page, hint) = match &settings.listen {
         Some(listen) => {
-            let (url, task) = start_page(listen, settings, store.clone()).await?;
+            let (url, task) = start_page(listen, settings, store.clone(), whitelist.clone()).await?;
             (Some(AbortOnDrop(task)), format!("at {url}"))
         }
         None => (None, format!("with `warden approvals approve {{id}}` (socket {})", path.display())),
@@ -86,6 +87,7 @@ pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
     };
     let service = Service::new(
         store,
+        whitelist,
         ServiceSettings {
             default_timeout: Duration::from_secs(settings.timeout_secs),
             hint,
@@ -103,6 +105,7 @@ async fn start_page(
     listen: &str,
     settings: &ApprovalConfig,
     store: Arc<MemoryStore>,
+    whitelist: Arc<Whitelist>,
 ) -> anyhow::Result<(String, tokio::task::JoinHandle<()>)> {
     // A bare port means loopback, as for --http.
     let wanted: SocketAddr = match listen.parse::<u16>() {
@@ -121,7 +124,7 @@ async fn start_page(
     }
     let listener = tokio::net::TcpListener::bind(wanted).await.with_context(|| format!("cannot listen on {wanted}"))?;
     let web = WebSettings { token: token.clone(), allowed_hosts: settings.allowed_hosts.clone() };
-    let (bound, task) = warden_approval::channels::web::serve(listener, store, web)?;
+    let (bound, task) = warden_approval::channels::web::serve(listener, store, whitelist, web)?;
     let url = format!("http://{bound}/");
     if printed {
         eprintln!("warden: approvals at {url} (login token: {token})");

@@ -370,13 +370,28 @@ pub enum ApprovalsCommand {
         json: bool,
     },
     /// Approve one waiting call (its id, or the first 8 characters of it).
-    #[command(after_help = "Example:\n  warden approvals approve 3f2a9c1e")]
+    #[command(
+        after_help = "Examples:\n  warden approvals approve 3f2a9c1e\n  warden approvals approve 3f2a9c1e --remember   # and calls like it in that session"
+    )]
     Approve {
         /// Where the running Warden listens.
         #[command(flatten)]
         socket: SocketArgs,
         /// The approval's id.
         id: String,
+        /// Also approve calls like it (same tool, resources within what it
+        /// names) for the rest of the session, until revoked.
+        #[arg(long)]
+        remember: bool,
+    },
+    /// End a session whitelist entry (ids are shown by `list`).
+    #[command(after_help = "Example:\n  warden approvals revoke 7c1d2e3f")]
+    Revoke {
+        /// Where the running Warden listens.
+        #[command(flatten)]
+        socket: SocketArgs,
+        /// The entry's id.
+        grant: String,
     },
     /// Deny one waiting call.
     #[command(after_help = "Example:\n  warden approvals deny 3f2a9c1e --reason 'not on production'")]

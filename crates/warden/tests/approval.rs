@@ -192,3 +192,34 @@ fn without_an_approval_section_escalation_is_refused_at_once_saying_how_to_enabl
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("Approval required by policy 'ask'") && text.contains("approval:"), "{text}");
 }
+
+#[test]
+fn approve_remember_whitelists_calls_like_it_for_the_session_until_revoked() {
+    let dir = scratch_dir("remember");
+    let mut client = started(&dir, None);
+    let id = call_echo(&mut client, "DROP TABLE r1", "t");
+    let approval_id = pending(&dir, 1)[0]["id"].as_str().unwrap().to_owned();
+    let (ok, text) = approvals(&dir, &["approve", &approval_id, "--remember"]);
+    assert!(ok, "{text}");
+    assert_eq!(client.response(&id)["result"]["content"][0]["text"], "DROP TABLE r1");
+    // Calls like it run at once, approved by the whitelist (audited).
+    assert_eq!(client.call_text("fx__echo", json!({"text": "DROP TABLE r2"})), "DROP TABLE r2");
+    let whitelisted = audit_records(&dir)
+        .into_iter()
+        .find(|record| record["approval"]["state"] == "approved" && record["approval"]["channel"] == "whitelist")
+        .expect("a whitelist approval in the audit");
+    assert!(whitelisted["approval"]["note"].as_str().unwrap().contains("fx/echo in session"), "{whitelisted}");
+    let (_, listed) = approvals(&dir, &["list"]);
+    let grant = listed
+        .lines()
+        .find_map(|line| line.strip_prefix("whitelist "))
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("the entry is listed: {listed}"))
+        .to_owned();
+    let (ok, text) = approvals(&dir, &["revoke", &grant]);
+    assert!(ok && text.contains("revoked"), "{text}");
+    // Revoked: the next one waits again.
+    call_echo(&mut client, "DROP TABLE r3", "t3");
+    pending(&dir, 1);
+    verify_audit(&dir);
+}

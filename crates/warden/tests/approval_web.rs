@@ -73,13 +73,27 @@ async fn approving_on_the_page_in_chromium_runs_exactly_the_call_shown() {
         ))
         .await;
     assert_eq!(again, 409);
-    // One more pending, for the picture of a page with history and a request.
-    let _ = client.send_request(
+    // Approve the next one for the session: the one after runs at once,
+    // the entry is listed, and revoking it makes calls wait again.
+    let second = client.send_request(
         "tools/call",
         json!({"name": "fx__echo", "arguments": {"text": "DROP TABLE audit_2025; -- cleanup requested in ticket 481"}}),
     );
-    browser.wait_until("document.querySelector('article.pending')").await;
+    browser.wait_until("document.querySelector('article.pending button.session')").await;
+    browser.click("article.pending button.session").await;
+    assert!(
+        client.response(&second)["result"]["content"][0]["text"].as_str().unwrap().starts_with("DROP TABLE audit_2025")
+    );
+    browser.wait_until("document.querySelector('#grants .grant')").await;
+    let grant = browser.eval("document.querySelector('#grants .grant').textContent").await;
+    assert!(grant.as_str().unwrap().contains("fx/echo in session s1 with any arguments"), "{grant}");
+    assert_eq!(client.call_text("fx__echo", json!({"text": "DROP TABLE t3"})), "DROP TABLE t3", "whitelisted");
+    browser.wait_until("document.querySelectorAll('#history tr').length >= 3").await;
     browser.screenshot(&screenshot_path(&dir, "approvals-history.png")).await;
+    browser.click("#grants .grant button").await;
+    browser.wait_until("!document.querySelector('#grants .grant')").await;
+    let _ = client.send_request("tools/call", json!({"name": "fx__echo", "arguments": {"text": "DROP TABLE t4"}}));
+    browser.wait_until("document.querySelector('article.pending')").await;
 
     wait_for_step(&dir, &full_id, "executed");
     let approved = wait_for_step(&dir, &full_id, "approved");

@@ -15,6 +15,7 @@ use crate::Approval;
 use crate::record::Decided;
 use crate::state::Event;
 use crate::store::{Approvals, DecideError};
+use crate::whitelist::Whitelist;
 
 /// A person's verdict on one approval, as any channel receives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,11 +26,30 @@ pub struct Verdict {
     pub approve: bool,
     /// Why (for a denial).
     pub reason: Option<String>,
+    /// With an approval: calls like it in the same session are approved
+    /// too, until revoked (the session whitelist).
+    pub remember: bool,
 }
 
-/// Applies `verdict` from `channel`, decided by `by`.
-pub fn apply(store: &dyn Approvals, verdict: &Verdict, channel: &str, by: &str) -> Result<Approval, DecideError> {
+/// Applies `verdict` from `channel`, decided by `by`; a remembered approval
+/// adds its whitelist entry once it is the decision.
+pub fn apply(
+    store: &dyn Approvals,
+    whitelist: &Whitelist,
+    verdict: &Verdict,
+    channel: &str,
+    by: &str,
+) -> Result<Approval, DecideError> {
     let event = if verdict.approve { Event::Approve } else { Event::Deny };
     let reason = verdict.reason.as_ref().map(|r| r.trim().to_owned()).filter(|r| !r.is_empty());
-    store.decide(&verdict.id, event, Decided::now(channel, by, reason))
+    if !(verdict.approve && verdict.remember) {
+        return store.decide(&verdict.id, event, Decided::now(channel, by, reason));
+    }
+    let approval = store.get(&verdict.id)?;
+    let grant = Whitelist::prepare(&approval, by);
+    let note = format!("and calls like it: {} (whitelist entry {})", grant.scope(), grant.id);
+    let decided = store.decide(&approval.id, event, Decided::now(channel, by, Some(note)))?;
+    tracing::info!(grant = %grant.id, by, "session whitelist: {}", grant.scope());
+    whitelist.insert(grant);
+    Ok(decided)
 }

@@ -2,8 +2,9 @@
 //! decide) speaking one JSON object per line.
 //!
 //! Requests and their answers:
-//! * `{"op":"list"}` → `{"ok":true,"pending":[…],"recent":[…]}`
-//! * `{"op":"approve","id":"…","by":"alice"}`, `{"op":"deny","id":"…","reason":"…","by":"alice"}`
+//! * `{"op":"list"}` → `{"ok":true,"pending":[…],"recent":[…],"grants":[…]}`
+//! * `{"op":"revoke","grant":"…"}` → `{"ok":true,"grant":{…}}`: ends a session whitelist entry
+//! * `{"op":"approve","id":"…","by":"alice","remember":false}`, `{"op":"deny","id":"…","reason":"…","by":"alice"}`
 //!   → `{"ok":true,"approval":{…}}` or `{"ok":false,"error":"…"}`
 //! * `{"op":"watch"}` → one `{"event":"approval","approval":{…}}` line per
 //!   pending approval, then one per change, until the client hangs up
@@ -24,6 +25,7 @@ use tokio::sync::broadcast::error::RecvError;
 use super::{Verdict, apply};
 use crate::intent::IntentBoard;
 use crate::store::Approvals;
+use crate::whitelist::Whitelist;
 
 /// The longest request line accepted.
 const MAX_LINE: usize = 64 * 1024;
@@ -39,6 +41,17 @@ pub enum Request {
         /// Its id or an unambiguous prefix.
         id: String,
         /// Who approves (the client's user name).
+        #[serde(default)]
+        by: Option<String>,
+        /// Approve calls like it in its session too.
+        #[serde(default)]
+        remember: bool,
+    },
+    /// Remove a session whitelist entry.
+    Revoke {
+        /// The entry's id.
+        grant: String,
+        /// Who revokes.
         #[serde(default)]
         by: Option<String>,
     },
@@ -82,7 +95,12 @@ impl ControlSocket {
     /// Binds `path` (mode 0600; its directory is created with 0700) and
     /// serves it. Fails if another Warden is listening there; a stale socket
     /// file is replaced.
-    pub async fn bind(path: &Path, store: Arc<dyn Approvals>, intents: Arc<IntentBoard>) -> io::Result<ControlSocket> {
+    pub async fn bind(
+        path: &Path,
+        store: Arc<dyn Approvals>,
+        whitelist: Arc<Whitelist>,
+        intents: Arc<IntentBoard>,
+    ) -> io::Result<ControlSocket> {
         if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty() && !dir.exists()) {
             std::fs::create_dir_all(dir)?;
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
@@ -99,8 +117,8 @@ impl ControlSocket {
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {
-                        let (store, intents) = (store.clone(), intents.clone());
-                        tokio::spawn(async move { serve(stream, store, intents).await });
+                        let (store, whitelist, intents) = (store.clone(), whitelist.clone(), intents.clone());
+                        tokio::spawn(async move { serve(stream, store, whitelist, intents).await });
                     }
                     Err(err) => {
                         tracing::warn!("control socket: {err}");
@@ -119,7 +137,7 @@ impl ControlSocket {
 }
 
 /// Serves one connection: requests until it closes, or one watch.
-async fn serve(stream: UnixStream, store: Arc<dyn Approvals>, intents: Arc<IntentBoard>) {
+async fn serve(stream: UnixStream, store: Arc<dyn Approvals>, whitelist: Arc<Whitelist>, intents: Arc<IntentBoard>) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read);
     let mut line = String::new();
@@ -139,7 +157,7 @@ async fn serve(stream: UnixStream, store: Arc<dyn Approvals>, intents: Arc<Inten
                 watch(&mut write, store.as_ref()).await;
                 return;
             }
-            Ok(request) => handle(request, store.as_ref(), &intents),
+            Ok(request) => handle(request, store.as_ref(), &whitelist, &intents),
         };
         if write.write_all(answer.as_bytes()).await.is_err() {
             return;
@@ -148,19 +166,33 @@ async fn serve(stream: UnixStream, store: Arc<dyn Approvals>, intents: Arc<Inten
 }
 
 /// Answers one request other than `watch`.
-fn handle(request: Request, store: &dyn Approvals, intents: &IntentBoard) -> String {
+fn handle(request: Request, store: &dyn Approvals, whitelist: &Whitelist, intents: &IntentBoard) -> String {
     let by = |by: Option<String>| by.filter(|by| !by.trim().is_empty()).unwrap_or_else(|| "cli".into());
     let decided = match request {
         Request::List => {
-            return line(json!({"ok": true, "pending": store.pending(), "recent": store.recent()}));
+            let grants = whitelist.list();
+            return line(json!({"ok": true, "pending": store.pending(), "recent": store.recent(), "grants": grants}));
         }
         Request::Context { message, source } => {
             intents.set(message, source.unwrap_or_else(|| "cli".into()));
             return line(json!({"ok": true}));
         }
         Request::Watch => return answer_error("watch is answered elsewhere"),
-        Request::Approve { id, by: who } => apply(store, &Verdict { id, approve: true, reason: None }, "cli", &by(who)),
-        Request::Deny { id, reason, by: who } => apply(store, &Verdict { id, approve: false, reason }, "cli", &by(who)),
+        Request::Revoke { grant, by: who } => {
+            return match whitelist.revoke(&grant) {
+                Some(grant) => {
+                    tracing::info!(grant = %grant.id, by = %by(who), "session whitelist entry revoked: {}", grant.scope());
+                    line(json!({"ok": true, "grant": grant}))
+                }
+                None => answer_error(&format!("no whitelist entry {grant}")),
+            };
+        }
+        Request::Approve { id, by: who, remember } => {
+            apply(store, whitelist, &Verdict { id, approve: true, reason: None, remember }, "cli", &by(who))
+        }
+        Request::Deny { id, reason, by: who } => {
+            apply(store, whitelist, &Verdict { id, approve: false, reason, remember: false }, "cli", &by(who))
+        }
     };
     match decided {
         Ok(approval) => line(json!({"ok": true, "approval": approval})),

@@ -19,13 +19,15 @@ pub struct Escalation {
     pub timeout: Option<Duration>,
     /// The auto-approver may approve it before a person does.
     pub auto_approve: bool,
-    /// With `auto_approve`: the resources the call names (the values of its
-    /// path and URL roles), which is all the auto-approver may see of it.
+    /// The resources the call names (the values of its path and URL roles):
+    /// all the auto-approver may see of it, and what a session whitelist
+    /// entry covers.
     pub identifiers: Vec<Identifier>,
 }
 
 /// A resource a call names, by the kind of the argument's role.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "lowercase")]
 pub enum Identifier {
     /// A file system path, as given.
     Path(String),

@@ -9,8 +9,8 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
-use warden_approval::Approval;
 use warden_approval::channels::socket::Request;
+use warden_approval::{Approval, Grant};
 
 use crate::cli::{ApprovalsCommand, ContextCommand, SocketArgs};
 
@@ -30,6 +30,10 @@ pub async fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
             for approval in &pending {
                 print!("{}", describe(approval));
             }
+            let grants: Vec<Grant> = serde_json::from_value(answer["grants"].clone()).unwrap_or_default();
+            for grant in &grants {
+                println!("whitelist {}: {} (by {})", grant.id, grant.scope(), grant.by);
+            }
             if all {
                 let recent: Vec<Approval> = serde_json::from_value(answer["recent"].clone())?;
                 for approval in &recent {
@@ -38,7 +42,15 @@ pub async fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        ApprovalsCommand::Approve { socket, id } => decide(&socket, Request::Approve { id, by: Some(user()) }).await,
+        ApprovalsCommand::Approve { socket, id, remember } => {
+            decide(&socket, Request::Approve { id, by: Some(user()), remember }).await
+        }
+        ApprovalsCommand::Revoke { socket, grant } => {
+            let answer = ask(&socket, &Request::Revoke { grant, by: Some(user()) }).await?;
+            let grant: Grant = serde_json::from_value(answer["grant"].clone())?;
+            println!("revoked {}: {}", grant.id, grant.scope());
+            Ok(ExitCode::SUCCESS)
+        }
         ApprovalsCommand::Deny { socket, id, reason } => {
             decide(&socket, Request::Deny { id, reason, by: Some(user()) }).await
         }
@@ -140,7 +152,7 @@ async fn watch(args: &SocketArgs) -> anyhow::Result<ExitCode> {
         let Some(answer) = answers.recv().await else { break };
         let approve = matches!(answer.trim(), "y" | "Y" | "yes");
         let request = if approve {
-            Request::Approve { id: approval.id.clone(), by: Some(user()) }
+            Request::Approve { id: approval.id.clone(), by: Some(user()), remember: false }
         } else {
             Request::Deny {
                 id: approval.id.clone(),

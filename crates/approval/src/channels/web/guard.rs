@@ -34,6 +34,16 @@ pub(super) enum Who {
     Token,
 }
 
+impl Who {
+    /// How decisions name them: `web:<session prefix>` or `web:token`.
+    pub fn name(&self) -> String {
+        match self {
+            Who::Session(session) => format!("web:{}", &session[..8.min(session.len())]),
+            Who::Token => "web:token".to_owned(),
+        }
+    }
+}
+
 /// The page's access rules and sessions.
 pub(super) struct Guard {
     pub token: String,

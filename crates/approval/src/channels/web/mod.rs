@@ -32,7 +32,8 @@ use tokio::sync::broadcast::error::RecvError;
 use super::{Verdict, apply};
 use crate::record::millis;
 use crate::store::Approvals;
-use guard::{Guard, Who};
+use crate::whitelist::Whitelist;
+use guard::Guard;
 
 const PAGE: &str = include_str!("assets/page.html");
 const LOGIN: &str = include_str!("assets/login.html");
@@ -51,6 +52,7 @@ pub struct WebSettings {
 /// The shared state of the page's handlers.
 struct Web {
     store: Arc<dyn Approvals>,
+    whitelist: Arc<Whitelist>,
     guard: Guard,
 }
 
@@ -58,11 +60,13 @@ struct Web {
 pub fn serve(
     listener: tokio::net::TcpListener,
     store: Arc<dyn Approvals>,
+    whitelist: Arc<Whitelist>,
     settings: WebSettings,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let bound = listener.local_addr()?;
     let web = Arc::new(Web {
         store,
+        whitelist,
         guard: Guard {
             token: settings.token,
             allowed_hosts: settings.allowed_hosts,
@@ -79,6 +83,7 @@ pub fn serve(
         .route("/api/approvals", get(list))
         .route("/api/events", get(events))
         .route("/api/approvals/{id}/{action}", post(decide))
+        .route("/api/grants/{id}/revoke", post(revoke))
         .with_state(web);
     let task = tokio::spawn(async move {
         if let Err(err) = axum::serve(listener, router).await {
@@ -156,7 +161,23 @@ async fn list(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
     if let Err(refusal) = web.guard.read(&headers) {
         return refusal.into_response();
     }
-    let body = json!({"pending": web.store.pending(), "recent": web.store.recent(), "nowMs": millis(std::time::SystemTime::now())});
+    let grants: Vec<serde_json::Value> = web
+        .whitelist
+        .list()
+        .into_iter()
+        .map(|grant| {
+            let scope = grant.scope();
+            let mut value = serde_json::to_value(grant).unwrap_or_default();
+            value["scope"] = json!(scope);
+            value
+        })
+        .collect();
+    let body = json!({
+        "pending": web.store.pending(),
+        "recent": web.store.recent(),
+        "grants": grants,
+        "nowMs": millis(std::time::SystemTime::now()),
+    });
     ([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], body.to_string())
         .into_response()
 }
@@ -202,10 +223,11 @@ async fn decide(
         Ok(who) => who,
         Err(refusal) => return refusal.into_response(),
     };
-    let approve = match action.as_str() {
-        "approve" => true,
-        "deny" => false,
-        _ => return refuse(StatusCode::NOT_FOUND, "the action is approve or deny"),
+    let (approve, remember) = match action.as_str() {
+        "approve" => (true, false),
+        "approve-session" => (true, true),
+        "deny" => (false, false),
+        _ => return refuse(StatusCode::NOT_FOUND, "the action is approve, approve-session or deny"),
     };
     let reason = if body.is_empty() {
         None
@@ -215,16 +237,28 @@ async fn decide(
             Err(err) => return refuse(StatusCode::BAD_REQUEST, &format!("the body is not {{\"reason\": ...}}: {err}")),
         }
     };
-    let by = match who {
-        Who::Session(session) => format!("web:{}", &session[..8.min(session.len())]),
-        Who::Token => "web:token".to_owned(),
-    };
-    match apply(web.store.as_ref(), &Verdict { id, approve, reason }, "web", &by) {
+    let by = who.name();
+    match apply(web.store.as_ref(), &web.whitelist, &Verdict { id, approve, reason, remember }, "web", &by) {
         Ok(approval) => {
             ([(header::CONTENT_TYPE, "application/json")], json!({"ok": true, "approval": approval}).to_string())
                 .into_response()
         }
         Err(crate::DecideError::Unknown(id)) => refuse(StatusCode::NOT_FOUND, &format!("no approval {id}")),
         Err(err) => refuse(StatusCode::CONFLICT, &err.to_string()),
+    }
+}
+
+async fn revoke(State(web): State<Arc<Web>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let who = match web.guard.post(&headers, None) {
+        Ok(who) => who,
+        Err(refusal) => return refusal.into_response(),
+    };
+    match web.whitelist.revoke(&id) {
+        Some(grant) => {
+            tracing::info!(grant = %grant.id, by = %who.name(), "session whitelist entry revoked: {}", grant.scope());
+            ([(header::CONTENT_TYPE, "application/json")], json!({"ok": true, "grant": grant}).to_string())
+                .into_response()
+        }
+        None => refuse(StatusCode::NOT_FOUND, &format!("no whitelist entry {id}")),
     }
 }

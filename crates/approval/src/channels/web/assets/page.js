@@ -40,10 +40,31 @@ async function decide(approval, action, reason) {
   await refresh();
 }
 
+function likeThis(approval) {
+  const parts = [];
+  for (const id of approval.identifiers || []) {
+    if (id.kind === "path") parts.push(`paths within ${id.value.replace(/\/[^/]*$/, "") || "/"}`);
+    else { try { parts.push(`URLs on ${new URL(id.value).hostname}`); } catch (_) { parts.push(id.value); } }
+  }
+  return `${approval.server}/${approval.tool} in session ${approval.session} with ${parts.length ? [...new Set(parts)].join(" and ") : "any arguments"}`;
+}
+
+async function revoke(grant) {
+  const response = await fetch(`/api/grants/${grant.id}/revoke`, {
+    method: "POST",
+    headers: { "X-CSRF-Token": csrf },
+    credentials: "same-origin",
+  });
+  document.getElementById("status").textContent = response.ok ? `Revoked: ${grant.scope}.` : "Could not revoke.";
+  await refresh();
+}
+
 function card(approval) {
   const reason = el("input", { type: "text", placeholder: "Reason (optional)", "aria-label": "Reason for denying" });
   const approve = el("button", { class: "approve", type: "button" }, "Approve");
   approve.addEventListener("click", () => decide(approval, "approve"));
+  const session = el("button", { class: "session", type: "button", title: `Also approve ${likeThis(approval)}` }, "Approve for this session");
+  session.addEventListener("click", () => decide(approval, "approve-session"));
   const deny = el("button", { class: "deny", type: "button" }, "Deny");
   deny.addEventListener("click", () => decide(approval, "deny", reason.value));
   return el(
@@ -60,7 +81,8 @@ function card(approval) {
       el("span", {}, `asked ${when(approval.createdMs)}`),
       el("span", { class: "mono", title: approval.argsDigest }, `sha256 ${approval.argsDigest.slice(0, 12)}`)),
     el("pre", { class: "arguments", "aria-label": "Arguments" }, JSON.stringify(approval.arguments, null, 2)),
-    el("div", { class: "actions" }, approve, deny, reason),
+    el("div", { class: "actions" }, approve, session, deny, reason),
+    el("div", { class: "hint" }, `“Approve for this session” also approves ${likeThis(approval)}, until revoked.`),
   );
 }
 
@@ -78,6 +100,12 @@ function render(data) {
       el("td", {}, `${d.by || ""}${d.channel ? ` (${d.channel})` : ""}${d.note ? `: ${d.note}` : ""}`));
   });
   document.getElementById("history").replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { colspan: "5", class: "empty" }, "No decisions yet."))]));
+  const grants = (data.grants || []).map((grant) => {
+    const button = el("button", { type: "button", "aria-label": `Revoke ${grant.scope}` }, "Revoke");
+    button.addEventListener("click", () => revoke(grant));
+    return el("li", { class: "grant" }, el("span", {}, grant.scope, el("span", { class: "by" }, ` (by ${grant.by})`)), button);
+  });
+  document.getElementById("grants").replaceChildren(...(grants.length ? grants : [el("li", { class: "empty" }, "No calls are approved for a whole session.")]));
   document.title = pending.length ? `(${pending.length}) Warden approvals` : "Warden approvals";
 }
 

@@ -23,6 +23,8 @@ pub struct Running {
     _socket: Option<ControlSocket>,
     /// The approval page, if configured.
     _page: Option<AbortOnDrop>,
+    /// The exchange directory, if configured.
+    _files: Option<AbortOnDrop>,
 }
 
 /// Stops a task when dropped.
@@ -81,6 +83,16 @@ pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
         }
         None => (None, format!("with `warden approvals approve {{id}}` (socket {})", path.display())),
     };
+    let files = match &settings.exchange_dir {
+        Some(dir) => {
+            let dir = crate::hooks::expand_home(dir);
+            let task = warden_approval::channels::files::serve(&dir, store.clone(), whitelist.clone())
+                .with_context(|| format!("approval.exchangeDir {}", dir.display()))?;
+            tracing::info!("approvals: request files in {}", dir.display());
+            Some(AbortOnDrop(task))
+        }
+        None => None,
+    };
     let auto = match &settings.auto_approver {
         Some(auto) => Some(AutoChannel::new(auto_approver(auto)?, intents.clone())),
         None => None,
@@ -97,7 +109,7 @@ pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
         },
         auto,
     );
-    Ok(Some(Running { service: Arc::new(service), _socket: socket, _page: page }))
+    Ok(Some(Running { service: Arc::new(service), _socket: socket, _page: page, _files: files }))
 }
 
 /// Binds the approval page and prints where it is, with its login token.

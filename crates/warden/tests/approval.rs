@@ -223,3 +223,57 @@ fn approve_remember_whitelists_calls_like_it_for_the_session_until_revoked() {
     pending(&dir, 1);
     verify_audit(&dir);
 }
+
+#[test]
+fn the_exchange_directory_speaks_ironcurtains_request_and_response_files() {
+    let dir = scratch_dir("files");
+    let exchange = dir.join("escalations");
+    let section = format!("  exchangeDir: {:?}\n", exchange.to_str().unwrap());
+    let mut client = Client::serve_initialized(&approval_config(&dir, None, &section));
+    client.wait_for_tool("fx__echo");
+    let mode = std::fs::metadata(&exchange).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "whoever can write there can approve");
+
+    let request_file = || -> (String, serde_json::Value) {
+        let deadline = std::time::Instant::now() + support::PATIENCE;
+        loop {
+            let found = std::fs::read_dir(&exchange).unwrap().filter_map(Result::ok).find_map(|entry| {
+                let name = entry.file_name().into_string().ok()?;
+                let id = name.strip_prefix("request-")?.strip_suffix(".json")?.to_owned();
+                Some((id, serde_json::from_slice(&std::fs::read(entry.path()).ok()?).ok()?))
+            });
+            if let Some(found) = found {
+                return found;
+            }
+            assert!(std::time::Instant::now() < deadline, "no request file");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    let id = call_echo(&mut client, "DROP TABLE f1", "t");
+    let (approval_id, request) = request_file();
+    assert_eq!(request["escalationId"], approval_id.as_str());
+    assert_eq!((request["serverName"].as_str(), request["toolName"].as_str()), (Some("fx"), Some("echo")));
+    assert_eq!(request["arguments"], json!({"text": "DROP TABLE f1", "n": [1, 2]}));
+    assert!(request["reason"].as_str().unwrap().contains("drops-need-a-human"));
+    std::fs::write(exchange.join(format!("response-{approval_id}.json")), r#"{"decision":"approved"}"#).unwrap();
+    assert_eq!(client.response(&id)["result"]["content"][0]["text"], "DROP TABLE f1");
+    assert_eq!(wait_for_step(&dir, &approval_id, "approved")["approval"]["channel"], "files");
+
+    // Anything but "approved" denies; settled requests disappear.
+    let id = call_echo(&mut client, "DROP TABLE f2", "t");
+    let (second, _) = loop {
+        let found = request_file();
+        if found.0 != approval_id {
+            break found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    std::fs::write(exchange.join(format!("response-{second}.json")), r#"{"decision":"maybe"}"#).unwrap();
+    let text = client.response(&id)["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(text.starts_with("Escalation denied:"), "{text}");
+    let deadline = std::time::Instant::now() + support::PATIENCE;
+    while std::fs::read_dir(&exchange).unwrap().count() > 0 {
+        assert!(std::time::Instant::now() < deadline, "files left behind");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -5,9 +5,11 @@
 //! * [`socket`]: the local control socket (`warden approvals`,
 //!   `warden context set`), mode 0600.
 //! * [`auto`]: the LLM auto-approver (approve or leave it to a person).
+//! * [`files`]: IronCurtain's escalation directory (request and response files).
 //! * [`web`]: the approval page (login, CSRF, Host and Origin checks, SSE).
 
 pub mod auto;
+pub mod files;
 pub mod socket;
 pub mod web;
 

@@ -79,7 +79,7 @@ pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
     let (page, hint) = match &settings.listen {
         Some(listen) => {
             let (url, task) = start_page(listen, settings, store.clone(), whitelist.clone()).await?;
-            (Some(AbortOnDrop(task)), format!("at {url}"))
+            (Some(AbortOnDrop(task)), format!("at {url} or with `warden approvals approve {{id}}`"))
         }
         None => (None, format!("with `warden approvals approve {{id}}` (socket {})", path.display())),
     };

@@ -351,6 +351,12 @@ pub struct SocketArgs {
     /// The running Warden's config file, to find its socket.
     #[arg(long, short = 'c')]
     pub config: Option<PathBuf>,
+    /// A remote Warden's approval page instead of the socket (`http://host:8211`).
+    #[arg(long, conflicts_with = "socket")]
+    pub url: Option<String>,
+    /// The approval page's token, with --url.
+    #[arg(long, env = "WARDEN_APPROVAL_TOKEN", requires = "url", hide_env_values = true)]
+    pub token: Option<String>,
 }
 
 /// `warden approvals ...`.

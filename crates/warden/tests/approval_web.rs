@@ -204,15 +204,24 @@ fn over_http_a_waiting_call_holds_up_no_other_session_and_a_bearer_token_decides
     assert_eq!(waiting.call("fx__echo", json!({"text": "same"}))["content"][0]["text"], "same");
     assert_ne!(listed[0]["session"], "", "the page shows which session asked");
 
+    // A remote operator's CLI over the page's API, with the token.
+    let remote = |args: &[&str]| {
+        let output = std::process::Command::new(support::warden_bin())
+            .arg("approvals")
+            .args(args)
+            .args(["--url", &url, "--token", TOKEN])
+            .output()
+            .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        (output.status.success(), text)
+    };
+    let (ok, listed) = remote(&["list"]);
+    assert!(ok && listed.contains("fx/echo") && listed.contains("DROP TABLE s"), "{listed}");
+    let unauthorised = send(&addr, "GET", "/api/approvals", &[("authorization", "Bearer wrong-token-0123456789")], b"");
+    assert_eq!(unauthorised.status, 401);
     let clicked = Instant::now();
-    let approved = send(
-        &addr,
-        "POST",
-        &format!("/api/approvals/{approval_id}/approve"),
-        &[("authorization", &format!("Bearer {TOKEN}"))],
-        b"",
-    );
-    assert_eq!(approved.status, 200);
+    let (ok, approved) = remote(&["approve", &approval_id[..8]]);
+    assert!(ok && approved.contains("approved"), "{approved}");
     let mut response = response;
     assert!(response.is_sse(), "progress came first, so the answer streams");
     let mut progress = Vec::new();
@@ -224,7 +233,7 @@ fn over_http_a_waiting_call_holds_up_no_other_session_and_a_bearer_token_decides
             break message;
         }
     };
-    eprintln!("POST approve → answer: {:.1} ms", clicked.elapsed().as_secs_f64() * 1000.0);
+    eprintln!("warden approvals approve --url → answer: {:.1} ms", clicked.elapsed().as_secs_f64() * 1000.0);
     assert_eq!(answer["result"]["content"][0]["text"], "DROP TABLE s", "{answer}");
     let message = progress[0]["params"]["message"].as_str().unwrap();
     assert!(message.contains(&approval_id[..8]) && message.contains(&url), "{message}");

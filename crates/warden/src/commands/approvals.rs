@@ -104,6 +104,9 @@ async fn connect(args: &SocketArgs) -> anyhow::Result<UnixStream> {
 
 /// Sends one request and returns its answer, or the error it carries.
 async fn ask(args: &SocketArgs, request: &Request) -> anyhow::Result<Value> {
+    if let Some(url) = &args.url {
+        return ask_page(url, args.token.as_deref(), request).await;
+    }
     let mut stream = connect(args).await?;
     let mut line = serde_json::to_string(request)?;
     line.push('\n');
@@ -112,6 +115,41 @@ async fn ask(args: &SocketArgs, request: &Request) -> anyhow::Result<Value> {
     BufReader::new(stream).read_line(&mut answer).await?;
     let answer: Value = serde_json::from_str(&answer).context("the control socket's answer is not JSON")?;
     if answer["ok"] != true {
+        bail!("{}", answer["error"].as_str().unwrap_or("the request failed"));
+    }
+    Ok(answer)
+}
+
+/// The same request to a remote Warden's approval page, with its token.
+async fn ask_page(url: &str, token: Option<&str>, request: &Request) -> anyhow::Result<Value> {
+    let token = token.context("--url needs the page's token (--token or WARDEN_APPROVAL_TOKEN)")?;
+    let base = url.trim_end_matches('/');
+    let (path, body) = match request {
+        Request::List => (None, Value::Null),
+        Request::Approve { id, remember, .. } => {
+            let action = if *remember { "approve-session" } else { "approve" };
+            (Some(format!("/api/approvals/{id}/{action}")), Value::Null)
+        }
+        Request::Deny { id, reason, .. } => {
+            (Some(format!("/api/approvals/{id}/deny")), serde_json::json!({"reason": reason}))
+        }
+        Request::Revoke { grant, .. } => (Some(format!("/api/grants/{grant}/revoke")), Value::Null),
+        Request::Watch | Request::Context { .. } => bail!("this needs the local socket of the Warden (not --url)"),
+    };
+    static PROVIDER: std::sync::Once = std::sync::Once::new();
+    // Another part of the program may have installed one already: fine.
+    PROVIDER.call_once(|| drop(rustls::crypto::ring::default_provider().install_default()));
+    let client = reqwest::Client::builder().build().context("cannot set up an HTTP client")?;
+    let sent = match path {
+        None => client.get(format!("{base}/api/approvals")),
+        Some(path) if body.is_null() => client.post(format!("{base}{path}")),
+        Some(path) => client.post(format!("{base}{path}")).body(body.to_string()),
+    };
+    let response = sent.bearer_auth(token).send().await.with_context(|| format!("cannot reach {base}"))?;
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    let answer: Value = serde_json::from_str(&text).with_context(|| format!("{base} answered {status}: {text}"))?;
+    if !status.is_success() {
         bail!("{}", answer["error"].as_str().unwrap_or("the request failed"));
     }
     Ok(answer)

@@ -232,8 +232,8 @@ async fn decide(
     let reason = if body.is_empty() {
         None
     } else {
-        match serde_json::from_slice::<DecideBody>(&body) {
-            Ok(body) => body.reason,
+        match serde_json::from_slice::<Option<DecideBody>>(&body) {
+            Ok(body) => body.and_then(|body| body.reason),
             Err(err) => return refuse(StatusCode::BAD_REQUEST, &format!("the body is not {{\"reason\": ...}}: {err}")),
         }
     };

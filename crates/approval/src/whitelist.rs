@@ -7,10 +7,11 @@
 //! that named no resource covers the tool with any arguments, and says so.
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use warden_gateway::pipeline::Identifier;
+use warden_gateway::pipeline::{Audit, Call, Identifier, Outcome, Record, Verdict};
+use warden_jsonrpc::Method;
 
 use crate::record::{Approval, millis};
 
@@ -72,12 +73,26 @@ impl Grant {
 }
 
 /// The whitelist.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Whitelist {
     grants: Mutex<Vec<Grant>>,
+    /// Where revocations are recorded (grants are recorded with the
+    /// approval they came with).
+    audit: Option<Arc<dyn Audit>>,
+}
+
+impl std::fmt::Debug for Whitelist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Whitelist").field("grants", &self.list()).finish_non_exhaustive()
+    }
 }
 
 impl Whitelist {
+    /// An empty whitelist whose revocations are recorded in `audit`.
+    pub fn new(audit: Option<Arc<dyn Audit>>) -> Whitelist {
+        Whitelist { grants: Mutex::default(), audit }
+    }
+
     /// Adds an entry for calls like `approval`'s, granted by `by`.
     pub fn grant(&self, approval: &Approval, by: &str) -> Grant {
         let grant = Whitelist::prepare(approval, by);
@@ -128,11 +143,42 @@ impl Whitelist {
         self.lock().iter().find(|grant| grant.covers(session, server, tool, identifiers)).cloned()
     }
 
-    /// Removes entry `id`; returns it.
-    pub fn revoke(&self, id: &str) -> Option<Grant> {
-        let mut grants = self.lock();
-        let at = grants.iter().position(|grant| grant.id == id)?;
-        Some(grants.remove(at))
+    /// Removes entry `id` on behalf of `by`, and records that in the audit
+    /// log (in the background); returns it.
+    pub fn revoke(&self, id: &str, by: &str) -> Option<Grant> {
+        let grant = {
+            let mut grants = self.lock();
+            let at = grants.iter().position(|grant| grant.id == id)?;
+            grants.remove(at)
+        };
+        tracing::info!(grant = %grant.id, by, "session whitelist entry revoked: {}", grant.scope());
+        if let Some(audit) = self.audit.clone() {
+            let (grant, by) = (grant.clone(), by.to_owned());
+            tokio::spawn(async move {
+                let method = Method::Other("warden/whitelist".into());
+                let call = Call {
+                    session: &grant.session,
+                    server: &grant.server,
+                    method: &method,
+                    name: &grant.tool,
+                    arguments: None,
+                };
+                let reason = format!("entry {} revoked by {by}: {}", grant.id, grant.scope());
+                let verdict = Verdict::Deny { rule: "session-whitelist".into(), reason };
+                let record = Record {
+                    call,
+                    client: None,
+                    verdict: &verdict,
+                    outcome: &Outcome::Refused,
+                    elapsed: Default::default(),
+                    approval: None,
+                };
+                if let Err(why) = audit.record(record).await {
+                    tracing::error!("could not audit a whitelist revocation: {why}");
+                }
+            });
+        }
+        Some(grant)
     }
 
     /// Every entry, oldest first.
@@ -219,7 +265,7 @@ mod tests {
         assert!(!covered("s2", "read", vec![Identifier::Path("/srv/app/b.txt".into())]), "another session");
         assert!(!covered("s1", "write", vec![Identifier::Path("/srv/app/b.txt".into())]), "another tool");
         assert!(!covered("s1", "read", vec![]), "a call naming nothing is not within anything");
-        assert!(list.revoke(&grant.id).is_some());
+        assert!(list.revoke(&grant.id, "me").is_some());
         assert!(!covered("s1", "read", vec![Identifier::Path("/srv/app/b.txt".into())]), "revoked");
 
         let open = list.grant(&approved(vec![]), "me");

@@ -14,7 +14,7 @@ use warden_approval::channels::web::WebSettings;
 use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings, Whitelist};
 use warden_autoapprove::{Api, ApiKey, AutoApprover, Settings};
 use warden_config::{ApprovalConfig, AutoApproverConfig, Config, ModelApi};
-use warden_gateway::pipeline::Approver;
+use warden_gateway::pipeline::{Approver, Audit};
 
 /// Approvals while Warden serves; the channels stop when it is dropped.
 pub struct Running {
@@ -56,11 +56,11 @@ fn state_dir(config: &Config) -> PathBuf {
 }
 
 /// Starts the approvals `config` asks for (none without `approval:`).
-pub async fn start(config: &Config) -> anyhow::Result<Option<Running>> {
+pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Result<Option<Running>> {
     let Some(settings) = &config.approval else { return Ok(None) };
     let store = Arc::new(MemoryStore::default());
     let intents = Arc::new(IntentBoard::default());
-    let whitelist = Arc::new(Whitelist::default());
+    let whitelist = Arc::new(Whitelist::new(audit));
     let path = socket_path(config);
     let socket = match ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone()).await {
         Ok(socket) => {

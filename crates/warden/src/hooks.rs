@@ -35,7 +35,7 @@ pub fn open_audit(config: &Config) -> anyhow::Result<Option<Arc<dyn Audit>>> {
 /// approvals' channels run while the second value lives.
 pub async fn lasting(config: &Config) -> anyhow::Result<(Lasting, Option<crate::approvals::Running>)> {
     let audit = open_audit(config)?;
-    let approvals = crate::approvals::start(config).await?;
+    let approvals = crate::approvals::start(config, audit.clone()).await?;
     let approver = approvals.as_ref().map(crate::approvals::Running::approver);
     Ok((Lasting { audit, approver }, approvals))
 }

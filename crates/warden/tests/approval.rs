@@ -218,9 +218,19 @@ fn approve_remember_whitelists_calls_like_it_for_the_session_until_revoked() {
         .to_owned();
     let (ok, text) = approvals(&dir, &["revoke", &grant]);
     assert!(ok && text.contains("revoked"), "{text}");
-    // Revoked: the next one waits again.
+    // Revoked: the next one waits again; the revocation is in the chain.
     call_echo(&mut client, "DROP TABLE r3", "t3");
     pending(&dir, 1);
+    let deadline = std::time::Instant::now() + support::PATIENCE;
+    let revoked = loop {
+        // Written in the background, just after the answer.
+        if let Some(record) = audit_records(&dir).into_iter().find(|record| record["method"] == "warden/whitelist") {
+            break record;
+        }
+        assert!(std::time::Instant::now() < deadline, "the revocation is audited");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(revoked["decision"]["reason"].as_str().unwrap().contains(&format!("entry {grant} revoked")), "{revoked}");
     verify_audit(&dir);
 }
 

@@ -179,11 +179,8 @@ fn handle(request: Request, store: &dyn Approvals, whitelist: &Whitelist, intent
         }
         Request::Watch => return answer_error("watch is answered elsewhere"),
         Request::Revoke { grant, by: who } => {
-            return match whitelist.revoke(&grant) {
-                Some(grant) => {
-                    tracing::info!(grant = %grant.id, by = %by(who), "session whitelist entry revoked: {}", grant.scope());
-                    line(json!({"ok": true, "grant": grant}))
-                }
+            return match whitelist.revoke(&grant, &by(who)) {
+                Some(grant) => line(json!({"ok": true, "grant": grant})),
                 None => answer_error(&format!("no whitelist entry {grant}")),
             };
         }

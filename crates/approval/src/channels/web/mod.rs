@@ -253,12 +253,9 @@ async fn revoke(State(web): State<Arc<Web>>, Path(id): Path<String>, headers: He
         Ok(who) => who,
         Err(refusal) => return refusal.into_response(),
     };
-    match web.whitelist.revoke(&id) {
-        Some(grant) => {
-            tracing::info!(grant = %grant.id, by = %who.name(), "session whitelist entry revoked: {}", grant.scope());
-            ([(header::CONTENT_TYPE, "application/json")], json!({"ok": true, "grant": grant}).to_string())
-                .into_response()
-        }
+    match web.whitelist.revoke(&id, &who.name()) {
+        Some(grant) => ([(header::CONTENT_TYPE, "application/json")], json!({"ok": true, "grant": grant}).to_string())
+            .into_response(),
         None => refuse(StatusCode::NOT_FOUND, &format!("no whitelist entry {id}")),
     }
 }

@@ -36,6 +36,9 @@ pub struct Approval {
     /// The client, as it named itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// Who the front let in (an HTTP token's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
     /// When it was opened, in milliseconds since the Unix epoch.
     pub created_ms: u64,
     /// When it expires, in milliseconds since the Unix epoch.

@@ -79,6 +79,7 @@ impl Service {
             policy_version: self.settings.policy_version.clone(),
             session: ask.call.session.to_owned(),
             client: ask.client.map(str::to_owned),
+            principal: ask.principal.map(str::to_owned),
             created_ms: millis(now),
             expires_ms: millis(now + timeout),
             state: State::Pending,

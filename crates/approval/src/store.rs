@@ -191,6 +191,7 @@ mod tests {
             policy_version: "p".into(),
             session: "s1".into(),
             client: None,
+            principal: None,
             created_ms: 1,
             expires_ms: u64::MAX,
             state: State::Pending,

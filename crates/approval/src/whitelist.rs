@@ -238,6 +238,7 @@ mod tests {
             policy_version: String::new(),
             session: "s1".into(),
             client: None,
+            principal: None,
             created_ms: 0,
             expires_ms: 0,
             state: State::Approved,

@@ -69,6 +69,8 @@ pub(crate) struct Shared {
     pub log_level: std::sync::Mutex<Option<String>>,
     /// Task id → the upstream that created the task.
     pub tasks: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    /// Who the front let in (an HTTP token's name), for approvals.
+    pub principal: OnceLock<Arc<str>>,
 }
 
 impl Session {
@@ -129,9 +131,16 @@ impl Session {
                 subscriptions: Default::default(),
                 log_level: Default::default(),
                 tasks: Default::default(),
+                principal: OnceLock::new(),
             }
         });
         Session { shared }
+    }
+
+    /// Records who the front let in (an HTTP token's name), shown with the
+    /// session's approvals. Set once.
+    pub fn set_principal(&self, name: Arc<str>) {
+        let _ = self.shared.principal.set(name);
     }
 
     /// The session's id.

@@ -13,6 +13,7 @@ use support::http::{HttpWarden, send};
 use support::{Client, scratch_dir};
 
 const TOKEN: &str = "page-token-0123456789";
+const MCP_TOKEN: &str = "mcp-token-0123456789";
 
 fn page_section() -> String {
     format!("  listen: 127.0.0.1:0\n  token: {TOKEN}\n")
@@ -185,10 +186,12 @@ fn posts_without_the_csrf_token_or_from_elsewhere_and_gets_change_nothing() {
 #[test]
 fn over_http_a_waiting_call_holds_up_no_other_session_and_a_bearer_token_decides() {
     let dir = scratch_dir("http-sessions");
-    let warden = HttpWarden::start(&approval_config(&dir, None, &page_section()));
+    let auth = format!("{}auth:\n  tokens: [{{name: laptop, token: {MCP_TOKEN}}}]\n", page_section());
+    let warden = HttpWarden::start(&approval_config(&dir, None, &auth));
     let url = page_url(|| warden.stderr());
     let addr = url.trim_start_matches("http://").trim_end_matches('/').to_owned();
-    let mut waiting = warden.client();
+    let bearer = format!("Bearer {MCP_TOKEN}");
+    let mut waiting = warden.client().with_header("authorization", &bearer);
     waiting.initialize();
     let (_, response) = waiting.start_request(
         "tools/call",
@@ -198,11 +201,12 @@ fn over_http_a_waiting_call_holds_up_no_other_session_and_a_bearer_token_decides
     let approval_id = listed[0]["id"].as_str().unwrap().to_owned();
 
     // Another session, and the waiting session itself, go on.
-    let mut other = warden.client();
+    let mut other = warden.client().with_header("authorization", &bearer);
     other.initialize();
     assert_eq!(other.call("fx__echo", json!({"text": "other"}))["content"][0]["text"], "other");
     assert_eq!(waiting.call("fx__echo", json!({"text": "same"}))["content"][0]["text"], "same");
     assert_ne!(listed[0]["session"], "", "the page shows which session asked");
+    assert_eq!(listed[0]["principal"], "laptop", "and with which token");
 
     // A remote operator's CLI over the page's API, with the token.
     let remote = |args: &[&str]| {

@@ -72,7 +72,8 @@ impl Shared {
             return None;
         };
         let client = self.client_name();
-        let ask = Ask { call, client, rule, reason, escalation };
+        let principal = self.principal.get().map(|name| &**name);
+        let ask = Ask { call, client, principal, rule, reason, escalation };
         let (ticket, decision) = approver.open(&ask);
         let step = |state, resolution| ApprovalStep { id: &ticket.id, state, digest: &ticket.digest, resolution };
         let request = frame.id().unwrap_or("null").to_owned();

@@ -42,6 +42,8 @@ pub struct Ask<'a> {
     pub call: Call<'a>,
     /// The client, as it named itself in `initialize`.
     pub client: Option<&'a str>,
+    /// Who the front let in (an HTTP token's name), if anyone.
+    pub principal: Option<&'a str>,
     /// The rule that escalated.
     pub rule: &'a str,
     /// Why.

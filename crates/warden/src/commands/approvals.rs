@@ -209,7 +209,10 @@ async fn watch(args: &SocketArgs) -> anyhow::Result<ExitCode> {
 /// A pending approval, for a person to decide on.
 fn describe(approval: &Approval) -> String {
     let arguments = serde_json::to_string_pretty(&approval.arguments).unwrap_or_default();
-    let client = approval.client.as_deref().unwrap_or("unknown client");
+    let mut client = approval.client.as_deref().unwrap_or("unknown client").to_owned();
+    if let Some(principal) = &approval.principal {
+        client.push_str(&format!(", token {principal}"));
+    }
     let arguments = arguments.lines().map(|line| format!("    {line}\n")).collect::<String>();
     format!(
         "{short}  {server}/{tool}  ({left} s left)\n  rule {rule}: {reason}\n  session {session}, {client}\n  id {id}, arguments (sha256 {digest}):\n{arguments}",

@@ -202,6 +202,9 @@ impl Front {
         let streams = Streams::new(self.settings.replay_events, legacy);
         let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()));
         session.set_patient_lists(true);
+        if let Some(name) = &caller.name {
+            session.set_principal(name.clone());
+        }
         let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile));
         if let Err(entry) = self.sessions.insert(entry.clone(), max) {
             tokio::spawn(sessions::end(entry));

@@ -78,6 +78,7 @@ function card(approval) {
     el("div", { class: "meta" },
       el("span", {}, `session ${approval.session}`),
       el("span", {}, approval.client || "unknown client"),
+      ...(approval.principal ? [el("span", {}, `token ${approval.principal}`)] : []),
       el("span", {}, `asked ${when(approval.createdMs)}`),
       el("span", { class: "mono", title: approval.argsDigest }, `sha256 ${approval.argsDigest.slice(0, 12)}`)),
     el("pre", { class: "arguments", "aria-label": "Arguments" }, JSON.stringify(approval.arguments, null, 2)),

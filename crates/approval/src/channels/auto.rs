@@ -65,15 +65,6 @@ impl AutoChannel {
             let assessment = channel.approver.assess(&request).await;
             let approve = assessment.decision == Decision::Approve;
             let source = intent.as_ref().map(|intent| intent.source.as_str()).unwrap_or("none");
-            tracing::info!(
-                approval = %call.id,
-                model = %assessment.model,
-                latency_ms = assessment.latency.as_millis() as u64,
-                requested = assessment.requested,
-                intent_source = source,
-                "auto-approver: {}",
-                if approve { "approve" } else { "escalate to a person" }
-            );
             let assessed = Assessed {
                 decision: if approve { "approve" } else { "escalate" }.into(),
                 model: assessment.model.clone(),
@@ -87,10 +78,20 @@ impl AutoChannel {
                 channel.lock().insert(call.id.clone(), assessed);
             }
             if approve {
-                let decided = Decided::now("auto-approver", &assessment.model, Some(assessment.reasoning));
+                let decided = Decided::now("auto-approver", &assessment.model, Some(assessment.reasoning.clone()));
                 // A person may have decided first: theirs stands.
                 let _ = store.decide(&call.id, Event::Approve, decided);
             }
+            // Logged once recorded (tests wait for this line).
+            tracing::info!(
+                approval = %call.id,
+                model = %assessment.model,
+                latency_ms = assessment.latency.as_millis() as u64,
+                requested = assessment.requested,
+                intent_source = source,
+                "auto-approver: {}",
+                if approve { "approve" } else { "escalate to a person" }
+            );
         });
     }
 

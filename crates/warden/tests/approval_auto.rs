@@ -31,7 +31,8 @@ async fn messages(State(script): State<Arc<Script>>, headers: HeaderMap, body: B
     script.answers.lock().unwrap().pop_front().unwrap_or(json!({"error": "no answer scripted"})).to_string()
 }
 
-/// Starts the fake Anthropic Messages API on its own thread; its base URL.
+/// Starts the fake model API (Anthropic and OpenAI routes) on its own
+/// thread; its base URL.
 fn fake_model(script: Arc<Script>) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
@@ -40,7 +41,10 @@ fn fake_model(script: Arc<Script>) -> String {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let router = Router::new().route("/v1/messages", post(messages)).with_state(script);
+            let router = Router::new()
+                .route("/v1/messages", post(messages))
+                .route("/v1/chat/completions", post(messages))
+                .with_state(script);
             axum::serve(listener, router).await.unwrap();
         });
     });
@@ -63,15 +67,13 @@ fn context_set(dir: &Path, message: &str) {
     assert!(status.success());
 }
 
-#[test]
-fn the_auto_approver_approves_what_the_user_asked_for_and_leaves_the_rest_to_a_person() {
-    let dir = scratch_dir("auto");
-    let script = Arc::new(Script::default());
-    let base = fake_model(script.clone());
+/// A Warden whose echo (its `text` a read-path) escalates to the
+/// auto-approver speaking `api` at `base`.
+fn started(dir: &Path, api: &str, base: &str) -> Client {
     let config = fixtures(
         &[("fx", &[])],
         &format!(
-            "policy:\n  annotations:\n    fx:\n      echo: {{args: {{text: [read-path]}}}}\n  rules:\n    - {{name: reads-need-a-yes, if: {{tool: [echo]}}, then: escalate, reason: reads a file, autoApprove: true}}\napproval:\n  socket: {socket:?}\n  autoApprover: {{api: anthropic, baseUrl: {base:?}, model: fake-haiku, apiKeyEnv: FAKE_MODEL_KEY, deadlineSecs: 10}}\naudit: {{path: {audit:?}}}\n",
+            "policy:\n  annotations:\n    fx:\n      echo: {{args: {{text: [read-path]}}}}\n  rules:\n    - {{name: reads-need-a-yes, if: {{tool: [echo]}}, then: escalate, reason: reads a file, autoApprove: true}}\napproval:\n  socket: {socket:?}\n  autoApprover: {{api: {api}, baseUrl: {base:?}, model: fake-haiku, apiKeyEnv: FAKE_MODEL_KEY, deadlineSecs: 10}}\naudit: {{path: {audit:?}}}\n",
             socket = dir.join("approvals.sock").to_str().unwrap(),
             audit = dir.join("audit.jsonl").to_str().unwrap(),
         ),
@@ -82,6 +84,15 @@ fn the_auto_approver_approves_what_the_user_asked_for_and_leaves_the_rest_to_a_p
         Client::start(&["serve", "--config", path.to_str().unwrap()], &[("FAKE_MODEL_KEY", "sk-fake-key-123")]);
     client.initialize();
     client.wait_for_tool("fx__echo");
+    client
+}
+
+#[test]
+fn the_auto_approver_approves_what_the_user_asked_for_and_leaves_the_rest_to_a_person() {
+    let dir = scratch_dir("auto");
+    let script = Arc::new(Script::default());
+    let base = fake_model(script.clone());
+    let mut client = started(&dir, "anthropic", &base);
 
     // Without a stated intent, nothing is asked: the call waits for a person.
     let first =
@@ -163,5 +174,26 @@ fn the_auto_approver_approves_what_the_user_asked_for_and_leaves_the_rest_to_a_p
     assert_eq!(human["approval"]["autoApprover"]["decision"], "escalate");
     assert!(!std::fs::read_to_string(dir.join("audit.jsonl")).unwrap().contains("sk-fake-key-123"));
     assert!(!client.stderr().contains("sk-fake-key-123"), "the key is never logged");
+    verify_audit(&dir);
+}
+
+#[test]
+fn an_openai_compatible_model_approves_too() {
+    let dir = scratch_dir("auto-openai");
+    let script = Arc::new(Script::default());
+    let base = fake_model(script.clone());
+    let mut client = started(&dir, "openai", &base);
+    context_set(&dir, "please read /srv/app/notes.txt");
+    let arguments = json!({"decision": "approve", "reasoning": "asked for"}).to_string();
+    script.answers.lock().unwrap().push_back(json!({
+        "id": "c1", "object": "chat.completion", "model": "fake-haiku",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "record_decision", "arguments": arguments}}]}}]
+    }));
+    let approved = client.call_tool("fx__echo", json!({"text": "/srv/app/notes.txt"}));
+    assert_eq!(approved["content"][0]["text"], "/srv/app/notes.txt", "{approved}");
+    let received = script.received.lock().unwrap();
+    assert_eq!(received[0].0["authorization"], "Bearer sk-fake-key-123");
+    assert_eq!(received[0].1["tool_choice"]["function"]["name"], "record_decision");
     verify_audit(&dir);
 }

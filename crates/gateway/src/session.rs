@@ -253,6 +253,10 @@ impl Session {
     /// are gone (shared upstreams stay, for the other sessions; refused ones
     /// never started).
     pub async fn shutdown(&self) {
+        // Calls waiting for approval are withdrawn: nobody is left to answer.
+        for (_, waiting) in crate::tokens::lock(&self.shared.maps.waiting).drain() {
+            let _ = waiting.send("the session ended");
+        }
         let mut stopping = tokio::task::JoinSet::new();
         let pool = self.shared.pool.as_deref();
         for upstream in &self.shared.upstreams {

@@ -243,4 +243,16 @@ fn over_http_a_waiting_call_holds_up_no_other_session_and_a_bearer_token_decides
     assert!(message.contains(&approval_id[..8]) && message.contains(&url), "{message}");
     let approved = wait_for_step(&dir, &approval_id, "approved");
     assert_eq!(approved["approval"]["by"], "web:token");
+
+    // A session that ends withdraws what it was waiting for.
+    // (With a progress token the answer streams, so the POST returns at once.)
+    let (_, _stream) = other.start_request(
+        "tools/call",
+        json!({"name": "fx__echo", "arguments": {"text": "DROP TABLE gone"}, "_meta": {"progressToken": 9}}),
+    );
+    let gone = pending(&dir, 1)[0]["id"].as_str().unwrap().to_owned();
+    assert!(matches!(other.delete().status, 200 | 202 | 204));
+    let withdrawn = wait_for_step(&dir, &gone, "withdrawn");
+    assert_eq!(withdrawn["approval"]["note"], "the session ended");
+    pending(&dir, 0);
 }

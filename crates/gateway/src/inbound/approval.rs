@@ -91,13 +91,13 @@ impl Shared {
         let elicit = self.elicit(approver, &ticket, rule, reason, &waiting.request);
         let resolution = tokio::select! {
             resolution = decision => resolution,
-            _ = cancelled => {
+            why = cancelled => {
                 approver.withdraw(&ticket.id);
                 Resolution {
                     settled: Settled::Withdrawn,
                     channel: "client".into(),
                     by: client.unwrap_or("client").into(),
-                    note: Some("notifications/cancelled".into()),
+                    note: Some(why.unwrap_or("the session ended").into()),
                     assessed: None,
                 }
             }

@@ -42,7 +42,7 @@ impl Shared {
         };
         if let Some(waiting) = lock(&self.maps.waiting).remove(params.request_id.get()) {
             // Waiting for approval, not yet forwarded: withdraw it.
-            let _ = waiting.send(());
+            let _ = waiting.send("notifications/cancelled");
             return;
         }
         let Some(entry) = lock(&self.maps.in_flight).remove(params.request_id.get()) else {

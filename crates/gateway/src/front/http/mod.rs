@@ -8,7 +8,7 @@
 //! [`Session`](crate::Session); what the session sends back is routed to
 //! the right HTTP stream by [`streams`].
 
-mod access;
+pub(crate) mod access;
 mod health;
 mod legacy;
 mod mcp;
@@ -229,6 +229,9 @@ impl Front {
         let id = sessions::new_id().map_err(|err| failed(&err.to_string()))?;
         let streams = Streams::new(self.settings.replay_events, legacy);
         let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()));
+        if let Some(name) = &caller.name {
+            session.set_principal(name.clone());
+        }
         let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile));
         if let Err(entry) = self.sessions.insert(entry.clone(), max) {
             tokio::spawn(sessions::end(entry));

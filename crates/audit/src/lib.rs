@@ -32,7 +32,7 @@ use warden_gateway::pipeline::{Audit, AuditFuture, Record};
 
 pub use chain::{Broken, GENESIS, VerifyReport, sha256_hex, verify};
 pub use error::AuditError;
-pub use record::{AuditRecord, Decision, OutcomeKind, VerdictKind};
+pub use record::{ApprovalRecord, AuditRecord, AutoApproverRecord, Decision, OutcomeKind, VerdictKind};
 pub use redact::{SECRET, is_secret_key, redact_text, redact_value};
 pub use tail::{TailFilter, tail};
 

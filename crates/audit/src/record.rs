@@ -4,7 +4,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use warden_gateway::pipeline::{Outcome, Record, Verdict};
+use warden_gateway::pipeline::{ApprovalStep, Outcome, Record, Verdict};
 
 use crate::redact::{redact_text, redact_value};
 
@@ -52,6 +52,10 @@ pub struct AuditRecord {
     /// From the request's arrival to its answer, in milliseconds
     /// (microsecond resolution).
     pub duration_ms: f64,
+    /// For an escalated call, the step of its approval this record is
+    /// (one record per state change). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalRecord>,
     /// Hex SHA-256 of the previous line's exact bytes (without its newline),
     /// or 64 zeros for the first record of a chain.
     pub prev_hash: String,
@@ -72,6 +76,79 @@ pub struct Decision {
     /// Why (redacted); absent for `allow`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// One step of an approval, as written:
+/// `{"id":"…","state":"approved","argsDigest":"…","channel":"web","by":"web"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRecord {
+    /// The approval's id.
+    pub id: String,
+    /// `pending`, `approved`, `denied`, `expired`, `withdrawn` or `executed`.
+    pub state: String,
+    /// Hex SHA-256 of the call's canonical arguments.
+    pub args_digest: String,
+    /// The channel that decided (`web`, `cli`, `elicitation`, `files`,
+    /// `auto-approver`, `whitelist`, `timeout`, `client`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Who decided (redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// The approver's reason (redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// What the auto-approver said, when it was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_approver: Option<AutoApproverRecord>,
+}
+
+/// The auto-approver's assessment of a call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoApproverRecord {
+    /// `approve` or `escalate`.
+    pub decision: String,
+    /// The model.
+    pub model: String,
+    /// How long it took, in milliseconds.
+    pub latency_ms: f64,
+    /// Why, in the model's words (redacted).
+    pub reasoning: String,
+    /// Hex SHA-256 of the prompt, when a request was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_sha256: Option<String>,
+}
+
+impl ApprovalRecord {
+    fn new(step: &ApprovalStep<'_>) -> ApprovalRecord {
+        let resolution = step.resolution;
+        ApprovalRecord {
+            id: step.id.to_owned(),
+            state: step.state.to_owned(),
+            args_digest: step.digest.to_owned(),
+            channel: resolution.map(|r| r.channel.clone()),
+            by: resolution.map(|r| r.by.clone()),
+            note: resolution.and_then(|r| r.note.clone()),
+            auto_approver: resolution.and_then(|r| r.assessed.as_ref()).map(|a| AutoApproverRecord {
+                decision: a.decision.clone(),
+                model: a.model.clone(),
+                latency_ms: a.latency.as_micros() as f64 / 1000.0,
+                reasoning: a.reasoning.clone(),
+                prompt_sha256: a.prompt_sha256.clone(),
+            }),
+        }
+    }
+
+    fn redacted(mut self, text: impl Fn(String) -> String) -> ApprovalRecord {
+        self.by = self.by.map(&text);
+        self.note = self.note.map(&text);
+        if let Some(auto) = &mut self.auto_approver {
+            auto.reasoning = text(std::mem::take(&mut auto.reasoning));
+        }
+        self
+    }
 }
 
 /// The verdict, as written.
@@ -100,6 +177,8 @@ pub enum OutcomeKind {
     Refused,
     /// The upstream could not be reached.
     Unreachable,
+    /// Not an end: the call waits for (or has just got) approval.
+    Pending,
 }
 
 /// What the gateway handed over, copied out of its borrows so it can move to
@@ -115,6 +194,7 @@ pub(crate) struct Entry {
     verdict: Verdict,
     outcome: Outcome,
     elapsed: Duration,
+    approval: Option<ApprovalRecord>,
 }
 
 impl Entry {
@@ -130,6 +210,7 @@ impl Entry {
             verdict: record.verdict.clone(),
             outcome: record.outcome.clone(),
             elapsed: record.elapsed,
+            approval: record.approval.as_ref().map(ApprovalRecord::new),
         }
     }
 
@@ -154,7 +235,7 @@ impl Entry {
             Verdict::Deny { rule, reason } => {
                 Decision { verdict: VerdictKind::Deny, rule: Some(rule), reason: Some(text(reason)) }
             }
-            Verdict::Escalate { rule, reason } => {
+            Verdict::Escalate { rule, reason, .. } => {
                 Decision { verdict: VerdictKind::Escalate, rule: Some(rule), reason: Some(text(reason)) }
             }
         };
@@ -164,7 +245,9 @@ impl Entry {
             Outcome::Error => (OutcomeKind::Error, None),
             Outcome::Refused => (OutcomeKind::Refused, None),
             Outcome::Unreachable(message) => (OutcomeKind::Unreachable, Some(text(message))),
+            Outcome::Pending => (OutcomeKind::Pending, None),
         };
+        let approval = self.approval.map(|approval| approval.redacted(text));
         AuditRecord {
             time: String::new(),
             seq: 0,
@@ -178,6 +261,7 @@ impl Entry {
             outcome,
             outcome_detail,
             duration_ms: self.elapsed.as_micros() as f64 / 1000.0,
+            approval,
             prev_hash: String::new(),
             hash: None,
         }

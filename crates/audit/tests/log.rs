@@ -41,7 +41,8 @@ async fn record_fields_are_redacted_and_shaped() {
     unreachable.outcome = Outcome::Unreachable(format!("connect failed with Bearer {key}"));
     record(&log, &unreachable).await.expect("unreachable");
     let mut escalate = Req::allow("search", "find", Some("null"));
-    escalate.verdict = Verdict::Escalate { rule: "ask".into(), reason: "writes".into() };
+    escalate.verdict =
+        Verdict::Escalate { rule: "ask".into(), reason: "writes".into(), escalation: Default::default() };
     escalate.outcome = Outcome::Refused;
     record(&log, &escalate).await.expect("escalate");
 

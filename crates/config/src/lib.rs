@@ -6,6 +6,7 @@
 //! `${VAR}` and `${VAR:-default}` in transport fields are expanded from the
 //! environment when the file is loaded.
 
+mod approval;
 mod env;
 mod error;
 mod load;
@@ -15,6 +16,7 @@ mod schema;
 mod validate;
 mod watch;
 
+pub use approval::{ApprovalConfig, AutoApproverConfig, ModelApi};
 pub use env::expand;
 pub use error::ConfigError;
 pub use load::{load, parse};

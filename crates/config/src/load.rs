@@ -79,6 +79,21 @@ fn expand_transports(config: &mut Config, lookup: &dyn Fn(&str) -> Option<String
             Err(why) => problems.push(format!("auth.tokens[{index}].token: {why}")),
         }
     }
+    if let Some(approval) = config.approval.as_mut() {
+        let fields = [
+            ("token", approval.token.as_mut()),
+            ("socket", approval.socket.as_mut()),
+            ("listen", approval.listen.as_mut()),
+            ("exchangeDir", approval.exchange_dir.as_mut()),
+        ];
+        for (field, value) in fields {
+            let Some(value) = value else { continue };
+            match expand(value, lookup) {
+                Ok(expanded) => *value = expanded,
+                Err(why) => problems.push(format!("approval.{field}: {why}")),
+            }
+        }
+    }
     problems
 }
 

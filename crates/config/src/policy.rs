@@ -17,7 +17,7 @@ pub enum Action {
     Allow,
     /// Refuse it with the rule's reason.
     Deny,
-    /// Ask a person (refused with a message while no approval channel exists).
+    /// Ask a person (refused with a message when no approval is configured).
     Escalate,
     /// Record it and go on to the next rule.
     Log,
@@ -160,6 +160,14 @@ pub struct Rule {
     /// Why, in words the model can act on.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+    /// For `escalate`: how long the call waits for a decision, in seconds
+    /// (default `approval.timeoutSecs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// For `escalate`: the auto-approver (`approval.autoApprover`) may
+    /// approve these calls before a person does.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub auto_approve: bool,
 }
 
 /// The conditions of a rule.

@@ -6,6 +6,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::approval::ApprovalConfig;
 use crate::policy::{Action, AuditConfig, Breaker, PinsConfig, Policy, RateLimit};
 use crate::watch::Watch;
 
@@ -54,6 +55,9 @@ pub struct Config {
     /// Pinning of tool definitions.
     #[serde(default, skip_serializing_if = "is_default")]
     pub pins: PinsConfig,
+    /// How escalated calls wait for a decision (none: refused at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalConfig>,
     /// The HTTP front (`warden serve --http`).
     #[serde(default, skip_serializing_if = "is_default")]
     pub http: HttpFront,

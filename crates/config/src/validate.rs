@@ -81,6 +81,7 @@ pub(crate) fn validate(config: &Config, text: &str) -> Vec<String> {
     }
     validate_profiles(config, &mut problems);
     validate_auth(config, &mut problems);
+    validate_approval(config, &mut problems);
     problems.list
 }
 
@@ -96,6 +97,36 @@ fn validate_watch(name: &str, watch: &Watch, problems: &mut Problems<'_>) {
     }
     if watch.debounce_ms == 0 {
         problems.at(&at, format!("servers.{name}.watch.debounceMs must be positive"));
+    }
+}
+
+/// Approval settings that only make sense together.
+fn validate_approval(config: &Config, problems: &mut Problems<'_>) {
+    use crate::policy::Action;
+    let auto_approver = config.approval.as_ref().is_some_and(|approval| approval.auto_approver.is_some());
+    for (index, rule) in config.policy.rules.iter().enumerate() {
+        let at = format!("policy.rules[{index}] ({:?})", rule.name);
+        if rule.action != Action::Escalate && (rule.timeout_secs.is_some() || rule.auto_approve) {
+            problems
+                .at(&["rules", &rule.name], format!("{at}: timeoutSecs and autoApprove apply to escalate rules only"));
+        }
+        if rule.timeout_secs == Some(0) {
+            problems.at(&["rules", &rule.name], format!("{at}: timeoutSecs must be at least 1"));
+        }
+        if rule.auto_approve && !auto_approver {
+            problems.at(
+                &["rules", &rule.name],
+                format!("{at}: autoApprove needs approval.autoApprover (the model that may approve)"),
+            );
+        }
+    }
+    if let Some(approval) = &config.approval {
+        if approval.timeout_secs == 0 {
+            problems.at(&["approval", "timeoutSecs"], "approval.timeoutSecs must be at least 1".into());
+        }
+        if approval.token.as_ref().is_some_and(|token| token.len() < 16) {
+            problems.at(&["approval", "token"], "approval.token must have at least 16 characters".into());
+        }
     }
 }
 
@@ -236,6 +267,25 @@ profiles:
         assert!(found[1].starts_with("line 6, column 1: defaultProfile \"missing\""), "{}", found[1]);
         assert!(found.iter().any(|p| p.contains("would collide")), "{found:?}");
         assert!(found.iter().any(|p| p.starts_with("line 15, column 7") && p.contains("\"nowhere\"")), "{found:?}");
+    }
+
+    #[test]
+    fn approval_settings_belong_to_escalate_rules_and_need_their_model() {
+        let text = "\
+policy:
+  rules:
+    - {name: a, then: allow, timeoutSecs: 5}
+    - {name: b, then: escalate, autoApprove: true}
+    - {name: c, then: escalate, timeoutSecs: 0}
+approval: {timeoutSecs: 0, token: short}
+";
+        let found = problems(text);
+        assert_eq!(found.len(), 5, "{found:#?}");
+        assert!(found[0].contains("\"a\"): timeoutSecs and autoApprove apply to escalate rules only"), "{}", found[0]);
+        assert!(found[1].contains("\"b\"): autoApprove needs approval.autoApprover"), "{}", found[1]);
+        assert!(found[2].contains("\"c\"): timeoutSecs must be at least 1"), "{}", found[2]);
+        assert!(found[3].contains("approval.timeoutSecs must be at least 1"), "{}", found[3]);
+        assert!(found[4].contains("approval.token must have at least 16 characters"), "{}", found[4]);
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub(crate) struct ClientInit {
     pub protocol_version: String,
     /// `clientInfo` as `name/version`, for audit records.
     pub name: Option<String>,
+    /// The client declared form-mode elicitation.
+    pub elicits_forms: bool,
 }
 
 /// The state a session's tasks share.
@@ -75,6 +77,8 @@ pub(crate) struct Shared {
     pub sink: Arc<dyn EventSink>,
     /// The session itself, weakly, for the pool and new upstreams.
     pub myself: std::sync::Weak<Shared>,
+    /// Who the front let in (an HTTP token's name), for approvals.
+    pub principal: OnceLock<Arc<str>>,
 }
 
 impl Session {
@@ -112,6 +116,7 @@ impl Session {
                 tasks: Default::default(),
                 sink,
                 myself: weak.clone(),
+                principal: OnceLock::new(),
             }
         });
         let upstreams =
@@ -128,6 +133,12 @@ impl Session {
     /// server from its next start.
     pub fn apply(&self, config: Arc<Config>) {
         self.shared.apply(config);
+    }
+
+    /// Records who the front let in (an HTTP token's name), shown with the
+    /// session's approvals. Set once.
+    pub fn set_principal(&self, name: Arc<str>) {
+        let _ = self.shared.principal.set(name);
     }
 
     /// The session's id.
@@ -239,6 +250,10 @@ impl Session {
     /// are gone (shared upstreams stay, for the other sessions; refused ones
     /// never started).
     pub async fn shutdown(&self) {
+        // Calls waiting for approval are withdrawn: nobody is left to answer.
+        for (_, waiting) in crate::tokens::lock(&self.shared.maps.waiting).drain() {
+            let _ = waiting.send("the session ended");
+        }
         let mut stopping = tokio::task::JoinSet::new();
         let pool = self.shared.pool.as_deref();
         for upstream in self.shared.upstreams.load().iter() {

@@ -87,7 +87,14 @@ impl Shared {
                 let outcome = if withheld { Outcome::Refused } else { Outcome::Result };
                 let call = Call { session: &self.id, server, method: &method, name: tool, arguments: None };
                 let client = self.client.get().and_then(|client| client.name.as_deref());
-                let record = Record { call, client, verdict: &verdict, outcome: &outcome, elapsed: Default::default() };
+                let record = Record {
+                    call,
+                    client,
+                    verdict: &verdict,
+                    outcome: &outcome,
+                    elapsed: Default::default(),
+                    approval: None,
+                };
                 if let Err(why) = audit.record(record).await {
                     tracing::error!(server, tool, "could not audit a pin change: {why}");
                 }

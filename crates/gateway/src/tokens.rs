@@ -56,6 +56,11 @@ pub(crate) struct Maps {
     pub server_requests: Mutex<HashMap<u64, ServerRequest>>,
     /// Warden-issued progress token (JSON text) → where progress goes.
     pub tokens: Mutex<HashMap<String, TokenTarget>>,
+    /// Client request id (JSON text) → the handle that withdraws its
+    /// pending approval (with why), while it waits for one.
+    pub waiting: Mutex<HashMap<String, tokio::sync::oneshot::Sender<&'static str>>>,
+    /// Requests Warden itself sent the client (its id) → who waits for the answer.
+    pub own_requests: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<warden_jsonrpc::Frame>>>,
 }
 
 impl Maps {

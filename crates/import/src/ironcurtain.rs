@@ -47,7 +47,7 @@ mod rules;
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
-use warden_config::{Action, Condition, Config, PathsWithin, Policy, RoleCategory, Rule, RuleMatch};
+use warden_config::{Action, ApprovalConfig, Condition, Config, PathsWithin, Policy, RoleCategory, Rule, RuleMatch};
 
 use crate::error::ImportError;
 use crate::node::Doc;
@@ -184,8 +184,9 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
             relative.join(", ")
         ));
     }
+    // Escalations wait for a person, as in IronCurtain (denied after 300 s).
     if policy.rules.iter().any(|rule| rule.action == Action::Escalate) || !policy.allowed_domains.is_empty() {
-        warnings.push("escalate (rules, and URLs outside a server's allowed domains): IronCurtain asked a person (or its auto-approver) and denied after a timeout; Warden refuses escalated calls with a message until an approval channel is configured".into());
+        config.approval = Some(ApprovalConfig::default());
     }
     if !policy.allowed_domains.is_empty() {
         warnings.push("allowed domains: IronCurtain escalates a URL outside them at once; Warden escalates it too but still lets a rule that denies the call deny it (stricter, never looser)".into());
@@ -250,6 +251,8 @@ fn introspection_rule(tools: &annotations::Tools) -> Rule {
         },
         action: Action::Allow,
         reason: "Introspection tool is always allowed".into(),
+        timeout_secs: None,
+        auto_approve: false,
     }
 }
 
@@ -295,5 +298,7 @@ fn sandbox(policy: &mut Policy, tools: &annotations::Tools, dir: &str, warnings:
         },
         action: Action::Allow,
         reason: format!("Path(s) within the sandbox directory: {dir}"),
+        timeout_secs: None,
+        auto_approve: false,
     });
 }

@@ -32,7 +32,7 @@
 
 use std::path::Path;
 
-use warden_config::{Action, Condition, Config, LimitScope, RateLimit, Rule, RuleMatch};
+use warden_config::{Action, ApprovalConfig, Condition, Config, LimitScope, RateLimit, Rule, RuleMatch};
 
 use crate::error::ImportError;
 use crate::node::{At, Doc, Node, unknown_keys};
@@ -98,6 +98,11 @@ pub(crate) fn import(path: &Path, text: &str) -> Result<Imported, ImportError> {
         scope: LimitScope::Tool,
     });
 
+    // allow_with_approval pauses the call until someone approves, as in
+    // Sentinel (denied after 300 s).
+    if !notes.escalated.is_empty() {
+        config.approval = Some(ApprovalConfig::default());
+    }
     let mut warnings = notes.warnings;
     if items.is_empty() {
         warnings.push("the file has no rules: every call is allowed, as in Sentinel".into());
@@ -105,12 +110,6 @@ pub(crate) fn import(path: &Path, text: &str) -> Result<Imported, ImportError> {
     warnings.push(format!(
         "Sentinel's circuit breaker is not in the policy file but fixed in gateway.py ({BREAKER_CALLS} calls per tool within {BREAKER_SECONDS} s); it is written as rateLimits {{tool: \"*\", calls: {BREAKER_CALLS}, perSeconds: {BREAKER_SECONDS}}}, counted per server and tool (Sentinel wraps one server); edit it if you changed gateway.py. Warden's own breaker (identical calls) applies too"
     ));
-    if !notes.escalated.is_empty() {
-        warnings.push(format!(
-            "allow_with_approval is written as escalate ({}): Sentinel paused the call for approval through a local link (denied after 300 s); Warden refuses escalated calls with a message until an approval channel is configured",
-            notes.escalated.join(", ")
-        ));
-    }
     if notes.conditions > 0 {
         warnings.push("Sentinel also applied conditions to non-text argument values (contains tested list membership, numbers crashed its forwarding thread); Warden's string tests never match a non-text value, and notContains holds for one".into());
     }
@@ -220,7 +219,7 @@ fn rule(doc: &Doc<'_>, node: &Node, at: &At, notes: &mut Notes) -> Result<Option
         },
     };
     let when = RuleMatch { tool: vec![tool], args: Some(args), ..RuleMatch::default() };
-    Ok(Some(Rule { name, description, when, action, reason: String::new() }))
+    Ok(Some(Rule { name, description, when, action, reason: String::new(), timeout_secs: None, auto_approve: false }))
 }
 
 /// One entry of a rule's `conditions:`, as a test on `arg`.

@@ -125,6 +125,8 @@ mod tests {
             when: warden_config::RuleMatch { args: Some(args), ..Default::default() },
             action: warden_config::Action::Deny,
             reason: String::new(),
+            timeout_secs: None,
+            auto_approve: false,
         });
         let Err(ImportError::Rejected { problems, .. }) = check(&config, "test") else { panic!("accepted") };
         assert_eq!(problems.len(), 2, "{problems:?}");

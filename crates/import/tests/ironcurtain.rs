@@ -129,7 +129,9 @@ fn rules_keep_their_per_role_meaning() {
     );
     // Each path of a role is decided on its own, as in IronCurtain: no warning.
     assert!(!imported.warnings.iter().any(|w| w.contains("several paths")), "{:#?}", imported.warnings);
-    warning(&imported, &["escalate", "until an approval channel is configured"]);
+    // Escalations wait for a person now: approval is on, and nothing warns.
+    assert_eq!(imported.config.approval, Some(Default::default()));
+    assert!(!imported.warnings.iter().any(|warning| warning.contains("approval")), "{:#?}", imported.warnings);
 }
 
 #[test]

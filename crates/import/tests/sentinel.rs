@@ -106,7 +106,13 @@ fn rules_map_one_to_one() {
         [RateLimit { server: "*".into(), tool: "*".into(), calls: 100, per_seconds: 60, scope: LimitScope::Tool }]
     );
     warning(&imported, &["circuit breaker", "100 calls per tool within 60 s", "rateLimits"]);
-    warning(&imported, &["allow_with_approval is written as escalate", "\"Destructive SQL Requires Approval\""]);
+    // allow_with_approval waits for a person now: approval is on, and nothing warns.
+    assert_eq!(imported.config.approval, Some(Default::default()));
+    assert!(
+        !imported.warnings.iter().any(|warning| warning.contains("allow_with_approval")),
+        "{:#?}",
+        imported.warnings
+    );
     warning(&imported, &["rule \"block-pipe-to-shell\" has no name", "let matching calls through"]);
     warning(&imported, &["regex conditions", "first 10,000 characters"]);
     warning(&imported, &["rule \"Log Schema Reads\"", "is written as", r"\\z"]);

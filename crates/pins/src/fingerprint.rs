@@ -19,7 +19,7 @@ pub fn canonical(definition: &Value) -> Value {
 
 /// The hex SHA-256 of [`canonical`].
 pub fn fingerprint(definition: &Value) -> String {
-    let text = write_sorted(&canonical(definition));
+    let text = canonical_text(&canonical(definition));
     Sha256::digest(text.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
@@ -37,18 +37,18 @@ fn sorted(value: &Value) -> Value {
 }
 
 /// Compact JSON with keys sorted, whatever map type serde_json was built with.
-fn write_sorted(value: &Value) -> String {
+pub fn canonical_text(value: &Value) -> String {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
             let members: Vec<String> = keys
                 .into_iter()
-                .map(|key| format!("{}:{}", Value::String(key.clone()), write_sorted(&map[key])))
+                .map(|key| format!("{}:{}", Value::String(key.clone()), canonical_text(&map[key])))
                 .collect();
             format!("{{{}}}", members.join(","))
         }
-        Value::Array(items) => format!("[{}]", items.iter().map(write_sorted).collect::<Vec<_>>().join(",")),
+        Value::Array(items) => format!("[{}]", items.iter().map(canonical_text).collect::<Vec<_>>().join(",")),
         other => other.to_string(),
     }
 }

@@ -11,5 +11,5 @@
 mod fingerprint;
 mod store;
 
-pub use fingerprint::{canonical, fingerprint};
+pub use fingerprint::{canonical, canonical_text, fingerprint};
 pub use store::{Change, PinError, PinStore, default_state_dir};

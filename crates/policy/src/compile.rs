@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use warden_config::{Action, Config, Policy, Profile, Rule};
+use warden_gateway::pipeline::Escalation;
 
 use crate::condition::{Cond, CondCompiler};
 use crate::domains::DomainSet;
@@ -72,6 +73,9 @@ pub struct PolicyEngine {
     pub(crate) decide_absent_roles: bool,
     /// What is allowed but worth a look (rules sharing a name).
     pub(crate) warnings: Vec<String>,
+    /// Escalating rules' timeout and auto-approval settings, by the rule's
+    /// position in `policy.rules` (1-based; names may be shared).
+    pub(crate) escalations: HashMap<usize, Escalation>,
 }
 
 /// One compiled rule.
@@ -313,7 +317,24 @@ pub(crate) fn compile_policy(
         role_table,
         decide_absent_roles: policy.decide_absent_roles,
         warnings,
+        escalations: escalations(policy),
     })
+}
+
+/// The approval settings of the escalating rules that have any, by position.
+fn escalations(policy: &Policy) -> HashMap<usize, Escalation> {
+    let mut escalations = HashMap::new();
+    for (index, rule) in policy.rules.iter().enumerate().filter(|(_, rule)| rule.action == Action::Escalate) {
+        let escalation = Escalation {
+            timeout: rule.timeout_secs.map(std::time::Duration::from_secs),
+            auto_approve: rule.auto_approve,
+            identifiers: Vec::new(),
+        };
+        if escalation != Escalation::default() {
+            escalations.insert(index + 1, escalation);
+        }
+    }
+    escalations
 }
 
 /// How a rule is identified: its position, its label and where problems point.

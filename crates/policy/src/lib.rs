@@ -40,6 +40,7 @@ mod condition;
 mod domains;
 mod error;
 mod evaluate;
+mod identifiers;
 mod paths;
 mod roles;
 mod verdict;

@@ -92,7 +92,11 @@ impl Evaluation {
         match self.action {
             Decision::Allow => Verdict::Allow,
             Decision::Deny => Verdict::Deny { rule: self.label.clone(), reason: self.reason.clone() },
-            Decision::Escalate => Verdict::Escalate { rule: self.label.clone(), reason: self.reason.clone() },
+            Decision::Escalate => Verdict::Escalate {
+                rule: self.label.clone(),
+                reason: self.reason.clone(),
+                escalation: Default::default(),
+            },
         }
     }
 }
@@ -175,7 +179,17 @@ impl Guard for PolicyEngine {
                 "policy log rule matched"
             );
         }
-        evaluation.verdict()
+        let mut verdict = evaluation.verdict();
+        // Only escalations pay for this: their rule's settings, and the
+        // resources the call names (for the auto-approver and the session
+        // whitelist).
+        if let Verdict::Escalate { escalation, .. } = &mut verdict {
+            if let Some(settings) = evaluation.position.and_then(|position| self.escalations.get(&position)) {
+                *escalation = settings.clone();
+            }
+            escalation.identifiers = self.identifiers(call.server, call.name, call.arguments);
+        }
+        verdict
     }
 }
 

@@ -75,6 +75,12 @@ pub enum Command {
     /// Show and accept changed tool definitions (pins).
     #[command(subcommand)]
     Pins(PinsCommand),
+    /// List, approve, deny or watch the escalated calls waiting in a running Warden.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
+    /// Tell a running Warden what you asked the agent to do (for the auto-approver).
+    #[command(subcommand)]
+    Context(ContextCommand),
     /// Print the JSON Schema of the config file, for editors.
     #[command(after_help = "Example:\n  warden schema > warden.schema.json")]
     Schema,
@@ -340,5 +346,104 @@ pub enum PolicyCommand {
         /// The arguments, a JSON object.
         #[arg(long, default_value = "{}")]
         args: String,
+    },
+}
+
+/// How to reach a running Warden's control socket.
+#[derive(Debug, Args, Clone)]
+pub struct SocketArgs {
+    /// The control socket (default: `approval.socket` of --config, else
+    /// `approvals.sock` in the state directory).
+    #[arg(long, env = "WARDEN_APPROVALS_SOCKET")]
+    pub socket: Option<PathBuf>,
+    /// The running Warden's config file, to find its socket.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// A remote Warden's approval page instead of the socket (`http://host:8211`).
+    #[arg(long, conflicts_with = "socket")]
+    pub url: Option<String>,
+    /// The approval page's token, with --url.
+    #[arg(long, env = "WARDEN_APPROVAL_TOKEN", requires = "url", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+/// `warden approvals ...`.
+#[derive(Debug, Subcommand)]
+pub enum ApprovalsCommand {
+    /// The pending approvals (and, with --all, recent decisions).
+    #[command(after_help = "Example:\n  warden approvals list --config warden.yaml")]
+    List {
+        /// Where the running Warden listens.
+        #[command(flatten)]
+        socket: SocketArgs,
+        /// Recent decisions too.
+        #[arg(long)]
+        all: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve one waiting call (its id, or the first 8 characters of it).
+    #[command(
+        after_help = "Examples:\n  warden approvals approve 3f2a9c1e\n  warden approvals approve 3f2a9c1e --remember   # and calls like it in that session"
+    )]
+    Approve {
+        /// Where the running Warden listens.
+        #[command(flatten)]
+        socket: SocketArgs,
+        /// The approval's id.
+        id: String,
+        /// Also approve calls like it (same tool, resources within what it
+        /// names) for the rest of the session, until revoked.
+        #[arg(long)]
+        remember: bool,
+    },
+    /// End a session whitelist entry (ids are shown by `list`).
+    #[command(after_help = "Example:\n  warden approvals revoke 7c1d2e3f")]
+    Revoke {
+        /// Where the running Warden listens.
+        #[command(flatten)]
+        socket: SocketArgs,
+        /// The entry's id.
+        grant: String,
+    },
+    /// Deny one waiting call.
+    #[command(after_help = "Example:\n  warden approvals deny 3f2a9c1e --reason 'not on production'")]
+    Deny {
+        /// Where the running Warden listens.
+        #[command(flatten)]
+        socket: SocketArgs,
+        /// The approval's id.
+        id: String,
+        /// Why, for the model.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Show each waiting call as it arrives and ask y/N.
+    #[command(after_help = "Example:\n  warden approvals watch --config warden.yaml")]
+    Watch {
+        /// Where the running Warden listens.
+        #[command(flatten)]
+        socket: SocketArgs,
+    },
+}
+
+/// `warden context ...`.
+#[derive(Debug, Subcommand)]
+pub enum ContextCommand {
+    /// Record the user's latest request; `-` reads it from stdin (a Claude Code
+    /// UserPromptSubmit hook passes JSON with a `prompt` field there).
+    #[command(
+        after_help = "Examples:\n  warden context set \"drop the staging table\"\n  echo '{\"prompt\":\"...\"}' | warden context set - --source claude-code-hook"
+    )]
+    Set {
+        /// Where the running Warden listens.
+        #[command(flatten)]
+        socket: SocketArgs,
+        /// The request, or `-` for stdin.
+        message: String,
+        /// Who delivers it (recorded in the audit).
+        #[arg(long, default_value = "cli")]
+        source: String,
     },
 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use anyhow::Context;
 use warden_audit::{AuditLog, AuditSettings, Fsync};
 use warden_config::{Config, PinMode, Policy, ProfilePolicy};
-use warden_gateway::pipeline::{Audit, Guard, Guards, Hooks, HooksSource, Pins};
+use warden_gateway::pipeline::{Approver, Audit, Guard, Guards, Hooks, HooksSource, Pins};
 use warden_limits::Limiter;
 use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
@@ -31,17 +31,38 @@ pub fn open_audit(config: &Config) -> anyhow::Result<Option<Arc<dyn Audit>>> {
     Ok(Some(Arc::new(log)))
 }
 
+/// Opens the audit log and starts the approvals `config` asks for; the
+/// approvals' channels run while the second value lives.
+pub async fn lasting(config: &Config) -> anyhow::Result<(Lasting, Option<crate::approvals::Running>)> {
+    let audit = open_audit(config)?;
+    let approvals = crate::approvals::start(config, audit.clone()).await?;
+    let approver = approvals.as_ref().map(crate::approvals::Running::approver);
+    Ok((Lasting { audit, approver }, approvals))
+}
+
 /// `~/x` → `$HOME/x`.
-fn expand_home(path: &str) -> PathBuf {
+pub fn expand_home(path: &str) -> PathBuf {
     match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => PathBuf::from(path),
     }
 }
 
+/// The hooks that live as long as the process, whatever the reloads: two
+/// audit writers would break the hash chain, and pending approvals must
+/// outlive a configuration change.
+#[derive(Clone, Default)]
+pub struct Lasting {
+    /// The audit log, if any.
+    pub audit: Option<Arc<dyn Audit>>,
+    /// Where escalated calls wait, if approval is configured.
+    pub approver: Option<Arc<dyn Approver>>,
+}
+
 /// The hooks for `profile` (or the default profile) of `config`, recording
-/// to `audit`.
-pub fn for_profile(config: &Config, profile: Option<&str>, audit: Option<Arc<dyn Audit>>) -> anyhow::Result<Hooks> {
+/// to `lasting.audit` and waiting for approvals at `lasting.approver`.
+pub fn for_profile(config: &Config, profile: Option<&str>, lasting: Lasting) -> anyhow::Result<Hooks> {
+    let Lasting { audit, approver } = lasting;
     let view = ProfileView::compile(config, profile).context("invalid profile")?;
     if let Some(name) = view.name() {
         tracing::info!(profile = name, "profile in force");
@@ -62,7 +83,7 @@ pub fn for_profile(config: &Config, profile: Option<&str>, audit: Option<Arc<dyn
         PinMode::Off => None,
         PinMode::Warn | PinMode::Enforce => Some(Arc::new(crate::commands::pins::store(config))),
     };
-    Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), audit, pins })
+    Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), audit, pins, approver })
 }
 
 /// The hooks of each profile of the running configuration, built once per
@@ -70,14 +91,14 @@ pub fn for_profile(config: &Config, profile: Option<&str>, audit: Option<Arc<dyn
 /// breakers count across sessions, per profile).
 pub struct ProfileHooks {
     config: RwLock<Arc<Config>>,
-    audit: Option<Arc<dyn Audit>>,
+    lasting: Lasting,
     built: Mutex<HashMap<Option<String>, Hooks>>,
 }
 
 impl ProfileHooks {
-    /// Hooks for the profiles of `config`, recording to `audit`.
-    pub fn new(config: Arc<Config>, audit: Option<Arc<dyn Audit>>) -> ProfileHooks {
-        ProfileHooks { config: RwLock::new(config), audit, built: Mutex::new(HashMap::new()) }
+    /// Hooks for the profiles of `config`, with `lasting`'s audit and approver.
+    pub fn new(config: Arc<Config>, lasting: Lasting) -> ProfileHooks {
+        ProfileHooks { config: RwLock::new(config), lasting, built: Mutex::new(HashMap::new()) }
     }
 
     /// Switches to a reloaded configuration; hooks are rebuilt on demand.
@@ -95,7 +116,7 @@ impl HooksSource for ProfileHooks {
             return Ok(hooks.clone());
         }
         let config = self.config.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
-        let hooks = for_profile(&config, profile, self.audit.clone()).map_err(|err| format!("{err:#}"))?;
+        let hooks = for_profile(&config, profile, self.lasting.clone()).map_err(|err| format!("{err:#}"))?;
         built.insert(key, hooks.clone());
         Ok(hooks)
     }

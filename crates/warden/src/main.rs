@@ -1,5 +1,6 @@
 //! The `warden` command.
 
+mod approvals;
 mod cli;
 mod commands;
 mod hooks;
@@ -49,6 +50,8 @@ fn main() -> std::process::ExitCode {
             Command::Policy(command) => commands::policy::run(command),
             Command::Audit(command) => commands::audit::run(command),
             Command::Pins(command) => commands::pins::run(command),
+            Command::Approvals(command) => commands::approvals::run(command).await,
+            Command::Context(command) => commands::approvals::context(command).await,
             Command::Schema => commands::schema::run(),
         }
     });

@@ -13,9 +13,8 @@ use tokio::sync::mpsc;
 use warden_config::Config;
 use warden_gateway::Session;
 use warden_gateway::front::HttpFront;
-use warden_gateway::pipeline::Audit;
 
-use crate::hooks::ProfileHooks;
+use crate::hooks::{Lasting, ProfileHooks};
 
 /// What a reload applies to.
 pub enum Target {
@@ -34,7 +33,7 @@ pub fn watch(
     path: PathBuf,
     profile: Option<String>,
     running: Arc<Config>,
-    audit: Option<Arc<dyn Audit>>,
+    lasting: Lasting,
     target: Target,
 ) -> anyhow::Result<()> {
     let (changed, mut changes) = mpsc::unbounded_channel();
@@ -62,7 +61,7 @@ pub fn watch(
                 Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading {}", path.display()),
                 else => return,
             }
-            if let Some(config) = reload(&path, profile.as_deref(), &running, audit.clone(), &target) {
+            if let Some(config) = reload(&path, profile.as_deref(), &running, lasting.clone(), &target) {
                 running = config;
             }
         }
@@ -76,7 +75,7 @@ fn reload(
     path: &Path,
     profile: Option<&str>,
     running: &Config,
-    audit: Option<Arc<dyn Audit>>,
+    lasting: Lasting,
     target: &Target,
 ) -> Option<Arc<Config>> {
     let config = match warden_config::load(path) {
@@ -86,7 +85,7 @@ fn reload(
             return None;
         }
     };
-    let hooks = match crate::hooks::for_profile(&config, profile, audit) {
+    let hooks = match crate::hooks::for_profile(&config, profile, lasting) {
         Ok(hooks) => hooks,
         Err(err) => {
             tracing::error!("config reload rejected, the previous configuration stays in force: {err:#}");

@@ -28,7 +28,11 @@ impl Guard for Rules {
     fn decide(&self, call: &Call<'_>) -> Verdict {
         match call.name {
             "crash" => Verdict::Deny { rule: "no-crash".into(), reason: "crashing is not allowed".into() },
-            "stderr" => Verdict::Escalate { rule: "ask-first".into(), reason: "writes to stderr".into() },
+            "stderr" => Verdict::Escalate {
+                rule: "ask-first".into(),
+                reason: "writes to stderr".into(),
+                escalation: Default::default(),
+            },
             _ => Verdict::Allow,
         }
     }
@@ -90,7 +94,13 @@ impl InProcess {
 #[tokio::test]
 async fn view_hides_guard_decides_and_audit_records_before_the_answer() {
     let recorder = Arc::new(Recorder::default());
-    let hooks = Hooks { view: Arc::new(HideWhoami), guard: Arc::new(Rules), audit: Some(recorder.clone()), pins: None };
+    let hooks = Hooks {
+        view: Arc::new(HideWhoami),
+        guard: Arc::new(Rules),
+        audit: Some(recorder.clone()),
+        pins: None,
+        approver: None,
+    };
     let mut warden = InProcess::start(hooks);
     warden.initialize().await;
 

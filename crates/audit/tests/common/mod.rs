@@ -72,6 +72,7 @@ pub async fn record(log: &AuditLog, req: &Req<'_>) -> Result<(), String> {
         verdict: &req.verdict,
         outcome: &req.outcome,
         elapsed: Duration::from_micros(1234),
+        approval: None,
     })
     .await
 }

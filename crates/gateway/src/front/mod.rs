@@ -4,4 +4,6 @@ mod http;
 mod stdio;
 
 pub use http::HttpFront;
+/// Host and secret checks the HTTP front uses, for Warden's other pages.
+pub use http::access::{constant_time_eq, host_name, is_loopback_name};
 pub use stdio::serve_stdio;

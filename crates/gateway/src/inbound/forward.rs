@@ -8,7 +8,8 @@ use serde::Deserialize;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Splice, error_response, json_string, result_response};
 use warden_upstream::UpstreamError;
 
-use crate::pipeline::{Call, Hooks, Outcome, Verdict};
+use super::approval::Approved;
+use crate::pipeline::{ApprovalStep, Call, Hooks, Outcome, Verdict};
 use crate::session::Shared;
 use crate::tokens::{InFlight, TokenTarget, lock};
 
@@ -48,10 +49,17 @@ impl Shared {
         let Target { upstream, splice, token, creates_task } = target;
         let started = Instant::now();
         let verdict = hooks.guard.decide(&call);
-        if let Some(refusal) = verdict.refusal() {
+        let mut approved = None;
+        if let (Verdict::Escalate { .. }, Some(_)) = (&verdict, &hooks.approver) {
+            let progress_token = token.clone().map(|span| &frame.text()[span]);
+            approved = self.await_approval(frame, hooks, call, &verdict, progress_token, started).await;
+            if approved.is_none() {
+                return;
+            }
+        } else if let Some(refusal) = verdict.refusal() {
             tracing::info!(session = %self.id, server = call.server, name = call.name, "refused: {refusal}");
             // A refusal stands even if it cannot be recorded.
-            let _ = self.audit(hooks, call, &verdict, &Outcome::Refused, started).await;
+            let _ = self.audit(hooks, call, &verdict, &Outcome::Refused, started, None).await;
             self.respond(frame, refusal_response(frame, call.method, &refusal));
             return;
         }
@@ -69,28 +77,37 @@ impl Shared {
                 (text, Outcome::Unreachable(err.to_string()))
             }
         };
-        match self.audit(hooks, call, &verdict, &outcome, started).await {
+        if let Some(approved) = &approved {
+            approved.approver.executed(&approved.ticket.id);
+        }
+        let step = approved.as_ref().map(Approved::executed);
+        match self.audit(hooks, call, &verdict, &outcome, started, step).await {
             Ok(()) => self.respond(frame, reply),
-            Err(why) => {
-                tracing::error!(session = %self.id, "audit record failed, answer withheld: {why}");
-                let message = format!("the audit log could not be written, so the result was withheld: {why}");
-                self.respond(frame, error_response(frame.id(), ErrorCode::InternalError, &message, None));
-            }
+            Err(why) => self.audit_failed(frame, &why),
         }
     }
 
-    async fn audit(
+    /// Records one decision, or one step of an approval.
+    pub(super) async fn audit(
         &self,
         hooks: &Hooks,
         call: Call<'_>,
         verdict: &Verdict,
         outcome: &Outcome,
         started: Instant,
+        approval: Option<ApprovalStep<'_>>,
     ) -> Result<(), String> {
         let Some(audit) = &hooks.audit else { return Ok(()) };
-        let client = self.client.get().and_then(|client| client.name.as_deref());
-        let record = crate::pipeline::Record { call, client, verdict, outcome, elapsed: started.elapsed() };
+        let client = self.client_name();
+        let record = crate::pipeline::Record { call, client, verdict, outcome, elapsed: started.elapsed(), approval };
         audit.record(record).await
+    }
+
+    /// Answers with an error instead of a result whose record failed.
+    pub(super) fn audit_failed(&self, frame: &Frame, why: &str) {
+        tracing::error!(session = %self.id, "audit record failed, answer withheld: {why}");
+        let message = format!("the audit log could not be written, so the result was withheld: {why}");
+        self.respond(frame, error_response(frame.id(), ErrorCode::InternalError, &message, None));
     }
 
     /// Sends `frame` to upstream `upstream` with Warden's id (and progress
@@ -154,7 +171,7 @@ impl Shared {
 
 /// The answer to a refused request: a tool result with `isError` for
 /// tools/call (so the model reads the reason), a JSON-RPC error otherwise.
-fn refusal_response(frame: &Frame, method: &Method, refusal: &str) -> String {
+pub(super) fn refusal_response(frame: &Frame, method: &Method, refusal: &str) -> String {
     let id = frame.id().unwrap_or("null");
     if *method == Method::ToolsCall {
         let result = format!(r#"{{"content":[{{"type":"text","text":{}}}],"isError":true}}"#, json_string(refusal));

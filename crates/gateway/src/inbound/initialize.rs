@@ -22,6 +22,14 @@ struct InitializeParams {
     protocol_version: String,
     #[serde(default)]
     client_info: Option<ClientInfo>,
+    #[serde(default)]
+    capabilities: Option<ClientCapabilities>,
+}
+
+#[derive(Deserialize)]
+struct ClientCapabilities {
+    #[serde(default)]
+    elicitation: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -37,8 +45,8 @@ impl Shared {
     /// upstreams' handshakes (so servers see the client's real capabilities).
     pub(crate) fn initialize(&self, frame: &Frame) {
         let params = frame.params().unwrap_or("{}");
-        let (requested, client) = match serde_json::from_str::<InitializeParams>(params) {
-            Ok(parsed) => (parsed.protocol_version, parsed.client_info),
+        let (requested, client, capabilities) = match serde_json::from_str::<InitializeParams>(params) {
+            Ok(parsed) => (parsed.protocol_version, parsed.client_info, parsed.capabilities),
             Err(err) => {
                 return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid initialize params: {err}"));
             }
@@ -52,7 +60,11 @@ impl Shared {
             (Some(name), Some(version)) => Some(format!("{name}/{version}")),
             (name, _) => name,
         });
-        if self.client.set(ClientInit { protocol_version: version.clone(), name }).is_err() {
+        // `elicitation: {}` is form mode (before 2025-11-25 the only one).
+        let elicits_forms = capabilities
+            .and_then(|capabilities| capabilities.elicitation)
+            .is_some_and(|modes| modes.is_empty() || modes.contains_key("form"));
+        if self.client.set(ClientInit { protocol_version: version.clone(), name, elicits_forms }).is_err() {
             return self.fail(frame, ErrorCode::InvalidRequest, "the session is already initialized");
         }
         let params: Arc<str> = Arc::from(params);

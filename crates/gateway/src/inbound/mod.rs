@@ -5,6 +5,8 @@
 //! pipeline and forwards them ([`forward`]). Notifications and the client's
 //! answers to upstream requests are handled in [`notify`].
 
+mod approval;
+mod elicit;
 mod forward;
 mod initialize;
 mod lists;

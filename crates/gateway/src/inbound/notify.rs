@@ -40,6 +40,11 @@ impl Shared {
             tracing::warn!(session = %self.id, "ignored notifications/cancelled without a requestId");
             return;
         };
+        if let Some(waiting) = lock(&self.maps.waiting).remove(params.request_id.get()) {
+            // Waiting for approval, not yet forwarded: withdraw it.
+            let _ = waiting.send("notifications/cancelled");
+            return;
+        }
         let Some(entry) = lock(&self.maps.in_flight).remove(params.request_id.get()) else {
             tracing::debug!(session = %self.id, id = params.request_id.get(), "cancellation for a request not in flight");
             return;
@@ -80,6 +85,12 @@ impl Shared {
     /// The client answers a request an upstream made (sampling, elicitation,
     /// roots): back to that upstream under its own id.
     pub(crate) fn client_response(&self, frame: Frame) {
+        let own =
+            frame.id().and_then(|id| id.parse::<u64>().ok()).and_then(|id| lock(&self.maps.own_requests).remove(&id));
+        if let Some(waiting) = own {
+            let _ = waiting.send(frame);
+            return;
+        }
         let request = frame
             .id()
             .and_then(|id| id.parse::<u64>().ok())

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use super::approval::ApprovalStep;
 use super::guard::{Call, Verdict};
 
 /// How a request ended.
@@ -19,6 +20,8 @@ pub enum Outcome {
     Unreachable(String),
     /// Warden refused the request (the verdict says why).
     Refused,
+    /// The call waits for approval (a step of its approval, not its end).
+    Pending,
 }
 
 /// One decision and its outcome.
@@ -34,6 +37,8 @@ pub struct Record<'a> {
     pub outcome: &'a Outcome,
     /// From the request's arrival to its answer.
     pub elapsed: Duration,
+    /// For an escalated call: the step of its approval this record is.
+    pub approval: Option<ApprovalStep<'a>>,
 }
 
 /// The future an [`Audit`] returns.

@@ -2,6 +2,8 @@
 
 use warden_jsonrpc::Method;
 
+use super::approval::Escalation;
+
 /// A request about to be forwarded, as a guard sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct Call<'a> {
@@ -35,20 +37,22 @@ pub enum Verdict {
         rule: String,
         /// Why approval is needed.
         reason: String,
+        /// The rule's timeout and auto-approval settings.
+        escalation: Escalation,
     },
 }
 
 impl Verdict {
     /// The message sent back for a refused request, or `None` if allowed.
     ///
-    /// Until an approval channel exists, escalation is a refusal that says
-    /// approval was required.
+    /// Without approval configured, escalation is a refusal that says
+    /// approval was required and how to enable it.
     pub fn refusal(&self) -> Option<String> {
         match self {
             Verdict::Allow => None,
             Verdict::Deny { rule, reason } => Some(format!("Denied by policy '{rule}': {reason}")),
-            Verdict::Escalate { rule, reason } => Some(format!(
-                "Approval required by policy '{rule}': {reason}. No approval channel is available in this session, so the call was denied."
+            Verdict::Escalate { rule, reason, .. } => Some(format!(
+                "Approval required by policy '{rule}': {reason}. No approval channel is configured, so the call was denied (add an `approval:` section to Warden's config to let a person approve such calls)."
             )),
         }
     }

@@ -6,13 +6,16 @@
 //!    is answered as if it did not exist. The same view filters list results.
 //! 2. **guard** ([`Guard`]): a pure decision, allow, deny or escalate, from
 //!    the call alone (no I/O, so it can be tested in microseconds).
-//! 3. forwarding to the upstream.
-//! 4. **audit** ([`Audit`]): one record per decision, written before the
+//! 3. **approval** ([`Approver`]): an escalated call waits, in its own task,
+//!    until a person (or the auto-approver) decides or its time runs out.
+//! 4. forwarding to the upstream.
+//! 5. **audit** ([`Audit`]): one record per decision, written before the
 //!    answer goes back to the client.
 //!
 //! When an upstream's tools are loaded, **pins** ([`Pins`]) may withhold
 //! tools whose definitions changed since they were first seen.
 
+mod approval;
 mod audit;
 mod guard;
 mod pins;
@@ -20,6 +23,10 @@ mod view;
 
 use std::sync::Arc;
 
+pub use approval::{
+    ApprovalStep, Approver, Ask, Assessed, Escalation, Identifier, Resolution, ResolutionFuture, Settled, Ticket,
+    short_id,
+};
 pub use audit::{Audit, AuditFuture, Outcome, Record};
 pub use guard::{AllowAll, Call, Guard, Guards, Verdict};
 pub use pins::{Pins, Review, ToolDefinition};
@@ -36,6 +43,8 @@ pub struct Hooks {
     pub audit: Option<Arc<dyn Audit>>,
     /// Checks tool definitions against their pins, if pinning is on.
     pub pins: Option<Arc<dyn Pins>>,
+    /// Where escalated calls wait for a decision (none: refused at once).
+    pub approver: Option<Arc<dyn Approver>>,
 }
 
 /// Builds the hooks for a profile: the HTTP front starts a session for each
@@ -47,12 +56,15 @@ pub trait HooksSource: Send + Sync + 'static {
 
 impl Default for Hooks {
     fn default() -> Self {
-        Hooks { view: Arc::new(ShowAll), guard: Arc::new(AllowAll), audit: None, pins: None }
+        Hooks { view: Arc::new(ShowAll), guard: Arc::new(AllowAll), audit: None, pins: None, approver: None }
     }
 }
 
 impl std::fmt::Debug for Hooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Hooks").field("audit", &self.audit.is_some()).finish_non_exhaustive()
+        f.debug_struct("Hooks")
+            .field("audit", &self.audit.is_some())
+            .field("approver", &self.approver.is_some())
+            .finish_non_exhaustive()
     }
 }

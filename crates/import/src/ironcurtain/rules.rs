@@ -281,6 +281,8 @@ impl Mapper<'_> {
             when: RuleMatch::default(),
             action: source.action,
             reason: source.reason.clone(),
+            timeout_secs: None,
+            auto_approve: false,
         }
     }
 

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each returns the process's exit code, or an
 //! error that `main` prints.
 
+pub mod approvals;
 pub mod audit;
 pub mod call;
 pub mod effective;

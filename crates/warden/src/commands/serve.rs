@@ -28,13 +28,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if !config.hub.enabled || config.expose_per_server {
         tracing::warn!("hub.enabled and exposePerServer concern the HTTP front; over stdio the hub is always served");
     }
-    let audit = hooks::open_audit(&config)?;
-    let hooks = hooks::for_profile(&config, target.profile.as_deref(), audit.clone())?;
+    let (lasting, _approvals) = hooks::lasting(&config).await?;
+    let hooks = hooks::for_profile(&config, target.profile.as_deref(), lasting.clone())?;
     tracing::info!(servers = config.servers.len(), "serving MCP on stdio");
     let profile = target.profile;
     let running = config.clone();
     let target = reload::Target::Session;
-    serve_stdio(config, hooks, move |session| reload::watch(path, profile, running, audit, target(session.clone())))
+    serve_stdio(config, hooks, move |session| reload::watch(path, profile, running, lasting, target(session.clone())))
         .await
         .context("stdio front failed")?;
     Ok(ExitCode::SUCCESS)
@@ -57,14 +57,14 @@ async fn serve_http(
              Configure auth.tokens, bind 127.0.0.1, or pass --insecure-no-auth if that is really what you want"
         );
     }
-    let audit = hooks::open_audit(&config)?;
+    let (lasting, _approvals) = hooks::lasting(&config).await?;
     // Fail now, not at the first client, if the default profile does not build.
-    hooks::for_profile(&config, target.profile.as_deref(), audit.clone())?;
-    let source = Arc::new(ProfileHooks::new(config.clone(), audit.clone()));
+    hooks::for_profile(&config, target.profile.as_deref(), lasting.clone())?;
+    let source = Arc::new(ProfileHooks::new(config.clone(), lasting.clone()));
     let listener = tokio::net::TcpListener::bind(wanted).await.with_context(|| format!("cannot listen on {wanted}"))?;
     let bound = listener.local_addr()?;
     let front = HttpFront::new(config.clone(), source.clone(), target.profile.clone(), bound);
-    reload::watch(target.config, target.profile, config.clone(), audit, reload::Target::Http(front.clone(), source))?;
+    reload::watch(target.config, target.profile, config.clone(), lasting, reload::Target::Http(front.clone(), source))?;
     // Tests and scripts read the address from this line.
     eprintln!("warden: listening on http://{bound}/mcp");
     tracing::info!(servers = config.servers.len(), "serving MCP over HTTP at http://{bound}/mcp");

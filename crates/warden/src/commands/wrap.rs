@@ -35,8 +35,8 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     config.servers.insert(name, server);
     // Drop-in use: the client sees the server's own names.
     config.naming.prefix = PrefixMode::Never;
-    let audit = hooks::open_audit(&config)?;
-    let hooks = hooks::for_profile(&config, args.profile.as_deref(), audit)?;
+    let (lasting, _approvals) = hooks::lasting(&config).await?;
+    let hooks = hooks::for_profile(&config, args.profile.as_deref(), lasting)?;
     serve_stdio(Arc::new(config), hooks, |_| Ok::<(), std::convert::Infallible>(()))
         .await
         .context("stdio front failed")?;

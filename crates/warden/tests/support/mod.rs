@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod approvals;
+pub mod browser;
 pub mod http;
 
 use std::collections::VecDeque;

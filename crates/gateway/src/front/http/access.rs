@@ -161,7 +161,7 @@ impl Access {
 }
 
 /// `host:port`, `[v6]:port` or `host` → the host part.
-fn host_name(host: &str) -> &str {
+pub fn host_name(host: &str) -> &str {
     let host = host.split('/').next().unwrap_or(host);
     if let Some(rest) = host.strip_prefix('[') {
         return rest.split(']').next().unwrap_or(rest);
@@ -172,11 +172,13 @@ fn host_name(host: &str) -> &str {
     }
 }
 
-fn is_loopback_name(name: &str) -> bool {
+/// Whether `name` (a host without port) names this machine.
+pub fn is_loopback_name(name: &str) -> bool {
     name == "localhost" || name.ends_with(".localhost") || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// Compares secrets in time that depends only on their lengths.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

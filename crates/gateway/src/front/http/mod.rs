@@ -9,7 +9,7 @@
 //! the right HTTP stream by [`streams`].
 
 mod accept;
-mod access;
+pub(crate) mod access;
 mod budget;
 mod connections;
 mod descriptors;
@@ -277,6 +277,9 @@ impl Front {
         let reservation = self.make_room(budget::processes_of(&config, &self.pool)).await?;
         let streams = Streams::new(self.settings.replay_events, legacy);
         let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()));
+        if let Some(name) = &caller.name {
+            session.set_principal(name.clone());
+        }
         let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile));
         entry.hold(reservation);
         let claim = self.sessions.insert(entry);

@@ -1,0 +1,228 @@
+//! The control socket: a Unix socket (mode 0600, so only its owner can
+//! decide) speaking one JSON object per line.
+//!
+//! Requests and their answers:
+//! * `{"op":"list"}` → `{"ok":true,"pending":[…],"recent":[…],"grants":[…]}`
+//! * `{"op":"revoke","grant":"…"}` → `{"ok":true,"grant":{…}}`: ends a session whitelist entry
+//! * `{"op":"approve","id":"…","by":"alice","remember":false}`, `{"op":"deny","id":"…","reason":"…","by":"alice"}`
+//!   → `{"ok":true,"approval":{…}}` or `{"ok":false,"error":"…"}`
+//! * `{"op":"watch"}` → one `{"event":"approval","approval":{…}}` line per
+//!   pending approval, then one per change, until the client hangs up
+//! * `{"op":"context","message":"…","source":"…"}` → `{"ok":true}`: the
+//!   user's intent, for the auto-approver
+
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{Verdict, apply};
+use crate::intent::IntentBoard;
+use crate::store::Approvals;
+use crate::whitelist::Whitelist;
+
+/// The longest request line accepted.
+const MAX_LINE: usize = 64 * 1024;
+
+/// One request on the control socket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum Request {
+    /// Pending and recent approvals.
+    List,
+    /// Approve one.
+    Approve {
+        /// Its id or an unambiguous prefix.
+        id: String,
+        /// Who approves (the client's user name).
+        #[serde(default)]
+        by: Option<String>,
+        /// Approve calls like it in its session too.
+        #[serde(default)]
+        remember: bool,
+    },
+    /// Remove a session whitelist entry.
+    Revoke {
+        /// The entry's id.
+        grant: String,
+        /// Who revokes.
+        #[serde(default)]
+        by: Option<String>,
+    },
+    /// Deny one.
+    Deny {
+        /// Its id or an unambiguous prefix.
+        id: String,
+        /// Why.
+        #[serde(default)]
+        reason: Option<String>,
+        /// Who denies.
+        #[serde(default)]
+        by: Option<String>,
+    },
+    /// Every pending approval, then every change.
+    Watch,
+    /// The user's stated intent.
+    Context {
+        /// What the user asked for.
+        message: String,
+        /// Who delivered it.
+        #[serde(default)]
+        source: Option<String>,
+    },
+}
+
+/// A running control socket; removed when dropped.
+pub struct ControlSocket {
+    path: PathBuf,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for ControlSocket {
+    fn drop(&mut self) {
+        self.task.abort();
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl ControlSocket {
+    /// Binds `path` (mode 0600; its directory is created with 0700) and
+    /// serves it. Fails if another Warden is listening there; a stale socket
+    /// file is replaced.
+    pub async fn bind(
+        path: &Path,
+        store: Arc<dyn Approvals>,
+        whitelist: Arc<Whitelist>,
+        intents: Arc<IntentBoard>,
+    ) -> io::Result<ControlSocket> {
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty() && !dir.exists()) {
+            std::fs::create_dir_all(dir)?;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+        if path.exists() {
+            if UnixStream::connect(path).await.is_ok() {
+                return Err(io::Error::new(io::ErrorKind::AddrInUse, "another Warden is listening there"));
+            }
+            std::fs::remove_file(path)?;
+        }
+        let listener = UnixListener::bind(path)?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        let task = tokio::spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        let (store, whitelist, intents) = (store.clone(), whitelist.clone(), intents.clone());
+                        tokio::spawn(async move { serve(stream, store, whitelist, intents).await });
+                    }
+                    Err(err) => {
+                        tracing::warn!("control socket: {err}");
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    }
+                }
+            }
+        });
+        Ok(ControlSocket { path: path.to_owned(), task })
+    }
+
+    /// Where it listens.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Serves one connection: requests until it closes, or one watch.
+async fn serve(stream: UnixStream, store: Arc<dyn Approvals>, whitelist: Arc<Whitelist>, intents: Arc<IntentBoard>) {
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match (&mut lines).take(MAX_LINE as u64).read_line(&mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if !line.ends_with('\n') && line.len() >= MAX_LINE {
+            let _ = write.write_all(answer_error("request too long").as_bytes()).await;
+            return;
+        }
+        let answer = match serde_json::from_str::<Request>(line.trim()) {
+            Err(err) => answer_error(&format!("not a request: {err}")),
+            Ok(Request::Watch) => {
+                watch(&mut write, store.as_ref()).await;
+                return;
+            }
+            Ok(request) => handle(request, store.as_ref(), &whitelist, &intents),
+        };
+        if write.write_all(answer.as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Answers one request other than `watch`.
+fn handle(request: Request, store: &dyn Approvals, whitelist: &Whitelist, intents: &IntentBoard) -> String {
+    let by = |by: Option<String>| by.filter(|by| !by.trim().is_empty()).unwrap_or_else(|| "cli".into());
+    let decided = match request {
+        Request::List => {
+            let grants = whitelist.list();
+            return line(json!({"ok": true, "pending": store.pending(), "recent": store.recent(), "grants": grants}));
+        }
+        Request::Context { message, source } => {
+            intents.set(message, source.unwrap_or_else(|| "cli".into()));
+            return line(json!({"ok": true}));
+        }
+        Request::Watch => return answer_error("watch is answered elsewhere"),
+        Request::Revoke { grant, by: who } => {
+            return match whitelist.revoke(&grant, &by(who)) {
+                Some(grant) => line(json!({"ok": true, "grant": grant})),
+                None => answer_error(&format!("no whitelist entry {grant}")),
+            };
+        }
+        Request::Approve { id, by: who, remember } => {
+            apply(store, whitelist, &Verdict { id, approve: true, reason: None, remember }, "cli", &by(who))
+        }
+        Request::Deny { id, reason, by: who } => {
+            apply(store, whitelist, &Verdict { id, approve: false, reason, remember: false }, "cli", &by(who))
+        }
+    };
+    match decided {
+        Ok(approval) => line(json!({"ok": true, "approval": approval})),
+        Err(err) => answer_error(&err.to_string()),
+    }
+}
+
+/// Streams the pending approvals, then every change.
+async fn watch(write: &mut tokio::net::unix::OwnedWriteHalf, store: &dyn Approvals) {
+    let mut changes = store.subscribe();
+    for approval in store.pending() {
+        if write.write_all(line(json!({"event": "approval", "approval": approval})).as_bytes()).await.is_err() {
+            return;
+        }
+    }
+    loop {
+        let approval = match changes.recv().await {
+            Ok(change) => change.approval,
+            Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Closed) => return,
+        };
+        if write.write_all(line(json!({"event": "approval", "approval": approval})).as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn line(value: serde_json::Value) -> String {
+    let mut text = value.to_string();
+    text.push('\n');
+    text
+}
+
+fn answer_error(message: &str) -> String {
+    line(json!({"ok": false, "error": message}))
+}

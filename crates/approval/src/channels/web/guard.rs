@@ -1,0 +1,162 @@
+//! Who may use the approval page: `Host` and `Origin` checks, the login
+//! token, session cookies and their CSRF tokens.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
+
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use warden_gateway::front::{constant_time_eq, host_name, is_loopback_name};
+
+use super::refuse;
+
+/// A refused request: its status and why.
+pub(super) struct Refusal(StatusCode, String);
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        refuse(self.0, &self.1)
+    }
+}
+
+/// The session cookie's name.
+const COOKIE: &str = "warden_approvals";
+
+/// Clears the session cookie.
+pub(super) const EXPIRED_COOKIE: &str = "warden_approvals=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0";
+
+/// Who made a state-changing request.
+pub(super) enum Who {
+    /// A logged-in browser session (its id).
+    Session(String),
+    /// A script with the bearer token.
+    Token,
+}
+
+impl Who {
+    /// How decisions name them: `web:<session prefix>` or `web:token`.
+    pub fn name(&self) -> String {
+        match self {
+            Who::Session(session) => format!("web:{}", &session[..8.min(session.len())]),
+            Who::Token => "web:token".to_owned(),
+        }
+    }
+}
+
+/// The page's access rules and sessions.
+pub(super) struct Guard {
+    pub token: String,
+    pub allowed_hosts: Vec<String>,
+    pub bound: SocketAddr,
+    /// Session id → its CSRF token.
+    pub sessions: Mutex<HashMap<String, String>>,
+}
+
+fn random() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+impl Guard {
+    /// The `Host` must name this page.
+    pub fn host(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+        let name = host_name(&host);
+        let allowed = (!host.is_empty())
+            && ((self.bound.ip().is_loopback() && is_loopback_name(name))
+                || name.parse::<IpAddr>().is_ok_and(|ip| ip == self.bound.ip())
+                || self
+                    .allowed_hosts
+                    .iter()
+                    .any(|allowed| allowed.eq_ignore_ascii_case(&host) || allowed.eq_ignore_ascii_case(name)));
+        if allowed { Ok(()) } else { Err(Refusal(StatusCode::FORBIDDEN, format!("Host {host:?} is not this page"))) }
+    }
+
+    /// A browser's POST must come from this page: its `Origin` is
+    /// `http://<Host>`.
+    pub fn origin(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+        let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).unwrap_or("");
+        if !host.is_empty() && origin.eq_ignore_ascii_case(&format!("http://{host}")) {
+            Ok(())
+        } else {
+            Err(Refusal(StatusCode::FORBIDDEN, format!("Origin {origin:?} is not this page")))
+        }
+    }
+
+    /// A new session for a valid token: its `Set-Cookie` value.
+    pub fn login(&self, token: &str) -> Option<String> {
+        if !constant_time_eq(token.trim().as_bytes(), self.token.as_bytes()) {
+            return None;
+        }
+        let session = format!("{}{}", random(), random());
+        self.lock().insert(session.clone(), random());
+        Some(format!("{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/"))
+    }
+
+    /// Ends the request's session.
+    pub fn logout(&self, headers: &HeaderMap) {
+        if let Some((session, _)) = self.session(headers) {
+            self.lock().remove(&session);
+        }
+    }
+
+    /// The request's session and its CSRF token, if it has a valid one.
+    pub fn session(&self, headers: &HeaderMap) -> Option<(String, String)> {
+        let presented = headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(';'))
+            .filter_map(|pair| pair.trim().strip_prefix(COOKIE).and_then(|rest| rest.strip_prefix('=')))
+            .next()?;
+        let sessions = self.lock();
+        // Compared one by one in constant time: the map's lookup would
+        // compare the secret byte by byte.
+        sessions
+            .iter()
+            .find(|(session, _)| constant_time_eq(session.as_bytes(), presented.as_bytes()))
+            .map(|(session, csrf)| (session.clone(), csrf.clone()))
+    }
+
+    fn bearer(&self, headers: &HeaderMap) -> bool {
+        headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(|token| constant_time_eq(token.trim().as_bytes(), self.token.as_bytes()))
+    }
+
+    /// A read: right host, and a session or the bearer token.
+    pub fn read(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        self.host(headers)?;
+        if self.bearer(headers) || self.session(headers).is_some() {
+            Ok(())
+        } else {
+            Err(Refusal(StatusCode::UNAUTHORIZED, "log in first".into()))
+        }
+    }
+
+    /// A change: right host; the bearer token, or a session with its CSRF
+    /// token (in `form` or the `X-CSRF-Token` header) from this page's origin.
+    pub fn post(&self, headers: &HeaderMap, form: Option<&str>) -> Result<Who, Refusal> {
+        self.host(headers)?;
+        if self.bearer(headers) {
+            return Ok(Who::Token);
+        }
+        self.origin(headers)?;
+        let Some((session, csrf)) = self.session(headers) else {
+            return Err(Refusal(StatusCode::UNAUTHORIZED, "log in first".into()));
+        };
+        let presented = form.or_else(|| headers.get("x-csrf-token").and_then(|v| v.to_str().ok())).unwrap_or("");
+        if constant_time_eq(presented.as_bytes(), csrf.as_bytes()) {
+            Ok(Who::Session(session))
+        } else {
+            Err(Refusal(StatusCode::FORBIDDEN, "the CSRF token is missing or wrong".into()))
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}

@@ -1,0 +1,261 @@
+//! The approval page: a small site on its own loopback port.
+//!
+//! * Login with the token Warden printed at start (or `approval.token`):
+//!   an `HttpOnly; SameSite=Strict` session cookie.
+//! * `GET` only reads: the page, `/api/approvals`, `/api/events` (SSE).
+//! * `POST /api/approvals/<id>/approve|deny` decides, and needs the session
+//!   cookie, the session's CSRF token (`X-CSRF-Token`) and an `Origin` that
+//!   is this page; or, for scripts and remote CLIs, `Authorization: Bearer
+//!   <token>` (not ambient, so no CSRF).
+//! * Every request's `Host` must name this page (DNS rebinding).
+//! * Secrets are compared in constant time.
+
+mod guard;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::Stream;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{Verdict, apply};
+use crate::record::millis;
+use crate::store::Approvals;
+use crate::whitelist::Whitelist;
+use guard::Guard;
+
+const PAGE: &str = include_str!("assets/page.html");
+const LOGIN: &str = include_str!("assets/login.html");
+const CSS: &str = include_str!("assets/page.css");
+const JS: &str = include_str!("assets/page.js");
+
+/// How the page is reached and who may use it.
+#[derive(Debug, Clone)]
+pub struct WebSettings {
+    /// The login token.
+    pub token: String,
+    /// `Host` values accepted besides loopback names and the bound address.
+    pub allowed_hosts: Vec<String>,
+}
+
+/// The shared state of the page's handlers.
+struct Web {
+    store: Arc<dyn Approvals>,
+    whitelist: Arc<Whitelist>,
+    guard: Guard,
+}
+
+/// Serves the page on `listener` until the task is dropped.
+pub fn serve(
+    listener: tokio::net::TcpListener,
+    store: Arc<dyn Approvals>,
+    whitelist: Arc<Whitelist>,
+    settings: WebSettings,
+) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+    let bound = listener.local_addr()?;
+    let web = Arc::new(Web {
+        store,
+        whitelist,
+        guard: Guard {
+            token: settings.token,
+            allowed_hosts: settings.allowed_hosts,
+            bound,
+            sessions: Mutex::new(HashMap::new()),
+        },
+    });
+    let router = Router::new()
+        .route("/", get(index))
+        .route("/page.css", get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], CSS) }))
+        .route("/page.js", get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], JS) }))
+        .route("/login", post(login))
+        .route("/logout", post(logout))
+        .route("/api/approvals", get(list))
+        .route("/api/events", get(events))
+        .route("/api/approvals/{id}/{action}", post(decide))
+        .route("/api/grants/{id}/revoke", post(revoke))
+        .with_state(web);
+    let task = tokio::spawn(async move {
+        if let Err(err) = axum::serve(listener, router).await {
+            tracing::error!("approval page stopped: {err}");
+        }
+    });
+    Ok((bound, task))
+}
+
+fn html(body: String) -> Response {
+    let mut response = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'; form-action 'self'"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+fn refuse(status: StatusCode, message: &str) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], json!({"ok": false, "error": message}).to_string())
+        .into_response()
+}
+
+async fn index(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
+    if let Err(refusal) = web.guard.host(&headers) {
+        return refusal.into_response();
+    }
+    match web.guard.session(&headers) {
+        Some((_, csrf)) => html(PAGE.replace("{{CSRF}}", &csrf)),
+        None => html(LOGIN.replace("<!--ERROR-->", "")),
+    }
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    token: String,
+}
+
+async fn login(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(refusal) = web.guard.host(&headers).and_then(|()| web.guard.origin(&headers)) {
+        return refusal.into_response();
+    }
+    let token = serde_urlencoded::from_bytes::<LoginForm>(&body).map(|form| form.token).unwrap_or_default();
+    let Some(cookie) = web.guard.login(&token) else {
+        let page = LOGIN.replace("<!--ERROR-->", r#"<p class="error" role="alert">That token is not valid.</p>"#);
+        return (StatusCode::UNAUTHORIZED, html(page)).into_response();
+    };
+    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+#[derive(Deserialize)]
+struct LogoutForm {
+    csrf: String,
+}
+
+async fn logout(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) -> Response {
+    let csrf = serde_urlencoded::from_bytes::<LogoutForm>(&body).map(|form| form.csrf).unwrap_or_default();
+    if let Err(refusal) = web.guard.post(&headers, Some(&csrf)) {
+        return refusal.into_response();
+    }
+    web.guard.logout(&headers);
+    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+    response.headers_mut().insert(header::SET_COOKIE, HeaderValue::from_static(guard::EXPIRED_COOKIE));
+    response
+}
+
+async fn list(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
+    if let Err(refusal) = web.guard.read(&headers) {
+        return refusal.into_response();
+    }
+    let grants: Vec<serde_json::Value> = web
+        .whitelist
+        .list()
+        .into_iter()
+        .map(|grant| {
+            let scope = grant.scope();
+            let mut value = serde_json::to_value(grant).unwrap_or_default();
+            value["scope"] = json!(scope);
+            value
+        })
+        .collect();
+    let body = json!({
+        "pending": web.store.pending(),
+        "recent": web.store.recent(),
+        "grants": grants,
+        "nowMs": millis(std::time::SystemTime::now()),
+    });
+    ([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], body.to_string())
+        .into_response()
+}
+
+async fn events(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
+    if let Err(refusal) = web.guard.read(&headers) {
+        return refusal.into_response();
+    }
+    Sse::new(changes(web.store.subscribe())).keep_alive(KeepAlive::default()).into_response()
+}
+
+/// Each change as an SSE event carrying the approval.
+fn changes(
+    receiver: tokio::sync::broadcast::Receiver<crate::store::Change>,
+) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    futures_util::stream::unfold(receiver, |mut receiver| async move {
+        loop {
+            match receiver.recv().await {
+                Ok(change) => {
+                    let data = serde_json::to_string(&change.approval).unwrap_or_default();
+                    return Some((Ok(SseEvent::default().data(data)), receiver));
+                }
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    })
+}
+
+#[derive(Deserialize, Default)]
+struct DecideBody {
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+async fn decide(
+    State(web): State<Arc<Web>>,
+    Path((id, action)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let who = match web.guard.post(&headers, None) {
+        Ok(who) => who,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let (approve, remember) = match action.as_str() {
+        "approve" => (true, false),
+        "approve-session" => (true, true),
+        "deny" => (false, false),
+        _ => return refuse(StatusCode::NOT_FOUND, "the action is approve, approve-session or deny"),
+    };
+    let reason = if body.is_empty() {
+        None
+    } else {
+        match serde_json::from_slice::<Option<DecideBody>>(&body) {
+            Ok(body) => body.and_then(|body| body.reason),
+            Err(err) => return refuse(StatusCode::BAD_REQUEST, &format!("the body is not {{\"reason\": ...}}: {err}")),
+        }
+    };
+    let by = who.name();
+    match apply(web.store.as_ref(), &web.whitelist, &Verdict { id, approve, reason, remember }, "web", &by) {
+        Ok(approval) => {
+            ([(header::CONTENT_TYPE, "application/json")], json!({"ok": true, "approval": approval}).to_string())
+                .into_response()
+        }
+        Err(crate::DecideError::Unknown(id)) => refuse(StatusCode::NOT_FOUND, &format!("no approval {id}")),
+        Err(err) => refuse(StatusCode::CONFLICT, &err.to_string()),
+    }
+}
+
+async fn revoke(State(web): State<Arc<Web>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let who = match web.guard.post(&headers, None) {
+        Ok(who) => who,
+        Err(refusal) => return refusal.into_response(),
+    };
+    match web.whitelist.revoke(&id, &who.name()) {
+        Some(grant) => ([(header::CONTENT_TYPE, "application/json")], json!({"ok": true, "grant": grant}).to_string())
+            .into_response(),
+        None => refuse(StatusCode::NOT_FOUND, &format!("no whitelist entry {id}")),
+    }
+}

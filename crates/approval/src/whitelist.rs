@@ -1,0 +1,276 @@
+//! The session whitelist: "approve this and calls like it for this
+//! session" (IronCurtain's `/approve+`). In memory, visible and revocable.
+//!
+//! An entry covers one session's calls of one server's tool whose resources
+//! all lie within what the approved call named: a path within the approved
+//! path's directory, a URL on the approved URL's host. An approved call
+//! that named no resource covers the tool with any arguments, and says so.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use warden_gateway::pipeline::{Audit, Call, Identifier, Outcome, Record, Verdict};
+use warden_jsonrpc::Method;
+
+use crate::record::{Approval, millis};
+
+/// One whitelist entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Grant {
+    /// Its id (to revoke it).
+    pub id: String,
+    /// The session it applies to.
+    pub session: String,
+    /// The server.
+    pub server: String,
+    /// The tool.
+    pub tool: String,
+    /// Directories the call's paths must lie within.
+    pub directories: Vec<String>,
+    /// Hosts the call's URLs must be on.
+    pub hosts: Vec<String>,
+    /// The approval it came from.
+    pub from: String,
+    /// Who granted it.
+    pub by: String,
+    /// When, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+}
+
+impl Grant {
+    /// What it covers, in words.
+    pub fn scope(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.directories.is_empty() {
+            parts.push(format!("paths within {}", self.directories.join(", ")));
+        }
+        if !self.hosts.is_empty() {
+            parts.push(format!("URLs on {}", self.hosts.join(", ")));
+        }
+        let what = if parts.is_empty() { "any arguments".to_owned() } else { parts.join(" and ") };
+        format!("{}/{} in session {} with {what}", self.server, self.tool, self.session)
+    }
+
+    fn covers(&self, session: &str, server: &str, tool: &str, identifiers: &[Identifier]) -> bool {
+        if (self.session.as_str(), self.server.as_str(), self.tool.as_str()) != (session, server, tool) {
+            return false;
+        }
+        let open = self.directories.is_empty() && self.hosts.is_empty();
+        if open {
+            return identifiers.is_empty();
+        }
+        !identifiers.is_empty()
+            && identifiers.iter().all(|identifier| match identifier {
+                Identifier::Path(path) => {
+                    let path = normal(path);
+                    self.directories.iter().any(|dir| path.starts_with(dir))
+                }
+                Identifier::Url(url) => host_of(url).is_some_and(|host| self.hosts.contains(&host)),
+            })
+    }
+}
+
+/// The whitelist.
+#[derive(Default)]
+pub struct Whitelist {
+    grants: Mutex<Vec<Grant>>,
+    /// Where revocations are recorded (grants are recorded with the
+    /// approval they came with).
+    audit: Option<Arc<dyn Audit>>,
+}
+
+impl std::fmt::Debug for Whitelist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Whitelist").field("grants", &self.list()).finish_non_exhaustive()
+    }
+}
+
+impl Whitelist {
+    /// An empty whitelist whose revocations are recorded in `audit`.
+    pub fn new(audit: Option<Arc<dyn Audit>>) -> Whitelist {
+        Whitelist { grants: Mutex::default(), audit }
+    }
+
+    /// Adds an entry for calls like `approval`'s, granted by `by`.
+    pub fn grant(&self, approval: &Approval, by: &str) -> Grant {
+        let grant = Whitelist::prepare(approval, by);
+        self.insert(grant.clone());
+        grant
+    }
+
+    /// Adds `grant`.
+    pub fn insert(&self, grant: Grant) {
+        self.lock().push(grant);
+    }
+
+    /// The entry that would cover calls like `approval`'s, not yet added.
+    pub fn prepare(approval: &Approval, by: &str) -> Grant {
+        let mut directories = Vec::new();
+        let mut hosts = Vec::new();
+        for identifier in &approval.identifiers {
+            match identifier {
+                Identifier::Path(path) => {
+                    let path = normal(path);
+                    let dir = path.parent().unwrap_or(&path).to_string_lossy().into_owned();
+                    if !directories.contains(&dir) {
+                        directories.push(dir);
+                    }
+                }
+                Identifier::Url(url) => {
+                    if let Some(host) = host_of(url).filter(|host| !hosts.contains(host)) {
+                        hosts.push(host);
+                    }
+                }
+            }
+        }
+        Grant {
+            id: uuid::Uuid::new_v4().simple().to_string()[..8].to_owned(),
+            session: approval.session.clone(),
+            server: approval.server.clone(),
+            tool: approval.tool.clone(),
+            directories,
+            hosts,
+            from: approval.id.clone(),
+            by: by.to_owned(),
+            at_ms: millis(std::time::SystemTime::now()),
+        }
+    }
+
+    /// The entry that covers this call, if any.
+    pub fn covering(&self, session: &str, server: &str, tool: &str, identifiers: &[Identifier]) -> Option<Grant> {
+        self.lock().iter().find(|grant| grant.covers(session, server, tool, identifiers)).cloned()
+    }
+
+    /// Removes entry `id` on behalf of `by`, and records that in the audit
+    /// log (in the background); returns it.
+    pub fn revoke(&self, id: &str, by: &str) -> Option<Grant> {
+        let grant = {
+            let mut grants = self.lock();
+            let at = grants.iter().position(|grant| grant.id == id)?;
+            grants.remove(at)
+        };
+        tracing::info!(grant = %grant.id, by, "session whitelist entry revoked: {}", grant.scope());
+        if let Some(audit) = self.audit.clone() {
+            let (grant, by) = (grant.clone(), by.to_owned());
+            tokio::spawn(async move {
+                let method = Method::Other("warden/whitelist".into());
+                let call = Call {
+                    session: &grant.session,
+                    server: &grant.server,
+                    method: &method,
+                    name: &grant.tool,
+                    arguments: None,
+                };
+                let reason = format!("entry {} revoked by {by}: {}", grant.id, grant.scope());
+                let verdict = Verdict::Deny { rule: "session-whitelist".into(), reason };
+                let record = Record {
+                    call,
+                    client: None,
+                    verdict: &verdict,
+                    outcome: &Outcome::Refused,
+                    elapsed: Default::default(),
+                    approval: None,
+                };
+                if let Err(why) = audit.record(record).await {
+                    tracing::error!("could not audit a whitelist revocation: {why}");
+                }
+            });
+        }
+        Some(grant)
+    }
+
+    /// Every entry, oldest first.
+    pub fn list(&self) -> Vec<Grant> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Grant>> {
+        self.grants.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// `path` with `.` and `..` resolved lexically (a `..` can never climb out
+/// of a granted directory unnoticed).
+fn normal(path: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The lower-case host of a URL (`scheme://[user@]host[:port]/...`).
+fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map(|(_, rest)| rest)?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map(|(_, host)| host).unwrap_or(authority);
+    let host = host
+        .rsplit_once(':')
+        .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
+        .map(|(h, _)| h)
+        .unwrap_or(host);
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::State;
+
+    fn approved(identifiers: Vec<Identifier>) -> Approval {
+        Approval {
+            id: "a".repeat(32),
+            server: "fs".into(),
+            tool: "read".into(),
+            arguments: serde_json::Value::Null,
+            args_digest: String::new(),
+            identifiers,
+            rule: "r".into(),
+            reason: String::new(),
+            policy_version: String::new(),
+            session: "s1".into(),
+            client: None,
+            principal: None,
+            created_ms: 0,
+            expires_ms: 0,
+            state: State::Approved,
+            decided: None,
+        }
+    }
+
+    #[test]
+    fn a_grant_covers_the_same_tool_and_session_within_what_was_approved() {
+        let list = Whitelist::default();
+        let grant = list.grant(
+            &approved(vec![
+                Identifier::Path("/srv/app/a.txt".into()),
+                Identifier::Url("https://Example.com:443/x".into()),
+            ]),
+            "me",
+        );
+        assert_eq!(grant.scope(), "fs/read in session s1 with paths within /srv/app and URLs on example.com");
+        let covered =
+            |session: &str, tool: &str, ids: Vec<Identifier>| list.covering(session, "fs", tool, &ids).is_some();
+        assert!(covered("s1", "read", vec![Identifier::Path("/srv/app/b.txt".into())]));
+        assert!(covered("s1", "read", vec![Identifier::Url("http://example.com/y".into())]));
+        assert!(!covered("s1", "read", vec![Identifier::Path("/srv/app/../secret".into())]), "no climbing out");
+        assert!(!covered("s1", "read", vec![Identifier::Path("/srv/other".into())]));
+        assert!(!covered("s2", "read", vec![Identifier::Path("/srv/app/b.txt".into())]), "another session");
+        assert!(!covered("s1", "write", vec![Identifier::Path("/srv/app/b.txt".into())]), "another tool");
+        assert!(!covered("s1", "read", vec![]), "a call naming nothing is not within anything");
+        assert!(list.revoke(&grant.id, "me").is_some());
+        assert!(!covered("s1", "read", vec![Identifier::Path("/srv/app/b.txt".into())]), "revoked");
+
+        let open = list.grant(&approved(vec![]), "me");
+        assert!(open.scope().ends_with("with any arguments"));
+        assert!(covered("s1", "read", vec![]));
+    }
+}

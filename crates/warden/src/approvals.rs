@@ -1,0 +1,175 @@
+//! The approvals of a running Warden: one store and its channels for the
+//! whole process, shared by every session and kept across reloads.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use std::net::SocketAddr;
+
+use anyhow::{Context, bail};
+use warden_approval::channels::auto::AutoChannel;
+use warden_approval::channels::socket::ControlSocket;
+use warden_approval::channels::web::WebSettings;
+use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings, Whitelist};
+use warden_autoapprove::{Api, ApiKey, AutoApprover, Settings};
+use warden_config::{ApprovalConfig, AutoApproverConfig, Config, ModelApi};
+use warden_gateway::pipeline::{Approver, Audit};
+
+/// Approvals while Warden serves; the channels stop when it is dropped.
+pub struct Running {
+    service: Arc<Service>,
+    /// The control socket, unless another Warden holds it.
+    _socket: Option<ControlSocket>,
+    /// The approval page, if configured.
+    _page: Option<AbortOnDrop>,
+    /// The exchange directory, if configured.
+    _files: Option<AbortOnDrop>,
+}
+
+/// Stops a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Running {
+    /// The approver for the pipeline.
+    pub fn approver(&self) -> Arc<dyn Approver> {
+        self.service.clone()
+    }
+}
+
+/// The control socket's path for `config`.
+pub fn socket_path(config: &Config) -> PathBuf {
+    match config.approval.as_ref().and_then(|approval| approval.socket.as_deref()) {
+        Some(path) => crate::hooks::expand_home(path),
+        None => state_dir(config).join("approvals.sock"),
+    }
+}
+
+fn state_dir(config: &Config) -> PathBuf {
+    config.pins.state_dir.as_ref().map(PathBuf::from).unwrap_or_else(warden_pins::default_state_dir)
+}
+
+/// Starts the approvals `config` asks for (none without `approval:`).
+pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Result<Option<Running>> {
+    let Some(settings) = &config.approval else { return Ok(None) };
+    let store = Arc::new(MemoryStore::default());
+    let intents = Arc::new(IntentBoard::default());
+    let whitelist = Arc::new(Whitelist::new(audit));
+    let path = socket_path(config);
+    let socket = match ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone()).await {
+        Ok(socket) => {
+            tracing::info!("approvals: `warden approvals` reaches this Warden at {}", path.display());
+            Some(socket)
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
+            tracing::warn!(
+                "approvals: another Warden holds {}; set approval.socket to reach this one with `warden approvals`",
+                path.display()
+            );
+            None
+        }
+        Err(err) => return Err(err).with_context(|| format!("cannot listen on {}", path.display())),
+    };
+    let (page, hint) = match &settings.listen {
+        Some(listen) => {
+            let (url, task) = start_page(listen, settings, store.clone(), whitelist.clone()).await?;
+            (Some(AbortOnDrop(task)), format!("at {url} or with `warden approvals approve {{id}}`"))
+        }
+        None => (None, format!("with `warden approvals approve {{id}}` (socket {})", path.display())),
+    };
+    let files = match &settings.exchange_dir {
+        Some(dir) => {
+            let dir = crate::hooks::expand_home(dir);
+            let task = warden_approval::channels::files::serve(&dir, store.clone(), whitelist.clone())
+                .with_context(|| format!("approval.exchangeDir {}", dir.display()))?;
+            tracing::info!("approvals: request files in {}", dir.display());
+            Some(AbortOnDrop(task))
+        }
+        None => None,
+    };
+    let auto = match &settings.auto_approver {
+        Some(auto) => Some(AutoChannel::new(auto_approver(auto)?, intents.clone())),
+        None => None,
+    };
+    let service = Service::new(
+        store,
+        whitelist,
+        ServiceSettings {
+            default_timeout: Duration::from_secs(settings.timeout_secs),
+            hint,
+            policy_version: policy_version(config),
+            redact: config.audit.as_ref().is_none_or(|audit| audit.redact),
+            elicitation: settings.elicitation,
+        },
+        auto,
+    );
+    Ok(Some(Running { service: Arc::new(service), _socket: socket, _page: page, _files: files }))
+}
+
+/// Binds the approval page and prints where it is, with its login token.
+async fn start_page(
+    listen: &str,
+    settings: &ApprovalConfig,
+    store: Arc<MemoryStore>,
+    whitelist: Arc<Whitelist>,
+) -> anyhow::Result<(String, tokio::task::JoinHandle<()>)> {
+    // A bare port means loopback, as for --http.
+    let wanted: SocketAddr = match listen.parse::<u16>() {
+        Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)),
+        Err(_) => listen.parse().with_context(|| format!("approval.listen {listen:?}: expected PORT or IP:PORT"))?,
+    };
+    let (token, printed) = match &settings.token {
+        Some(token) if token.len() >= 16 => (token.clone(), false),
+        Some(_) => bail!("approval.token must have at least 16 characters"),
+        None => (uuid::Uuid::new_v4().simple().to_string(), true),
+    };
+    if !wanted.ip().is_loopback() && !printed && settings.allowed_hosts.is_empty() {
+        tracing::warn!(
+            "the approval page listens on {wanted}: set approval.allowedHosts to the names it is reached by"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(wanted).await.with_context(|| format!("cannot listen on {wanted}"))?;
+    let web = WebSettings { token: token.clone(), allowed_hosts: settings.allowed_hosts.clone() };
+    let (bound, task) = warden_approval::channels::web::serve(listener, store, whitelist, web)?;
+    let url = format!("http://{bound}/");
+    if printed {
+        eprintln!("warden: approvals at {url} (login token: {token})");
+    } else {
+        eprintln!("warden: approvals at {url}");
+    }
+    tracing::info!("approval page at {url}");
+    Ok((url, task))
+}
+
+/// The auto-approver `config` describes, its key read from the environment.
+fn auto_approver(config: &AutoApproverConfig) -> anyhow::Result<AutoApprover> {
+    let (api, base, key_env) = match config.api {
+        ModelApi::Anthropic => (Api::Anthropic, "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
+        ModelApi::Openai => (Api::OpenAi, "https://api.openai.com", "OPENAI_API_KEY"),
+    };
+    let key_env = config.api_key_env.as_deref().unwrap_or(key_env);
+    let key = std::env::var(key_env).ok().filter(|key| !key.trim().is_empty()).with_context(|| {
+        format!("approval.autoApprover: the environment variable {key_env} (its API key) is not set")
+    })?;
+    let mut settings =
+        Settings::new(api, config.base_url.as_deref().unwrap_or(base), config.model.clone(), ApiKey::new(key));
+    if let Some(secs) = config.deadline_secs {
+        settings.deadline = Duration::from_secs(secs);
+    }
+    if let Some(secs) = config.intent_max_age_secs {
+        settings.intent_max_age = Duration::from_secs(secs);
+    }
+    AutoApprover::new(settings).context("approval.autoApprover")
+}
+
+/// The first 12 hex digits of the SHA-256 of the policy in force.
+fn policy_version(config: &Config) -> String {
+    let text = serde_json::to_string(&config.policy).unwrap_or_default();
+    warden_audit::sha256_hex(text.as_bytes())[..12].to_owned()
+}

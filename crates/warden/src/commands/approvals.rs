@@ -1,0 +1,250 @@
+//! `warden approvals` and `warden context`: talk to a running Warden over
+//! its control socket.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use warden_approval::channels::socket::Request;
+use warden_approval::{Approval, Grant};
+
+use crate::cli::{ApprovalsCommand, ContextCommand, SocketArgs};
+
+/// Runs `warden approvals ...`.
+pub async fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ApprovalsCommand::List { socket, all, json } => {
+            let answer = ask(&socket, &Request::List).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&answer)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let pending: Vec<Approval> = serde_json::from_value(answer["pending"].clone())?;
+            if pending.is_empty() {
+                println!("no pending approvals");
+            }
+            for approval in &pending {
+                print!("{}", describe(approval));
+            }
+            let grants: Vec<Grant> = serde_json::from_value(answer["grants"].clone()).unwrap_or_default();
+            for grant in &grants {
+                println!("whitelist {}: {} (by {})", grant.id, grant.scope(), grant.by);
+            }
+            if all {
+                let recent: Vec<Approval> = serde_json::from_value(answer["recent"].clone())?;
+                for approval in &recent {
+                    println!("{}", decided_line(approval));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ApprovalsCommand::Approve { socket, id, remember } => {
+            decide(&socket, Request::Approve { id, by: Some(user()), remember }).await
+        }
+        ApprovalsCommand::Revoke { socket, grant } => {
+            let answer = ask(&socket, &Request::Revoke { grant, by: Some(user()) }).await?;
+            let grant: Grant = serde_json::from_value(answer["grant"].clone())?;
+            println!("revoked {}: {}", grant.id, grant.scope());
+            Ok(ExitCode::SUCCESS)
+        }
+        ApprovalsCommand::Deny { socket, id, reason } => {
+            decide(&socket, Request::Deny { id, reason, by: Some(user()) }).await
+        }
+        ApprovalsCommand::Watch { socket } => watch(&socket).await,
+    }
+}
+
+/// Runs `warden context set`.
+pub async fn context(command: ContextCommand) -> anyhow::Result<ExitCode> {
+    let ContextCommand::Set { socket, message, source } = command;
+    let message = if message == "-" { read_prompt()? } else { message };
+    ask(&socket, &Request::Context { message, source: Some(source) }).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The user's message from stdin: a hook's JSON `prompt`, or the text itself.
+fn read_prompt() -> anyhow::Result<String> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+    Ok(match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(hook)) => hook.get("prompt").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        _ => text.trim().to_owned(),
+    })
+}
+
+async fn decide(socket: &SocketArgs, request: Request) -> anyhow::Result<ExitCode> {
+    let answer = ask(socket, &request).await?;
+    let approval: Approval = serde_json::from_value(answer["approval"].clone())?;
+    println!("{}", decided_line(&approval));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The socket `args` point to.
+fn socket_path(args: &SocketArgs) -> anyhow::Result<PathBuf> {
+    if let Some(path) = &args.socket {
+        return Ok(path.clone());
+    }
+    let config = match &args.config {
+        Some(path) => warden_config::load(path)?,
+        None => warden_config::Config::default(),
+    };
+    Ok(crate::approvals::socket_path(&config))
+}
+
+async fn connect(args: &SocketArgs) -> anyhow::Result<UnixStream> {
+    let path = socket_path(args)?;
+    UnixStream::connect(&path).await.with_context(|| {
+        format!("cannot reach a running Warden at {} (is it serving with an `approval:` section?)", path.display())
+    })
+}
+
+/// Sends one request and returns its answer, or the error it carries.
+async fn ask(args: &SocketArgs, request: &Request) -> anyhow::Result<Value> {
+    if let Some(url) = &args.url {
+        return ask_page(url, args.token.as_deref(), request).await;
+    }
+    let mut stream = connect(args).await?;
+    let mut line = serde_json::to_string(request)?;
+    line.push('\n');
+    stream.write_all(line.as_bytes()).await?;
+    let mut answer = String::new();
+    BufReader::new(stream).read_line(&mut answer).await?;
+    let answer: Value = serde_json::from_str(&answer).context("the control socket's answer is not JSON")?;
+    if answer["ok"] != true {
+        bail!("{}", answer["error"].as_str().unwrap_or("the request failed"));
+    }
+    Ok(answer)
+}
+
+/// The same request to a remote Warden's approval page, with its token.
+async fn ask_page(url: &str, token: Option<&str>, request: &Request) -> anyhow::Result<Value> {
+    let token = token.context("--url needs the page's token (--token or WARDEN_APPROVAL_TOKEN)")?;
+    let base = url.trim_end_matches('/');
+    let (path, body) = match request {
+        Request::List => (None, Value::Null),
+        Request::Approve { id, remember, .. } => {
+            let action = if *remember { "approve-session" } else { "approve" };
+            (Some(format!("/api/approvals/{id}/{action}")), Value::Null)
+        }
+        Request::Deny { id, reason, .. } => {
+            (Some(format!("/api/approvals/{id}/deny")), serde_json::json!({"reason": reason}))
+        }
+        Request::Revoke { grant, .. } => (Some(format!("/api/grants/{grant}/revoke")), Value::Null),
+        Request::Watch | Request::Context { .. } => bail!("this needs the local socket of the Warden (not --url)"),
+    };
+    static PROVIDER: std::sync::Once = std::sync::Once::new();
+    // Another part of the program may have installed one already: fine.
+    PROVIDER.call_once(|| drop(rustls::crypto::ring::default_provider().install_default()));
+    let client = reqwest::Client::builder().build().context("cannot set up an HTTP client")?;
+    let sent = match path {
+        None => client.get(format!("{base}/api/approvals")),
+        Some(path) if body.is_null() => client.post(format!("{base}{path}")),
+        Some(path) => client.post(format!("{base}{path}")).body(body.to_string()),
+    };
+    let response = sent.bearer_auth(token).send().await.with_context(|| format!("cannot reach {base}"))?;
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    let answer: Value = serde_json::from_str(&text).with_context(|| format!("{base} answered {status}: {text}"))?;
+    if !status.is_success() {
+        bail!("{}", answer["error"].as_str().unwrap_or("the request failed"));
+    }
+    Ok(answer)
+}
+
+/// Shows each new pending approval and asks y/N on the terminal.
+async fn watch(args: &SocketArgs) -> anyhow::Result<ExitCode> {
+    let mut stream = connect(args).await?;
+    stream.write_all(b"{\"op\":\"watch\"}\n").await?;
+    let mut events = BufReader::new(stream).lines();
+    let (answers_tx, mut answers) = tokio::sync::mpsc::unbounded_channel::<String>();
+    // Stdin is read on its own thread: a blocked read must not stop events.
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if answers_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = std::collections::HashSet::new();
+    println!("watching for approvals (Ctrl-C to stop)");
+    while let Some(line) = events.next_line().await? {
+        let event: Value = serde_json::from_str(&line)?;
+        let approval: Approval = serde_json::from_value(event["approval"].clone())?;
+        if !approval.state.is_pending() {
+            if seen.remove(&approval.id) {
+                println!("{}", decided_line(&approval));
+            }
+            continue;
+        }
+        if !seen.insert(approval.id.clone()) {
+            continue;
+        }
+        print!("{}", describe(&approval));
+        print!("approve {}? [y/N] ", approval.short_id());
+        std::io::stdout().flush()?;
+        let Some(answer) = answers.recv().await else { break };
+        let approve = matches!(answer.trim(), "y" | "Y" | "yes");
+        let request = if approve {
+            Request::Approve { id: approval.id.clone(), by: Some(user()), remember: false }
+        } else {
+            Request::Deny {
+                id: approval.id.clone(),
+                reason: Some("denied in `warden approvals watch`".into()),
+                by: Some(user()),
+            }
+        };
+        match ask(args, &request).await {
+            Ok(_) => {}
+            Err(err) => println!("{err}"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A pending approval, for a person to decide on.
+fn describe(approval: &Approval) -> String {
+    let arguments = serde_json::to_string_pretty(&approval.arguments).unwrap_or_default();
+    let mut client = approval.client.as_deref().unwrap_or("unknown client").to_owned();
+    if let Some(principal) = &approval.principal {
+        client.push_str(&format!(", token {principal}"));
+    }
+    let arguments = arguments.lines().map(|line| format!("    {line}\n")).collect::<String>();
+    format!(
+        "{short}  {server}/{tool}  ({left} s left)\n  rule {rule}: {reason}\n  session {session}, {client}\n  id {id}, arguments (sha256 {digest}):\n{arguments}",
+        short = approval.short_id(),
+        server = approval.server,
+        tool = approval.tool,
+        left = approval.time_left().as_secs(),
+        rule = approval.rule,
+        reason = approval.reason,
+        session = approval.session,
+        id = approval.id,
+        digest = &approval.args_digest[..16.min(approval.args_digest.len())],
+    )
+}
+
+/// One line for a decided approval.
+fn decided_line(approval: &Approval) -> String {
+    let by = approval
+        .decided
+        .as_ref()
+        .map(|d| {
+            format!(" by {} via {}{}", d.by, d.channel, d.note.as_ref().map(|n| format!(": {n}")).unwrap_or_default())
+        })
+        .unwrap_or_default();
+    format!("{} {} {}/{}{by}", approval.short_id(), approval.state.as_str(), approval.server, approval.tool)
+}
+
+/// Who is deciding: the login name.
+fn user() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|user| !user.is_empty())
+        .map(|user| format!("cli:{user}"))
+        .unwrap_or_else(|| "cli".into())
+}

@@ -1,0 +1,98 @@
+//! Group commit: one thread owns the file and writes whatever is queued
+//! together, with one write and one sync for the whole batch.
+//!
+//! A caller hands over a record already serialised ([`Members`]) and waits
+//! on a oneshot. The writer thread takes everything queued, gives the
+//! records their `seq` and hashes in file order, appends them with one
+//! `write` and one `fdatasync`, then answers every waiter. Records queued
+//! while a sync is under way go into the next batch, so under load one
+//! sync covers many calls, and a call alone pays exactly one.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use tokio::sync::oneshot;
+
+use crate::chain::Members;
+use crate::error::AuditError;
+use crate::writer::Writer;
+
+/// The most records one batch takes, so waiters are answered in bounded
+/// time even when records arrive faster than they are written.
+const MAX_BATCH: usize = 4096;
+
+/// A record waiting for the writer, and where its outcome goes.
+struct Pending {
+    members: Members,
+    done: oneshot::Sender<Result<u64, AuditError>>,
+}
+
+/// The writer thread and the queue to it. Dropping it lets the thread
+/// finish what is queued and waits for it.
+#[derive(Debug)]
+pub(crate) struct Committer {
+    queue: Option<mpsc::Sender<Pending>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Committer {
+    /// Starts the thread that owns `writer`.
+    pub(crate) fn start(writer: Writer) -> Result<Committer, AuditError> {
+        let (queue, incoming) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("warden-audit".into())
+            .spawn(move || run(writer, &incoming))
+            .map_err(|err| AuditError::Writer(format!("cannot start the writer thread: {err}")))?;
+        Ok(Committer { queue: Some(queue), thread: Some(thread) })
+    }
+
+    /// Appends `members` and returns its `seq` once it is written (and
+    /// synced, as configured).
+    pub(crate) async fn append(&self, members: Members) -> Result<u64, AuditError> {
+        let (done, outcome) = oneshot::channel();
+        let stopped = || AuditError::Writer("the writer thread has stopped".into());
+        let queue = self.queue.as_ref().ok_or_else(stopped)?;
+        queue.send(Pending { members, done }).map_err(|_| stopped())?;
+        outcome.await.map_err(|_| stopped())?
+    }
+}
+
+impl Drop for Committer {
+    fn drop(&mut self) {
+        // Closing the queue ends the thread once it has written what is queued.
+        self.queue = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The writer thread: a batch at a time until the queue closes.
+fn run(mut writer: Writer, incoming: &mpsc::Receiver<Pending>) {
+    let mut members = Vec::new();
+    let mut waiters = Vec::new();
+    let mut results = Vec::new();
+    while let Ok(first) = incoming.recv() {
+        for pending in std::iter::once(first).chain(incoming.try_iter().take(MAX_BATCH - 1)) {
+            members.push(pending.members);
+            waiters.push(pending.done);
+        }
+        let appended = catch_unwind(AssertUnwindSafe(|| writer.append(&members, &mut results)));
+        if appended.is_err() {
+            // A bug, not bad input: the records not reported written fail,
+            // and the file is reopened and rechecked before the next batch.
+            writer.reset();
+        }
+        let mut outcomes = results.drain(..);
+        for done in waiters.drain(..) {
+            let outcome = outcomes
+                .next()
+                .unwrap_or_else(|| Err(AuditError::Writer("the writer failed while writing this record".into())));
+            // A caller that went away (its call was cancelled) needs no answer.
+            let _ = done.send(outcome);
+        }
+        drop(outcomes);
+        members.clear();
+    }
+}

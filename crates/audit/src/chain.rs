@@ -96,7 +96,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// This is all the writer needs of a record, so a new kind of record is any
 /// `Serialize` type that leaves those four members out (an
 /// [`AuditRecord`](crate::AuditRecord) does while they are empty).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Members(Vec<u8>);
 
 impl Members {

@@ -6,11 +6,14 @@
 //! records their `seq` and hashes in file order, appends them with one
 //! `write` and one `fdatasync`, then answers every waiter. Records queued
 //! while a sync is under way go into the next batch, so under load one
-//! sync covers many calls, and a call alone pays exactly one.
+//! sync covers many calls, and a call alone pays exactly one. Callers just
+//! answered get a short moment to come back and share the next sync (see
+//! [`gather`]).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
@@ -21,6 +24,9 @@ use crate::writer::Writer;
 /// The most records one batch takes, so waiters are answered in bounded
 /// time even when records arrive faster than they are written.
 const MAX_BATCH: usize = 4096;
+
+/// The longest a batch waits for the callers the last one answered.
+const MAX_LINGER: Duration = Duration::from_millis(1);
 
 /// A record waiting for the writer, and where its outcome goes.
 struct Pending {
@@ -70,29 +76,59 @@ impl Drop for Committer {
 
 /// The writer thread: a batch at a time until the queue closes.
 fn run(mut writer: Writer, incoming: &mpsc::Receiver<Pending>) {
-    let mut members = Vec::new();
-    let mut waiters = Vec::new();
+    let mut batch = Vec::new();
     let mut results = Vec::new();
-    while let Ok(first) = incoming.recv() {
-        for pending in std::iter::once(first).chain(incoming.try_iter().take(MAX_BATCH - 1)) {
-            members.push(pending.members);
-            waiters.push(pending.done);
-        }
+    let mut released = 0;
+    let mut last_write = Duration::ZERO;
+    while gather(incoming, &mut batch, released, last_write) {
+        let members: Vec<Members> = batch.iter_mut().map(|pending| std::mem::take(&mut pending.members)).collect();
+        tracing::trace!(records = members.len(), "audit batch");
+        let started = Instant::now();
         let appended = catch_unwind(AssertUnwindSafe(|| writer.append(&members, &mut results)));
+        last_write = started.elapsed();
         if appended.is_err() {
             // A bug, not bad input: the records not reported written fail,
             // and the file is reopened and rechecked before the next batch.
             writer.reset();
         }
         let mut outcomes = results.drain(..);
-        for done in waiters.drain(..) {
+        released = batch.len();
+        for pending in batch.drain(..) {
             let outcome = outcomes
                 .next()
                 .unwrap_or_else(|| Err(AuditError::Writer("the writer failed while writing this record".into())));
             // A caller that went away (its call was cancelled) needs no answer.
-            let _ = done.send(outcome);
+            let _ = pending.done.send(outcome);
         }
         drop(outcomes);
-        members.clear();
+        // What came in while this batch was written goes first next time.
+        batch.extend(incoming.try_iter().take(MAX_BATCH));
     }
+}
+
+/// Fills `batch` (which holds what arrived before the last batch was
+/// answered) for the next write; `false` once the queue is closed and empty.
+///
+/// The `released` callers just answered usually come back with their next
+/// record soon, and if the write before went out without them they would
+/// each wait for a whole extra write. So the batch waits for up to
+/// `released` new records, but never longer than the last write took (at
+/// most [`MAX_LINGER`]): a call alone is never held back (its own record is
+/// the one awaited), and with `fsync: never` the wait is a few microseconds.
+fn gather(incoming: &mpsc::Receiver<Pending>, batch: &mut Vec<Pending>, released: usize, last_write: Duration) -> bool {
+    let deadline = Instant::now() + last_write.min(MAX_LINGER);
+    let mut returned = 0;
+    while returned < released.max(1) && batch.len() < MAX_BATCH {
+        let next = if batch.is_empty() {
+            incoming.recv().ok()
+        } else {
+            incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())).ok()
+        };
+        let Some(pending) = next else { break };
+        batch.push(pending);
+        returned += 1;
+    }
+    let room = MAX_BATCH.saturating_sub(batch.len());
+    batch.extend(incoming.try_iter().take(room));
+    !batch.is_empty()
 }

@@ -231,11 +231,11 @@ impl Writer {
             }
             fs::rename(&self.path, numbered(&self.path, 1)).map_err(|err| rotate_error(&self.path, err))?;
         }
-        if self.fsync == Fsync::Always {
-            sync_parent(&self.path)?;
-        }
+        // Opening the new file syncs the directory once, which makes the
+        // renames durable too: one directory sync per rotation.
+        self.ensure_open()?;
         tracing::info!(path = %self.path.display(), keep = self.keep, "audit log rotated");
-        self.ensure_open()
+        Ok(())
     }
 
     fn sync(&self, file: &File) -> Result<(), AuditError> {

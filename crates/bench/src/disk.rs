@@ -4,12 +4,33 @@
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
 /// The size of one appended line: about an audit record of an echo call.
 pub const LINE_BYTES: usize = 330;
+
+/// [`append_sync_latencies`] with one other thread spinning meanwhile. On a
+/// virtual machine whose CPUs are otherwise idle, a sync's completion can
+/// wait for the next timer tick (4 ms here) instead of its interrupt; during
+/// the benchmark's calls the CPUs are busy, so this is the figure to compare
+/// the audit log with.
+pub fn append_sync_latencies_busy(dir: &Path, writes: u64) -> anyhow::Result<Vec<Duration>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let spinning = Arc::clone(&stop);
+    let spinner = std::thread::spawn(move || {
+        while !spinning.load(Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
+    });
+    let measured = append_sync_latencies(dir, writes);
+    stop.store(true, Ordering::Relaxed);
+    let _ = spinner.join();
+    measured
+}
 
 /// Appends `writes` lines of [`LINE_BYTES`] to a new file in `dir`, each
 /// with one `write` and one `fdatasync` (as the audit log does for a batch),

@@ -113,14 +113,20 @@ async fn run_stdio(cli: &Cli) -> anyhow::Result<u64> {
     Ok(failed)
 }
 
-/// Measures the disk's own write + fdatasync latency in `dir`.
+/// Measures the disk's own write + fdatasync latency in `dir`: with a CPU
+/// kept busy (`disk_sync`, the figure to compare with) and idle
+/// (`disk_sync_idle`); see [`disk::append_sync_latencies_busy`].
 fn run_disk(cli: &Cli, dir: &std::path::Path) -> anyhow::Result<u64> {
-    let warmup = disk::append_sync_latencies(dir, cli.warmup.min(cli.calls))?;
-    drop(warmup);
-    let started = Instant::now();
-    let mut latencies = disk::append_sync_latencies(dir, cli.calls)?;
-    let report = PhaseReport::new(&cli.label, "disk_sync", 1, started.elapsed(), &mut latencies, 0);
-    Printer::new(cli.json).phase(&report)?;
+    let mut printer = Printer::new(cli.json);
+    disk::append_sync_latencies(dir, cli.warmup.min(cli.calls))?;
+    type Probe = fn(&std::path::Path, u64) -> anyhow::Result<Vec<std::time::Duration>>;
+    let probes: [(&'static str, Probe); 2] =
+        [("disk_sync", disk::append_sync_latencies_busy), ("disk_sync_idle", disk::append_sync_latencies)];
+    for (phase, probe) in probes {
+        let started = Instant::now();
+        let mut latencies = probe(dir, cli.calls)?;
+        printer.phase(&PhaseReport::new(&cli.label, phase, 1, started.elapsed(), &mut latencies, 0))?;
+    }
     Ok(0)
 }
 

@@ -309,3 +309,41 @@ async fn a_batch_that_crosses_a_rotation_continues_the_chain_in_the_next_file() 
     }
     assert_eq!(seq, 60);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_a_batch_fails_part_way_exactly_the_records_reported_written_are_in_the_file() {
+    let dir = TempDir::new("group-fail");
+    let path = dir.join("audit.jsonl");
+    let settings = AuditSettings { rotate_bytes: Some(3000), keep: 1, ..AuditSettings::new(&path) };
+    let log = Arc::new(AuditLog::open(settings).expect("open"));
+    record(&log, &Req::allow("s", "first", None)).await.expect("first record");
+    // The rotation that the file will need fails: `.1` is a directory.
+    fs::create_dir(dir.join("audit.jsonl.1")).expect("block rotation");
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let log = Arc::clone(&log);
+        tasks.push(tokio::spawn(async move {
+            let name = format!("t{i}");
+            let outcome = record(&log, &Req::allow("s", &name, None)).await;
+            (name, outcome)
+        }));
+    }
+    let mut written = vec!["first".to_owned()];
+    let mut refused = 0;
+    for task in tasks {
+        match task.await.expect("join") {
+            (name, Ok(())) => written.push(name),
+            (_, Err(err)) => {
+                assert!(err.contains("rotate"), "{err}");
+                refused += 1;
+            }
+        }
+    }
+    assert!(refused > 0, "the file filled up, so some records could not be written");
+    let mut in_file: Vec<String> =
+        lines(&path).iter().map(|line| json(line)["name"].as_str().expect("name").to_owned()).collect();
+    in_file.sort();
+    written.sort();
+    assert_eq!(in_file, written, "a record is in the file exactly when it was reported written");
+    assert_eq!(verify(&path).expect("verify").first_broken, None);
+}

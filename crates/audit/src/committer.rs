@@ -28,6 +28,11 @@ const MAX_BATCH: usize = 4096;
 /// The longest a batch waits for the callers the last one answered.
 const MAX_LINGER: Duration = Duration::from_millis(1);
 
+/// Writes quicker than this are not worth waiting for callers to share
+/// (with `fsync: never`, or a disk that syncs this fast): parking and
+/// waking the thread for it would cost more than a write.
+const MIN_LINGER: Duration = Duration::from_micros(50);
+
 /// A record waiting for the writer, and where its outcome goes.
 struct Pending {
     members: Members,
@@ -113,10 +118,12 @@ fn run(mut writer: Writer, incoming: &mpsc::Receiver<Pending>) {
 /// record soon, and if the write before went out without them they would
 /// each wait for a whole extra write. So the batch waits for up to
 /// `released` new records, but never longer than the last write took (at
-/// most [`MAX_LINGER`]): a call alone is never held back (its own record is
-/// the one awaited), and with `fsync: never` the wait is a few microseconds.
+/// most [`MAX_LINGER`], and not at all after a write quicker than
+/// [`MIN_LINGER`]): a call alone is never held back (its own record is the
+/// one awaited).
 fn gather(incoming: &mpsc::Receiver<Pending>, batch: &mut Vec<Pending>, released: usize, last_write: Duration) -> bool {
-    let deadline = Instant::now() + last_write.min(MAX_LINGER);
+    let linger = if last_write < MIN_LINGER { Duration::ZERO } else { last_write.min(MAX_LINGER) };
+    let deadline = Instant::now() + linger;
     let mut returned = 0;
     while returned < released.max(1) && batch.len() < MAX_BATCH {
         let next = if batch.is_empty() {

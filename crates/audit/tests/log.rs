@@ -6,7 +6,7 @@ use std::fs;
 use std::io::Write;
 use std::sync::Arc;
 
-use common::{Req, TempDir, json, lines, record, write_n};
+use common::{Req, TempDir, json, lines, record, record_at_once, write_n};
 use warden_audit::{AuditLog, AuditSettings, Fsync, GENESIS, sha256_hex, verify};
 use warden_gateway::pipeline::{Outcome, Verdict};
 
@@ -223,16 +223,8 @@ async fn concurrent_records_form_one_chain() {
     let path = dir.join("audit.jsonl");
     let log =
         Arc::new(AuditLog::open(AuditSettings { fsync: Fsync::Never, ..AuditSettings::new(&path) }).expect("open"));
-    let mut tasks = Vec::new();
-    for i in 0..40 {
-        let log = Arc::clone(&log);
-        tasks.push(tokio::spawn(async move {
-            let name = format!("t{i}");
-            record(&log, &Req::allow("s", &name, None)).await
-        }));
-    }
-    for task in tasks {
-        task.await.expect("join").expect("record");
+    for (name, outcome) in record_at_once(&log, 40, None).await {
+        outcome.unwrap_or_else(|err| panic!("{name}: {err}"));
     }
     let report = verify(&path).expect("verify");
     assert_eq!((report.records, report.first_broken), (40, None));
@@ -244,16 +236,8 @@ async fn records_written_together_are_all_synced_and_chained_in_file_order() {
     let dir = TempDir::new("group");
     let path = dir.join("audit.jsonl");
     let log = Arc::new(AuditLog::open(AuditSettings::new(&path)).expect("open"));
-    let mut tasks = Vec::new();
-    for i in 0..64 {
-        let log = Arc::clone(&log);
-        tasks.push(tokio::spawn(async move {
-            let name = format!("t{i}");
-            record(&log, &Req::allow("s", &name, Some(r#"{"n":1}"#))).await
-        }));
-    }
-    for task in tasks {
-        task.await.expect("join").expect("record");
+    for (name, outcome) in record_at_once(&log, 64, Some(r#"{"n":1}"#)).await {
+        outcome.unwrap_or_else(|err| panic!("{name}: {err}"));
     }
     let lines = lines(&path);
     let report = verify(&path).expect("verify");
@@ -277,16 +261,8 @@ async fn a_batch_that_crosses_a_rotation_continues_the_chain_in_the_next_file() 
     let path = dir.join("audit.jsonl");
     let settings = AuditSettings { rotate_bytes: Some(2000), keep: 50, ..AuditSettings::new(&path) };
     let log = Arc::new(AuditLog::open(settings).expect("open"));
-    let mut tasks = Vec::new();
-    for i in 0..60 {
-        let log = Arc::clone(&log);
-        tasks.push(tokio::spawn(async move {
-            let name = format!("t{i}");
-            record(&log, &Req::allow("s", &name, None)).await
-        }));
-    }
-    for task in tasks {
-        task.await.expect("join").expect("record");
+    for (name, outcome) in record_at_once(&log, 60, None).await {
+        outcome.unwrap_or_else(|err| panic!("{name}: {err}"));
     }
     let mut files: Vec<_> =
         (1..=50).rev().map(|n| dir.join(&format!("audit.jsonl.{n}"))).filter(|f| f.exists()).collect();
@@ -319,21 +295,12 @@ async fn when_a_batch_fails_part_way_exactly_the_records_reported_written_are_in
     record(&log, &Req::allow("s", "first", None)).await.expect("first record");
     // The rotation that the file will need fails: `.1` is a directory.
     fs::create_dir(dir.join("audit.jsonl.1")).expect("block rotation");
-    let mut tasks = Vec::new();
-    for i in 0..40 {
-        let log = Arc::clone(&log);
-        tasks.push(tokio::spawn(async move {
-            let name = format!("t{i}");
-            let outcome = record(&log, &Req::allow("s", &name, None)).await;
-            (name, outcome)
-        }));
-    }
     let mut written = vec!["first".to_owned()];
     let mut refused = 0;
-    for task in tasks {
-        match task.await.expect("join") {
-            (name, Ok(())) => written.push(name),
-            (_, Err(err)) => {
+    for (name, outcome) in record_at_once(&log, 40, None).await {
+        match outcome {
+            Ok(()) => written.push(name),
+            Err(err) => {
                 assert!(err.contains("rotate"), "{err}");
                 refused += 1;
             }

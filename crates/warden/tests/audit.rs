@@ -159,7 +159,7 @@ fn a_full_disk_withholds_answers_unless_fail_open_and_the_log_recovers_when_spac
         "fail closed, saying why: {}",
         refused.raw
     );
-    assert!(closed.stderr().contains("No space left on device"), "{}", closed.stderr());
+    closed.wait_stderr("No space left on device");
     // failOpen lets the call through and says so in the log.
     for i in 0..100 {
         assert_eq!(open.call_text("fx__echo", json!({"text": format!("while-full-{i}")})), format!("while-full-{i}"));

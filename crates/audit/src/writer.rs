@@ -203,6 +203,8 @@ impl Writer {
             let _ = open.file.set_len(open.len);
             return Err(AuditError::io(&self.path, "write", err));
         }
+        // fdatasync is enough for an append-only file: it also writes the
+        // size change that makes the new lines readable, only timestamps wait.
         if fsync == Fsync::Always
             && let Err(err) = open.file.sync_data()
         {

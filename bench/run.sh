@@ -332,9 +332,9 @@ audit_bench() {
 for ((round = 1; round <= REPEAT; round++)); do
     echo "==> round $round of $REPEAT" >&2
     if [[ "$SKIP_AUDIT" != 1 ]]; then
-        set=(audit/disk audit/none audit/always audit/never)
-        ((round % 2)) || set=(audit/never audit/always audit/none audit/disk)
-        for label in "${set[@]}"; do
+        order=(audit/disk audit/none audit/always audit/never)
+        ((round % 2)) || order=(audit/never audit/always audit/none audit/disk)
+        for label in "${order[@]}"; do
             audit_bench "$label"
         done
     fi

@@ -61,8 +61,14 @@ pub struct Cli {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub sessions: u64,
 
+    /// Instead of calling anything: measure the disk's own latency of a
+    /// durable append (one write and one fdatasync of a line about the size
+    /// of an audit record, `--calls` times) in a file in this directory.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["url", "command", "rss_of_child_after_ms"])]
+    pub disk_sync_in: Option<std::path::PathBuf>,
+
     /// Child command and its arguments (after `--`).
-    #[arg(last = true, required_unless_present = "url", value_name = "CMD")]
+    #[arg(last = true, required_unless_present_any = ["url", "disk_sync_in"], value_name = "CMD")]
     pub command: Vec<String>,
 }
 

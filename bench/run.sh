@@ -19,13 +19,18 @@
 #      warden cannot use an HTTP upstream): client -> warden (HTTP front) ->
 #      warden (HTTP front) -> fixture, against client -> that second warden
 #      directly: what Warden adds per call in front of an HTTP upstream;
-#   6. `ping` over HTTP (`ping/...`; skipped with SKIP_HTTP=1): warden's
+#   6. the audit log (`audit/...`): `warden serve` with the fixture and no
+#      audit, `fsync: always` and `fsync: never` (the log in bench/.cache/audit,
+#      removed after each run), and the disk's own latency of a durable append
+#      in that same directory (`warden-bench --disk-sync-in`), measured in
+#      the same rounds;
+#   7. `ping` over HTTP (`ping/...`; skipped with SKIP_HTTP=1): warden's
 #      HTTP front against a bare hyper endpoint answering the same JSON
 #      (`warden-bench --serve-bare`), the floor for any HTTP front;
-#   7. server-everything with the official TypeScript SDK client
+#   8. server-everything with the official TypeScript SDK client
 #      (`tseverything/...`, bench/ts-client.mjs; skipped with SKIP_NODE=1),
 #      directly and through `warden wrap`;
-#   8. joshrotenberg/mcp-proxy 0.6.0 beside warden's HTTP front
+#   9. joshrotenberg/mcp-proxy 0.6.0 beside warden's HTTP front
 #      (`http1/mcp-proxy`, `http16/mcp-proxy`) when its binary is found;
 # then prints a summary: direct vs warden throughput and latency, and
 # (bench/front.py) the fronts' own cost: ping against the floor, the added
@@ -42,6 +47,10 @@
 #   HTTP_CALLS   calls per phase for the HTTP runs (default: CALLS)
 #   SKIP_NODE=1  skip the server-everything and supergateway runs (no node/npm needed)
 #   SKIP_HTTP=1  skip the HTTP runs (warden's HTTP front, supergateway, two hops)
+#   SKIP_AUDIT=1 skip the audit runs
+#   AUDIT_ONLY=1 run only the audit runs (and no memory or policy timing)
+#   AUDIT_CALLS  calls per phase for the audit runs (default: CALLS)
+#   DISK_WRITES  durable appends measured per round for the disk's own latency (default 1000)
 #   SKIP_BUILD=1 use the release binaries already built
 #   MCP_PROXY    path of the mcp-proxy binary (default: mcp-proxy on PATH)
 #   EVERYTHING_VERSION  npm version of server-everything (default below)
@@ -61,6 +70,15 @@ HTTP_CALLS="${HTTP_CALLS:-$CALLS}"
 SKIP_NODE="${SKIP_NODE:-0}"
 SKIP_HTTP="${SKIP_HTTP:-0}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
+SKIP_AUDIT="${SKIP_AUDIT:-0}"
+AUDIT_ONLY="${AUDIT_ONLY:-0}"
+AUDIT_CALLS="${AUDIT_CALLS:-$CALLS}"
+DISK_WRITES="${DISK_WRITES:-1000}"
+if [[ "$AUDIT_ONLY" == 1 ]]; then
+    SKIP_NODE=1
+    SKIP_HTTP=1
+    SKIP_AUDIT=0
+fi
 EVERYTHING_VERSION="${EVERYTHING_VERSION:-2026.8.31}"
 SUPERGATEWAY_VERSION="${SUPERGATEWAY_VERSION:-4.0.0}"
 SDK_VERSION="${SDK_VERSION:-1.32.2}"
@@ -367,10 +385,47 @@ for i in range(50):
     print(f"    - {{name: echo-{i}, if: {{tool: ['ec*'], args: {{any: [{{arg: text, contains: 'forbidden-{i}'}}, {{arg: n, gt: {i}}}]}}}}, then: deny, reason: r}}")
 EOF
 
+# The audit runs: the log lives on the repository's disk (not in $tmp, which
+# may be a tmpfs), and the disk's own durable-append latency is measured there.
+audit_dir="$root/bench/.cache/audit"
+# write_audit_config FSYNC: a config for the fixture with an audit log
+# (FSYNC: always or never), or without one (none); prints its path.
+write_audit_config() {
+    local config="$tmp/warden-audit-$1.yaml"
+    {
+        printf 'servers:\n  fixture:\n    transport: {kind: stdio, command: "%s", args: []}\n' "$fixture"
+        [[ "$1" == none ]] || printf 'audit: {path: "%s/audit-%s.jsonl", fsync: %s}\n' "$audit_dir" "$1" "$1"
+    } >"$config"
+    echo "$config"
+}
+# audit_bench LABEL: one audit run (audit/none, audit/always, audit/never, audit/disk).
+audit_bench() {
+    local label="$1" mode="${1#audit/}"
+    mkdir -p "$audit_dir"
+    if [[ "$mode" == disk ]]; then
+        WARMUP=50 bench "$label" "$DISK_WRITES" --disk-sync-in "$audit_dir"
+        return
+    fi
+    rm -f "$audit_dir/audit-$mode.jsonl"*
+    bench "$label" "$AUDIT_CALLS" -- "$warden" serve --config "$(write_audit_config "$mode")"
+    if [[ "$mode" != none ]]; then
+        "$warden" audit verify "$audit_dir/audit-$mode.jsonl" >&2 || die "the audit log of $label does not verify"
+        rm -f "$audit_dir/audit-$mode.jsonl"*
+    fi
+}
+
 # Short phases on a 2-core machine are noisy: each pair runs REPEAT times,
 # alternating which goes first, and the summary takes medians.
 for ((round = 1; round <= REPEAT; round++)); do
     echo "==> round $round of $REPEAT" >&2
+    if [[ "$SKIP_AUDIT" != 1 ]]; then
+        order=(audit/disk audit/none audit/always audit/never)
+        ((round % 2)) || order=(audit/never audit/always audit/none audit/disk)
+        for label in "${order[@]}"; do
+            audit_bench "$label"
+        done
+    fi
+    [[ "$AUDIT_ONLY" == 1 ]] && continue
     pair=(fixture/direct fixture/warden)
     ((round % 2)) || pair=(fixture/warden fixture/direct)
     for label in "${pair[@]}"; do
@@ -429,6 +484,7 @@ for ((round = 1; round <= REPEAT; round++)); do
 done
 
 # Idle memory: the fixture alone, warden wrapping it, warden serving three.
+if [[ "$AUDIT_ONLY" != 1 ]]; then
 config="$tmp/warden-3-fixtures.yaml"
 python3 - "$fixture" >"$config" <<'EOF'
 import json, sys
@@ -441,10 +497,11 @@ EOF
 bench rss/fixture 0 --rss-of-child-after-ms "$RSS_AFTER_MS" -- "$fixture"
 bench rss/warden-wrap 0 --rss-of-child-after-ms "$RSS_AFTER_MS" -- "$warden" wrap -- "$fixture"
 bench rss/warden-serve-3 0 --rss-of-child-after-ms "$RSS_AFTER_MS" -- "$warden" serve --config "$config"
+fi
 
 echo >&2
 python3 - "$results" "$CALLS" "$NODE_CALLS" "$CONCURRENCY" "$WARMUP" "$HTTP_CALLS" "$SKIP_HTTP" "$hop_ok" \
-    "$hop_reason" <<'EOF'
+    "$hop_reason" "$AUDIT_CALLS" <<'EOF'
 import json, statistics, sys
 
 rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
@@ -471,7 +528,7 @@ for key, rs in grouped.items():
     runs[key] = m
 
 n_runs = max((m["runs"] for m in runs.values()), default=0)
-calls, node_calls, conc, warmup, http_calls, skip_http, hop_ok, hop_reason = sys.argv[2:10]
+calls, node_calls, conc, warmup, http_calls, skip_http, hop_ok, hop_reason, audit_calls = sys.argv[2:11]
 print(f"calls per phase: {calls} (server-everything: {node_calls}; HTTP: {http_calls}); "
       f"concurrency: {conc}; warm-up calls: {warmup}")
 print(f"Warden vs direct, median of {n_runs} run(s) each (calls/s: higher is better; "
@@ -482,7 +539,7 @@ print(hdr)
 print("-" * len(hdr))
 upstreams = []
 for (u, _, _) in runs:
-    if u not in upstreams and not u.startswith("http") and u != "hop":
+    if u not in upstreams and not u.startswith("http") and u not in ("hop", "audit"):
         upstreams.append(u)
 for u in upstreams:
     for phase in ("sequential", "concurrent"):
@@ -586,21 +643,65 @@ if skip_http != "1":
             print(f"target: under 50 µs added per call (sequential p50): {added:+.1f} µs: "
                   f"{'met' if added < 50 else 'NOT met'}")
         print("+mean: 1/calls-per-second, two hops minus direct (for the sequential phase: the added mean latency).")
+audit_none = runs.get(("audit", "none", "sequential"))
+if audit_none:
+    print()
+    print(f"The audit log, median of {n_runs} run(s) of {audit_calls} calls: warden serve with the fixture, "
+          "without an audit log and with one (ratio = calls/s against no audit)")
+    disk = runs.get(("audit", "disk", "disk_sync"))
+    if disk:
+        print(f"the disk's own write + fdatasync of one {330}-byte line, same directory, same rounds, "
+              f"a CPU kept busy: p50 {disk['p50_us']:.1f} µs, p99 {disk['p99_us']:.1f} µs ({spread(disk)})")
+    idle = runs.get(("audit", "disk", "disk_sync_idle"))
+    if idle:
+        print(f"  (the same with the CPUs idle: p50 {idle['p50_us']:.1f} µs, p99 {idle['p99_us']:.1f} µs; on a VM "
+              "an idle CPU can notice the sync's completion only at its next timer tick)")
+    hdr = (f"{'audit':<14} {'phase':<11} {'conc':>4} {'calls/s':>10} {'ratio':>6} {'p50':>9} {'+p50':>9} "
+           f"{'p99':>9} {'+p50/disk':>9} {'spread':>7}")
+    print(hdr)
+    print("-" * len(hdr))
+    for mode, name in (("none", "none"), ("always", "fsync always"), ("never", "fsync never")):
+        for phase in ("sequential", "concurrent"):
+            m = runs.get(("audit", mode, phase))
+            base = runs.get(("audit", "none", phase))
+            if not m or not base:
+                continue
+            ratio = m["calls_per_sec"] / base["calls_per_sec"] if base["calls_per_sec"] else float("nan")
+            added = m["p50_us"] - base["p50_us"]
+            per_disk = f"{added / disk['p50_us']:.2f}" if disk and disk["p50_us"] else "-"
+            print(f"{name:<14} {phase:<11} {m['concurrency']:>4} {m['calls_per_sec']:>10.0f} {ratio:>6.2f} "
+                  f"{m['p50_us']:>9.1f} {added:>+9.1f} {m['p99_us']:>9.1f} {per_disk:>9} {spread(m, base):>7}")
+    seq = runs.get(("audit", "always", "sequential"))
+    conc_run = runs.get(("audit", "always", "concurrent"))
+    conc_none = runs.get(("audit", "none", "concurrent"))
+    if seq and disk:
+        added = seq["p50_us"] - audit_none["p50_us"]
+        print(f"target: sequential added p50 with fsync always <= 1.2x the disk's write + fdatasync p50: "
+              f"{added:+.1f} µs vs {disk['p50_us']:.1f} µs = {added / disk['p50_us']:.2f}x: "
+              f"{'met' if added <= 1.2 * disk['p50_us'] else 'NOT met'}")
+    if conc_run and conc_none:
+        ratio = conc_run["calls_per_sec"] / conc_none["calls_per_sec"]
+        print(f"target: {conc} in flight, fsync always >= 0.5x the calls/s without audit: {ratio:.2f}x: "
+              f"{'met' if ratio >= 0.5 else 'NOT met'}")
+
 print()
 names = {
     "fixture": "fixture server alone",
     "warden-wrap": "warden wrap (1 fixture backend)",
     "warden-serve-3": "warden serve (3 fixture backends)",
 }
-print("Idle memory (VmRSS of the process itself, backends not included):")
+if rss:
+    print("Idle memory (VmRSS of the process itself, backends not included):")
 for key, desc in names.items():
     r = rss.get(key)
     if r:
         print(f"  {desc:<36} {r['rss_mb']:>7.1f} MB ({r['rss_kb']} kB)")
 EOF
 python3 "$root/bench/front.py" "$results"
-echo >&2
-echo "Policy decision time (200 rules, in process):"
-(cd "$root" && cargo run --quiet --release -p warden-policy --example decide_bench)
+if [[ "$AUDIT_ONLY" != 1 ]]; then
+    echo >&2
+    echo "Policy decision time (200 rules, in process):"
+    (cd "$root" && cargo run --quiet --release -p warden-policy --example decide_bench)
+fi
 echo >&2
 echo "raw results: $results" >&2

@@ -3,7 +3,7 @@
 //! # Definitions
 //!
 //! A line is the compact `serde_json` serialisation of an
-//! [`AuditRecord`], its fields in declaration order,
+//! [`AuditRecord`](crate::AuditRecord), its fields in declaration order,
 //! followed by `\n`. The newline is not part of any hash.
 //!
 //! * **content**: the line as serialised with `hash` absent, so it ends with
@@ -31,11 +31,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::AuditError;
-use crate::record::AuditRecord;
 
 /// The `prevHash` of the first record of a chain: 64 zeros.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -90,18 +89,52 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// Serialises `record` with its `hash` and returns the line (without the
-/// newline). Sets `record.hash`.
-pub(crate) fn seal(record: &mut AuditRecord) -> Result<Vec<u8>, AuditError> {
-    record.hash = None;
-    let mut line = serde_json::to_vec(&*record)?;
+/// A record's own members, serialised: the JSON text of an object without
+/// its braces and without the members the chain adds (`time`, `seq`,
+/// `prevHash`, `hash`), which the writer fills in, in file order.
+///
+/// This is all the writer needs of a record, so a new kind of record is any
+/// `Serialize` type that leaves those four members out (an
+/// [`AuditRecord`](crate::AuditRecord) does while they are empty).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Members(Vec<u8>);
+
+impl Members {
+    /// Serialises `record`, which must serialise as a JSON object.
+    pub(crate) fn of(record: &impl Serialize) -> Result<Members, AuditError> {
+        let text = serde_json::to_vec(record)?;
+        match text.strip_prefix(b"{").and_then(|text| text.strip_suffix(b"}")) {
+            Some(inner) => Ok(Members(inner.to_vec())),
+            None => Err(AuditError::NotAnObject),
+        }
+    }
+}
+
+/// The line for `members` as record `seq` of its chain, written at `time`
+/// after the line whose hash is `prev_hash`: `{"time":…,"seq":…,<members>,
+/// "prevHash":…,"hash":…}`, without the newline.
+pub(crate) fn seal(members: &Members, time: &str, seq: u64, prev_hash: &str) -> Vec<u8> {
+    let mut line = Vec::with_capacity(members.0.len() + 256);
+    line.extend_from_slice(b"{\"time\":\"");
+    line.extend_from_slice(time.as_bytes());
+    line.extend_from_slice(b"\",\"seq\":");
+    line.extend_from_slice(seq.to_string().as_bytes());
+    if !members.0.is_empty() {
+        line.push(b',');
+        line.extend_from_slice(&members.0);
+    }
+    line.extend_from_slice(b",\"prevHash\":\"");
+    line.extend_from_slice(prev_hash.as_bytes());
+    line.extend_from_slice(b"\"}");
+    // `time` and `prev_hash` are the writer's own (a timestamp and hex), so
+    // no escaping is needed, and the content is exactly what serde_json
+    // would write for the whole record.
     let hash = sha256_hex(&line);
     line.pop(); // the closing brace
     line.extend_from_slice(b",\"hash\":\"");
     line.extend_from_slice(hash.as_bytes());
     line.extend_from_slice(b"\"}");
-    record.hash = Some(hash);
-    Ok(line)
+    line
 }
 
 fn is_hex64(text: &str) -> bool {

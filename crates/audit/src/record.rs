@@ -24,9 +24,11 @@ use crate::redact::{redact_text, redact_value};
 #[serde(rename_all = "camelCase")]
 pub struct AuditRecord {
     /// When the record was written: RFC 3339, UTC, milliseconds.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub time: String,
     /// 1 for the first record of a chain, then one more for each record,
     /// continuing across rotated files.
+    #[serde(skip_serializing_if = "unsealed")]
     pub seq: u64,
     /// The client session.
     pub session: String,
@@ -58,6 +60,7 @@ pub struct AuditRecord {
     pub approval: Option<ApprovalRecord>,
     /// Hex SHA-256 of the previous line's exact bytes (without its newline),
     /// or 64 zeros for the first record of a chain.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub prev_hash: String,
     /// Hex SHA-256 of this line without its `hash` member (see
     /// [`crate::chain`]). `None` only while the record is being sealed.
@@ -266,6 +269,12 @@ impl Entry {
             hash: None,
         }
     }
+}
+
+/// Whether `seq` is still unset: `time`, `seq` and `prevHash` are left out
+/// until the writer fills them in (see [`crate::chain::Members`]).
+fn unsealed(seq: &u64) -> bool {
+    *seq == 0
 }
 
 /// `now` as RFC 3339 in UTC with milliseconds: `2026-05-01T09:30:12.345Z`.

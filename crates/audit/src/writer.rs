@@ -6,16 +6,16 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::chain::{ChainState, check_line, seal, sha256_hex};
+use crate::chain::{ChainState, Members, check_line, seal, sha256_hex};
 use crate::error::AuditError;
-use crate::record::{AuditRecord, timestamp};
+use crate::record::timestamp;
 use crate::{AuditSettings, Fsync};
 
 /// The largest tail read when looking for the last valid record.
 const MAX_SCAN: u64 = 64 * 1024 * 1024;
 
-/// Appends records to one file. Not shared by itself: [`crate::AuditLog`]
-/// keeps it behind a mutex, so writes are serialised.
+/// Appends records to one file. Owned by the log's one writer thread
+/// (see [`crate::committer`]), so writes are serialised.
 #[derive(Debug)]
 pub(crate) struct Writer {
     path: PathBuf,
@@ -129,49 +129,89 @@ impl Writer {
         }
     }
 
-    /// Appends `record`, filling in `time`, `seq`, `prevHash` and `hash`.
-    /// Returns its `seq` once the line is written, flushed and, with
-    /// [`Fsync::Always`], synced. On error nothing of the line is left in the
-    /// file (as far as the file system allows) and the chain does not move.
-    pub(crate) fn append(&mut self, mut record: AuditRecord) -> Result<u64, AuditError> {
-        self.ensure_open()?;
-        let chain = self.chain.clone().unwrap_or_else(ChainState::genesis);
-        record.seq = chain.seq.saturating_add(1);
-        record.prev_hash = chain.last_hash;
-        record.time = timestamp(SystemTime::now());
-        let mut line = seal(&mut record)?;
-        let line_hash = sha256_hex(&line);
-        line.push(b'\n');
-
-        let len = self.file.as_ref().map_or(0, |open| open.len);
-        let must_rotate =
-            self.rotate_bytes.is_some_and(|limit| len > 0 && len.saturating_add(line.len() as u64) > limit);
-        if must_rotate && let Err(err) = self.rotate() {
+    /// Appends `batch` in order, each record sealed with its `time`, `seq`
+    /// and `prevHash`, with one write and (with [`Fsync::Always`]) one
+    /// fdatasync per file: all of them, or, when the batch crosses a
+    /// rotation, the records before it and then those after. Puts each
+    /// record's `seq`, or why it was not written, in `results`, in order;
+    /// a record is `Ok` only once its line is written and synced. On an
+    /// error nothing of the failed lines is left in the file (as far as the
+    /// file system allows) and the chain does not move past them.
+    pub(crate) fn append(&mut self, batch: &[Members], results: &mut Vec<Result<u64, AuditError>>) {
+        let before = results.len();
+        if let Err(err) = self.append_all(batch, results) {
+            // Every record not reported written failed with it.
+            let failed = batch.len() - (results.len() - before);
+            results.extend(std::iter::repeat_with(|| Err(err.again())).take(failed));
             self.reset();
-            return Err(err);
         }
-        if let Err(err) = self.write(&line) {
-            self.reset();
-            return Err(err);
-        }
-        self.chain = Some(ChainState { seq: record.seq, last_hash: line_hash });
-        Ok(record.seq)
     }
 
-    fn write(&mut self, line: &[u8]) -> Result<(), AuditError> {
+    /// [`Writer::append`] until the first error, which is returned; the
+    /// records in `results` by then are written.
+    fn append_all(&mut self, batch: &[Members], results: &mut Vec<Result<u64, AuditError>>) -> Result<(), AuditError> {
+        self.ensure_open()?;
+        let time = timestamp(SystemTime::now());
+        let mut chain = self.chain.clone().unwrap_or_else(ChainState::genesis);
+        let mut staged = Vec::new();
+        for members in batch {
+            let seq = chain.seq.saturating_add(1);
+            let mut line = seal(members, &time, seq, &chain.last_hash);
+            let line_hash = sha256_hex(&line);
+            line.push(b'\n');
+            let len = self.file.as_ref().map_or(0, |open| open.len) + staged.len() as u64;
+            let must_rotate =
+                self.rotate_bytes.is_some_and(|limit| len > 0 && len.saturating_add(line.len() as u64) > limit);
+            if must_rotate {
+                self.commit(&staged, &chain, results)?;
+                staged.clear();
+                self.rotate()?;
+            }
+            staged.extend_from_slice(&line);
+            chain = ChainState { seq, last_hash: line_hash };
+        }
+        self.commit(&staged, &chain, results)
+    }
+
+    /// Writes and syncs `staged`, the lines of the records after the
+    /// current chain up to `chain`, then moves the chain there and reports
+    /// them written.
+    fn commit(
+        &mut self,
+        staged: &[u8],
+        chain: &ChainState,
+        results: &mut Vec<Result<u64, AuditError>>,
+    ) -> Result<(), AuditError> {
+        if staged.is_empty() {
+            return Ok(());
+        }
+        self.write(staged)?;
+        let first = self.chain.as_ref().map_or(0, |old| old.seq).saturating_add(1);
+        results.extend((first..=chain.seq).map(Ok));
+        self.chain = Some(chain.clone());
+        Ok(())
+    }
+
+    fn write(&mut self, lines: &[u8]) -> Result<(), AuditError> {
         let fsync = self.fsync;
         let Some(open) = self.file.as_mut() else {
             return Err(AuditError::io(&self.path, "write", io::Error::other("the file is not open")));
         };
-        let written = open.file.write_all(line).and_then(|()| open.file.flush());
-        let synced = written.and_then(|()| if fsync == Fsync::Always { open.file.sync_data() } else { Ok(()) });
-        if let Err(err) = synced {
-            // Cut off whatever part of the line made it, so the next record
+        if let Err(err) = open.file.write_all(lines) {
+            // Cut off whatever part of the lines made it, so the next record
             // does not chain onto a fragment.
             let _ = open.file.set_len(open.len);
             return Err(AuditError::io(&self.path, "write", err));
         }
-        open.len += line.len() as u64;
+        // fdatasync is enough for an append-only file: it also writes the
+        // size change that makes the new lines readable, only timestamps wait.
+        if fsync == Fsync::Always
+            && let Err(err) = open.file.sync_data()
+        {
+            let _ = open.file.set_len(open.len);
+            return Err(AuditError::io(&self.path, "fdatasync", err));
+        }
+        open.len += lines.len() as u64;
         Ok(())
     }
 
@@ -193,11 +233,11 @@ impl Writer {
             }
             fs::rename(&self.path, numbered(&self.path, 1)).map_err(|err| rotate_error(&self.path, err))?;
         }
-        if self.fsync == Fsync::Always {
-            sync_parent(&self.path)?;
-        }
+        // Opening the new file syncs the directory once, which makes the
+        // renames durable too: one directory sync per rotation.
+        self.ensure_open()?;
         tracing::info!(path = %self.path.display(), keep = self.keep, "audit log rotated");
-        self.ensure_open()
+        Ok(())
     }
 
     fn sync(&self, file: &File) -> Result<(), AuditError> {

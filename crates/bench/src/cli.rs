@@ -76,11 +76,17 @@ pub struct Cli {
     /// `initialize` with a session id), the floor a gateway's HTTP front is
     /// compared with. Prints `listening on http://ADDR/mcp` and runs until
     /// killed.
-    #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "command"])]
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "command", "disk_sync_in"])]
     pub serve_bare: Option<std::net::SocketAddr>,
 
+    /// Instead of calling anything: measure the disk's own latency of a
+    /// durable append (one write and one fdatasync of a line about the size
+    /// of an audit record, `--calls` times) in a file in this directory.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["url", "command", "rss_of_child_after_ms"])]
+    pub disk_sync_in: Option<std::path::PathBuf>,
+
     /// Child command and its arguments (after `--`).
-    #[arg(last = true, required_unless_present_any = ["url", "serve_bare"], value_name = "CMD")]
+    #[arg(last = true, required_unless_present_any = ["url", "serve_bare", "disk_sync_in"], value_name = "CMD")]
     pub command: Vec<String>,
 }
 

@@ -5,7 +5,8 @@
 //! `--sessions` sessions on an HTTP endpoint), performs the MCP handshake,
 //! waits for the tool to be listed, then measures `tools/call` latency and
 //! throughput in a sequential and a concurrent phase (or, with
-//! `--rss-of-child-after-ms`, only reports the child's idle memory).
+//! `--rss-of-child-after-ms`, only reports the child's idle memory; with
+//! `--disk-sync-in`, only the disk's latency of a durable append).
 //!
 //! The client runs on a single-threaded Tokio runtime so that it takes at most
 //! one core away from the processes being measured.
@@ -15,6 +16,7 @@ mod caller;
 mod cli;
 mod client;
 mod cpu;
+mod disk;
 mod http;
 #[cfg(test)]
 mod http_tests;
@@ -57,10 +59,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let outcome = match (&cli.url, cli.serve_bare) {
-        (_, Some(addr)) => runtime.block_on(bare::serve(addr)).map(|()| 0),
-        (Some(url), None) => runtime.block_on(run_http(&cli, url)),
-        (None, None) => runtime.block_on(run_stdio(&cli)),
+    let outcome = match (&cli.url, cli.serve_bare, &cli.disk_sync_in) {
+        (_, Some(addr), _) => runtime.block_on(bare::serve(addr)).map(|()| 0),
+        (_, None, Some(dir)) => run_disk(&cli, dir),
+        (Some(url), None, None) => runtime.block_on(run_http(&cli, url)),
+        (None, None, None) => runtime.block_on(run_stdio(&cli)),
     };
     match outcome {
         Ok(0) => ExitCode::SUCCESS,
@@ -113,6 +116,23 @@ async fn run_stdio(cli: &Cli) -> anyhow::Result<u64> {
     drop(callers);
     client.shutdown(EXIT_GRACE).await?;
     Ok(failed)
+}
+
+/// Measures the disk's own write + fdatasync latency in `dir`: with a CPU
+/// kept busy (`disk_sync`, the figure to compare with) and idle
+/// (`disk_sync_idle`); see [`disk::append_sync_latencies_busy`].
+fn run_disk(cli: &Cli, dir: &std::path::Path) -> anyhow::Result<u64> {
+    let mut printer = Printer::new(cli.json);
+    disk::append_sync_latencies(dir, cli.warmup.min(cli.calls))?;
+    type Probe = fn(&std::path::Path, u64) -> anyhow::Result<Vec<std::time::Duration>>;
+    let probes: [(&'static str, Probe); 2] =
+        [("disk_sync", disk::append_sync_latencies_busy), ("disk_sync_idle", disk::append_sync_latencies)];
+    for (phase, probe) in probes {
+        let started = Instant::now();
+        let mut latencies = probe(dir, cli.calls)?;
+        printer.phase(&PhaseReport::new(&cli.label, phase, 1, started.elapsed(), &mut latencies, 0))?;
+    }
+    Ok(0)
 }
 
 /// Runs the benchmark against a Streamable HTTP endpoint; returns the number

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -75,6 +76,30 @@ pub async fn record(log: &AuditLog, req: &Req<'_>) -> Result<(), String> {
         approval: None,
     })
     .await
+}
+
+/// Records `n` allowed calls `t0`, `t1`, ... at once, each from a task of
+/// its own; returns each name with its outcome, in the order started.
+pub async fn record_at_once(
+    log: &Arc<AuditLog>,
+    n: usize,
+    arguments: Option<&'static str>,
+) -> Vec<(String, Result<(), String>)> {
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let log = Arc::clone(log);
+            tokio::spawn(async move {
+                let name = format!("t{i}");
+                let outcome = record(&log, &Req::allow("s", &name, arguments)).await;
+                (name, outcome)
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.expect("join"));
+    }
+    outcomes
 }
 
 /// Writes `n` allowed records `tool0`, `tool1`, ... to a fresh log at `path`.

@@ -1,0 +1,188 @@
+//! End to end: the audit log under load and when the disk fails. Every
+//! answered call has its record on disk, whatever happens to Warden after
+//! the answer; a record that cannot be written withholds the answer.
+
+mod support;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+use support::{Client, fixtures};
+
+/// `warden audit verify FILE`: whether it passed, and what it printed.
+fn verify(log: &Path) -> (bool, String) {
+    let output = Command::new(support::warden_bin()).args(["audit", "verify", log.to_str().unwrap()]).output().unwrap();
+    (output.status.success(), String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The complete lines of the log (a torn last line left by a kill is not one).
+fn records(log: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(log).unwrap();
+    let complete = &text[..text.rfind('\n').map_or(0, |at| at + 1)];
+    complete.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+fn audit_config(log: &Path, extra: &str) -> String {
+    fixtures(&[("fx", &[])], &format!("audit: {{path: {:?}{extra}}}\n", log.to_str().unwrap()))
+}
+
+#[test]
+fn a_kill_under_16_concurrent_callers_loses_no_answered_record() {
+    const IN_FLIGHT: usize = 16;
+    const ANSWERED: usize = 400;
+    let dir = support::scratch_dir("audit-kill16");
+    let log = dir.join("audit.jsonl");
+    let config = audit_config(&log, "");
+    let mut client = Client::serve_initialized(&config);
+    client.wait_for_tool("fx__echo");
+
+    // 16 calls in flight at all times; each answer is followed by a new call.
+    let mut next = 0usize;
+    let mut in_flight: HashMap<Value, String> = HashMap::new();
+    let mut send = |client: &mut Client, in_flight: &mut HashMap<Value, String>| {
+        let text = format!("call-{next}");
+        next += 1;
+        let id = client.send_request("tools/call", json!({"name": "fx__echo", "arguments": {"text": text}}));
+        in_flight.insert(id, text);
+    };
+    for _ in 0..IN_FLIGHT {
+        send(&mut client, &mut in_flight);
+    }
+    let mut answered = Vec::new();
+    while answered.len() < ANSWERED {
+        let ids: HashSet<Value> = in_flight.keys().cloned().collect();
+        let response = client.wait_for("an answer", |m| ids.contains(&m["id"]) && m.value.get("method").is_none());
+        let text = in_flight.remove(&response["id"]).unwrap();
+        assert_eq!(response["result"]["content"][0]["text"], text.as_str(), "{}", response.raw);
+        answered.push(text);
+        send(&mut client, &mut in_flight);
+    }
+    // Killed with 16 calls in flight, some of them mid-batch.
+    let killed = Command::new("kill").args(["-9", &client.pid().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let deadline = std::time::Instant::now() + support::PATIENCE;
+    while support::alive(client.pid()) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+
+    let written: HashSet<String> =
+        records(&log).iter().map(|record| record["arguments"]["text"].as_str().unwrap().to_owned()).collect();
+    let lost: Vec<&String> = answered.iter().filter(|text| !written.contains(*text)).collect();
+    assert!(lost.is_empty(), "answered calls without a record: {lost:?}");
+    // At most a torn last line (a batch the kill interrupted, never answered).
+    let (ok, report) = verify(&log);
+    assert!(ok || report.contains("torn last line"), "{report}");
+
+    // Warden started again removes a torn line and continues the chain.
+    let last_seq = records(&log).last().unwrap()["seq"].as_u64().unwrap();
+    let mut client = Client::serve_initialized(&config);
+    client.wait_for_tool("fx__echo");
+    assert_eq!(client.call_text("fx__echo", json!({"text": "after"})), "after");
+    client.close();
+    let (ok, report) = verify(&log);
+    assert!(ok, "{report}");
+    let after = records(&log);
+    assert_eq!(after.last().unwrap()["arguments"]["text"], "after");
+    assert_eq!(after.last().unwrap()["seq"], last_seq + 1);
+}
+
+/// A tmpfs of 256 KiB mounted for one test, unmounted when dropped.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    /// Mounts it, or `None` when this user may not mount (the test then
+    /// says so and does nothing; CI runs as root).
+    fn mount(at: PathBuf) -> Option<SmallDisk> {
+        std::fs::create_dir_all(&at).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs", at.to_str().unwrap()])
+            .status()
+            .is_ok_and(|status| status.success());
+        mounted.then_some(SmallDisk(at))
+    }
+
+    /// Fills it to the last byte.
+    fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let filler = self.0.join("filler");
+        let mut file = std::fs::File::create(&filler).unwrap();
+        let block = [b'x'; 4096];
+        while file.write_all(&block).is_ok() {}
+        while file.write_all(b"x").is_ok() {}
+        filler
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_withholds_answers_unless_fail_open_and_the_log_recovers_when_space_returns() {
+    let dir = support::scratch_dir("audit-full");
+    let Some(disk) = SmallDisk::mount(dir.join("disk")) else {
+        let root = Command::new("id").arg("-u").output().is_ok_and(|out| out.stdout.starts_with(b"0\n"));
+        assert!(!root, "running as root, but a tmpfs could not be mounted");
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    };
+    let closed_log = disk.0.join("closed.jsonl");
+    let open_log = disk.0.join("open.jsonl");
+    let mut closed = Client::serve_initialized(&audit_config(&closed_log, ""));
+    let mut open = Client::serve_initialized(&audit_config(&open_log, ", failOpen: true"));
+    for client in [&mut closed, &mut open] {
+        client.wait_for_tool("fx__echo");
+        assert_eq!(client.call_text("fx__echo", json!({"text": "before"})), "before");
+    }
+
+    // The log's last block still has room for a few records: the disk is
+    // full for the log once that is used up too.
+    let filler = disk.fill();
+    let mut closed_answered = vec![json!("before")];
+    let refused = loop {
+        let text = format!("while-full-{}", closed_answered.len());
+        let response = closed.request("tools/call", json!({"name": "fx__echo", "arguments": {"text": text}}));
+        if response.value.get("error").is_some() {
+            break response;
+        }
+        assert!(closed_answered.len() < 100, "the log never filled up");
+        closed_answered.push(json!(text));
+    };
+    let message = refused["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        message.starts_with("the audit log could not be written, so the result was withheld")
+            && message.contains("No space left on device"),
+        "fail closed, saying why: {}",
+        refused.raw
+    );
+    closed.wait_stderr("No space left on device");
+    // failOpen lets the call through and says so in the log.
+    for i in 0..100 {
+        assert_eq!(open.call_text("fx__echo", json!({"text": format!("while-full-{i}")})), format!("while-full-{i}"));
+        if open.stderr().contains("the call goes ahead (fail_open)") {
+            break;
+        }
+    }
+    open.wait_stderr("No space left on device");
+
+    std::fs::remove_file(filler).unwrap();
+    for client in [&mut closed, &mut open] {
+        assert_eq!(client.call_text("fx__echo", json!({"text": "after"})), "after");
+    }
+    closed.close();
+    open.close();
+    closed_answered.push(json!("after"));
+    for log in [&closed_log, &open_log] {
+        let (ok, report) = verify(log);
+        assert!(ok, "{}: {report}", log.display());
+    }
+    let texts =
+        |log: &Path| -> Vec<Value> { records(log).iter().map(|record| record["arguments"]["text"].clone()).collect() };
+    assert_eq!(texts(&closed_log), closed_answered, "every answered call, and nothing of the refused one");
+    let open_texts = texts(&open_log);
+    assert_eq!(open_texts.last(), Some(&json!("after")), "{open_texts:?}");
+}

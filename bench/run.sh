@@ -24,7 +24,19 @@
 #      removed after each run), and the disk's own latency of a durable append
 #      in that same directory (`warden-bench --disk-sync-in`), measured in
 #      the same rounds;
-# then prints a summary: direct vs warden throughput and latency.
+#   7. `ping` over HTTP (`ping/...`; skipped with SKIP_HTTP=1): warden's
+#      HTTP front against a bare hyper endpoint answering the same JSON
+#      (`warden-bench --serve-bare`), the floor for any HTTP front;
+#   8. server-everything with the official TypeScript SDK client
+#      (`tseverything/...`, bench/ts-client.mjs; skipped with SKIP_NODE=1),
+#      directly and through `warden wrap`;
+#   9. joshrotenberg/mcp-proxy 0.6.0 beside warden's HTTP front
+#      (`http1/mcp-proxy`, `http16/mcp-proxy`) when its binary is found;
+# then prints a summary: direct vs warden throughput and latency, and
+# (bench/front.py) the fronts' own cost: ping against the floor, the added
+# hop, warden's CPU time per call in every run (user + system of the warden
+# process, measured by warden-bench from /proc), the TypeScript client's
+# ratios and the peer's.
 #
 # Env knobs:
 #   CALLS        calls per phase (default 5000)
@@ -40,6 +52,7 @@
 #   AUDIT_CALLS  calls per phase for the audit runs (default: CALLS)
 #   DISK_WRITES  durable appends measured per round for the disk's own latency (default 1000)
 #   SKIP_BUILD=1 use the release binaries already built
+#   MCP_PROXY    path of the mcp-proxy binary (default: mcp-proxy on PATH)
 #   EVERYTHING_VERSION  npm version of server-everything (default below)
 #   SUPERGATEWAY_VERSION  npm version of supergateway (default below)
 #   CARGO_TARGET_DIR    honoured, as by cargo
@@ -68,6 +81,11 @@ if [[ "$AUDIT_ONLY" == 1 ]]; then
 fi
 EVERYTHING_VERSION="${EVERYTHING_VERSION:-2026.8.31}"
 SUPERGATEWAY_VERSION="${SUPERGATEWAY_VERSION:-4.0.0}"
+SDK_VERSION="${SDK_VERSION:-1.32.2}"
+# joshrotenberg/mcp-proxy 0.6.0 (`cargo install mcp-proxy --version 0.6.0
+# --locked`), the Rust tower-mcp gateway, as a peer of the HTTP front: used
+# when found (MCP_PROXY=path, or on PATH), skipped otherwise.
+mcp_proxy="${MCP_PROXY:-$(command -v mcp-proxy || true)}"
 RSS_AFTER_MS=1000
 
 die() {
@@ -112,6 +130,7 @@ if [[ "$SKIP_NODE" != 1 ]]; then
     command -v node >/dev/null || die "node is not installed (SKIP_NODE=1 skips server-everything and supergateway)"
     missing=0
     [[ "$(installed_version @modelcontextprotocol/server-everything)" == "$EVERYTHING_VERSION" ]] || missing=1
+    [[ "$(installed_version @modelcontextprotocol/sdk)" == "$SDK_VERSION" ]] || missing=1
     if [[ "$use_supergateway" == 1 && "$(installed_version supergateway)" != "$SUPERGATEWAY_VERSION" ]]; then
         missing=1
     fi
@@ -120,7 +139,8 @@ if [[ "$SKIP_NODE" != 1 ]]; then
         echo "==> installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION and" \
             "supergateway@$SUPERGATEWAY_VERSION into bench/node_modules" >&2
         npm install --no-save --no-audit --no-fund --prefix "$root/bench" \
-            "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" "supergateway@$SUPERGATEWAY_VERSION" >&2 ||
+            "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" "supergateway@$SUPERGATEWAY_VERSION" \
+            "@modelcontextprotocol/sdk@$SDK_VERSION" >&2 ||
             die "npm install of server-everything and supergateway failed"
     fi
     [[ -f "$everything_js" ]] || die "server-everything entry point not found at $everything_js"
@@ -228,9 +248,76 @@ http_bench() {
     case "$label" in
         */warden) start_warden_http "$fixture_config" "${label//\//_}" ;;
         */supergateway) start_supergateway "${label//\//_}" ;;
+        */mcp-proxy) start_mcp_proxy "${label//\//_}" ;;
     esac
-    bench "$label" "$HTTP_CALLS" --url "$server_url" --sessions "$sessions"
+    local cpu=(--cpu-of "$server_pid")
+    bench "$label" "$HTTP_CALLS" --url "$server_url" --sessions "$sessions" "${cpu[@]}"
     stop_server "$server_pid"
+}
+
+# start_mcp_proxy NAME: joshrotenberg/mcp-proxy (the Rust tower-mcp gateway)
+# in front of the fixture; sets server_pid and server_url.
+start_mcp_proxy() {
+    local log="$tmp/server-$1.log" config="$tmp/mcp-proxy.toml" port i
+    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    printf '[proxy]\nname = "bench"\nseparator = "__"\n\n[proxy.listen]\nhost = "127.0.0.1"\nport = %s\n\n[[backends]]\nname = "fixture"\ntransport = "stdio"\ncommand = "%s"\n' \
+        "$port" "$fixture" >"$config"
+    RUST_LOG=warn "$mcp_proxy" --config "$config" >"$log" 2>&1 &
+    server_pid=$!
+    live_servers+=("$server_pid")
+    server_url="http://127.0.0.1:$port/"
+    for ((i = 0; i < 200; i++)); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            return 0
+        fi
+        kill -0 "$server_pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "run.sh: mcp-proxy did not start; its log (last 30 lines):" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+}
+
+# ping_bench LABEL: `ping`, which a gateway answers itself, over HTTP:
+# ping/warden against warden's HTTP front, ping/bare against a bare hyper
+# endpoint (`warden-bench --serve-bare`) answering the same JSON: the floor.
+ping_bench() {
+    local label="$1" log="$tmp/server-${1//\//_}.log" i
+    if [[ "$label" == */warden ]]; then
+        start_warden_http "$fixture_config" "${label//\//_}"
+        bench "$label" "$HTTP_CALLS" --ping --url "$server_url" --cpu-of "$server_pid"
+    else
+        : >"$log"
+        "$bench" --serve-bare 127.0.0.1:0 >"$log" 2>&1 &
+        server_pid=$!
+        live_servers+=("$server_pid")
+        server_url=""
+        for ((i = 0; i < 200; i++)); do
+            server_url="$(sed -n 's|^listening on \(http://[^ ]*/mcp\)$|\1|p' "$log" | head -n 1 || true)"
+            [[ -n "$server_url" ]] && break
+            sleep 0.05
+        done
+        [[ -n "$server_url" ]] || die "warden-bench --serve-bare did not start: $(tail -n 5 "$log")"
+        bench "$label" "$HTTP_CALLS" --ping --url "$server_url"
+    fi
+    stop_server "$server_pid"
+}
+
+# ts_bench LABEL: the official TypeScript SDK client (bench/ts-client.mjs)
+# against server-everything, directly (tseverything/direct) or through
+# `warden wrap` (tseverything/warden): a Node client and a Node server, as
+# most users run them.
+ts_bench() {
+    local label="$1" command=(node "$everything_js" stdio)
+    [[ "$label" == */warden ]] && command=("$warden" wrap -- node "$everything_js" stdio)
+    echo "==> $label" >&2
+    if ! (cd "$root/bench" && node ts-client.mjs --label "$label" --calls "$NODE_CALLS" \
+        --concurrency "$CONCURRENCY" --warmup "$WARMUP" -- "${command[@]}") >"$tmp/out.jsonl" 2>"$tmp/ts.log"; then
+        tail -n 30 "$tmp/ts.log" >&2
+        die "the TypeScript SDK client failed for $label"
+    fi
+    cat "$tmp/out.jsonl" >&2
+    cat "$tmp/out.jsonl" >>"$results"
 }
 
 # Two hops: a second warden's HTTP front is the HTTP upstream of the first.
@@ -247,12 +334,12 @@ hop_bench() {
     start_warden_http "$fixture_config" "${label//\//_}-upstream"
     upstream_pid="$server_pid"
     if [[ "$label" == */direct ]]; then
-        bench "$label" "$HTTP_CALLS" --url "$server_url"
+        bench "$label" "$HTTP_CALLS" --url "$server_url" --cpu-of "$upstream_pid"
     else
         write_hop_config "$server_url"
         start_warden_http "$hop_config" "${label//\//_}"
         front_pid="$server_pid"
-        bench "$label" "$HTTP_CALLS" --url "$server_url"
+        bench "$label" "$HTTP_CALLS" --url "$server_url" --cpu-of "$front_pid"
         stop_server "$front_pid"
     fi
     stop_server "$upstream_pid"
@@ -365,15 +452,26 @@ for ((round = 1; round <= REPEAT; round++)); do
                 */warden) bench "$label" "$NODE_CALLS" "${node_args[@]}" -- "$warden" wrap -- node "$everything_js" stdio ;;
             esac
         done
+        pair=(tseverything/direct tseverything/warden)
+        ((round % 2)) || pair=(tseverything/warden tseverything/direct)
+        for label in "${pair[@]}"; do
+            ts_bench "$label"
+        done
     fi
     if [[ "$SKIP_HTTP" != 1 ]]; then
         for sessions in 1 "$CONCURRENCY"; do
             pair=("http$sessions/warden")
             [[ "$use_supergateway" == 1 ]] && pair+=("http$sessions/supergateway")
+            [[ -n "$mcp_proxy" ]] && pair+=("http$sessions/mcp-proxy")
             ((round % 2)) || pair=("${pair[@]:1}" "${pair[0]}")
             for label in "${pair[@]}"; do
                 http_bench "$label" "$sessions"
             done
+        done
+        pair=(ping/bare ping/warden)
+        ((round % 2)) || pair=(ping/warden ping/bare)
+        for label in "${pair[@]}"; do
+            ping_bench "$label"
         done
         if [[ "$hop_ok" == 1 ]]; then
             pair=(hop/direct hop/warden)
@@ -599,6 +697,7 @@ for key, desc in names.items():
     if r:
         print(f"  {desc:<36} {r['rss_mb']:>7.1f} MB ({r['rss_kb']} kB)")
 EOF
+python3 "$root/bench/front.py" "$results"
 if [[ "$AUDIT_ONLY" != 1 ]]; then
     echo >&2
     echo "Policy decision time (200 rules, in process):"

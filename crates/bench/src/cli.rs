@@ -61,6 +61,24 @@ pub struct Cli {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub sessions: u64,
 
+    /// With `--url`: the process whose CPU time per call is reported (the
+    /// gateway serving the URL). Over stdio the child is measured.
+    #[arg(long, value_name = "PID", requires = "url")]
+    pub cpu_of: Option<u32>,
+
+    /// Send `ping` instead of `tools/call` (no tool is looked up): what a
+    /// gateway's front costs by itself.
+    #[arg(long)]
+    pub ping: bool,
+
+    /// Instead of calling anything: serve a bare HTTP endpoint on this
+    /// address that answers every JSON-RPC request with an empty result (and
+    /// `initialize` with a session id), the floor a gateway's HTTP front is
+    /// compared with. Prints `listening on http://ADDR/mcp` and runs until
+    /// killed.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "command", "disk_sync_in"])]
+    pub serve_bare: Option<std::net::SocketAddr>,
+
     /// Instead of calling anything: measure the disk's own latency of a
     /// durable append (one write and one fdatasync of a line about the size
     /// of an audit record, `--calls` times) in a file in this directory.
@@ -68,7 +86,7 @@ pub struct Cli {
     pub disk_sync_in: Option<std::path::PathBuf>,
 
     /// Child command and its arguments (after `--`).
-    #[arg(last = true, required_unless_present_any = ["url", "disk_sync_in"], value_name = "CMD")]
+    #[arg(last = true, required_unless_present_any = ["url", "serve_bare", "disk_sync_in"], value_name = "CMD")]
     pub command: Vec<String>,
 }
 

@@ -28,19 +28,27 @@ pub struct PhaseResult {
     pub error_samples: Vec<String>,
 }
 
-/// The `tools/call` params, serialized once and reused for every call.
-pub struct CallParams(Box<RawValue>);
+/// The request each call makes, its params serialized once and reused.
+pub struct CallParams {
+    method: &'static str,
+    params: Box<RawValue>,
+}
 
 impl CallParams {
-    /// Params calling `tool` with `arguments`.
+    /// `tools/call` of `tool` with `arguments`.
     pub fn new(tool: &str, arguments: &RawValue) -> anyhow::Result<Self> {
         #[derive(Serialize)]
         struct Params<'a> {
             name: &'a str,
             arguments: &'a RawValue,
         }
-        let raw = serde_json::value::to_raw_value(&Params { name: tool, arguments })?;
-        Ok(Self(raw))
+        let params = serde_json::value::to_raw_value(&Params { name: tool, arguments })?;
+        Ok(Self { method: "tools/call", params })
+    }
+
+    /// `ping`, which a gateway answers itself: the cost of its front alone.
+    pub fn ping() -> anyhow::Result<Self> {
+        Ok(Self { method: "ping", params: RawValue::from_string("{}".to_owned())? })
     }
 }
 
@@ -101,7 +109,7 @@ pub async fn sequential(caller: &mut impl Caller, params: &CallParams, calls: u6
     let mut tally = Tally { latencies: Vec::with_capacity(usize::try_from(calls).unwrap_or(0)), ..Tally::default() };
     let start = Instant::now();
     for _ in 0..calls {
-        let done = caller.request("tools/call", &params.0).await?;
+        let done = caller.request(params.method, &params.params).await?;
         tally.record(&done);
     }
     Ok(tally.finish(start.elapsed()))
@@ -126,7 +134,7 @@ pub async fn concurrent<C: Caller>(
             let mut tally = Tally::default();
             // Claim one call at a time until none are left.
             while remaining.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).is_ok() {
-                let done = caller.request("tools/call", &params.0).await?;
+                let done = caller.request(params.method, &params.params).await?;
                 tally.record(&done);
             }
             anyhow::Ok((slot, caller, tally))

@@ -11,9 +11,11 @@
 //! The client runs on a single-threaded Tokio runtime so that it takes at most
 //! one core away from the processes being measured.
 
+mod bare;
 mod caller;
 mod cli;
 mod client;
+mod cpu;
 mod disk;
 mod http;
 #[cfg(test)]
@@ -34,6 +36,7 @@ use clap::Parser;
 use crate::caller::Caller;
 use crate::cli::Cli;
 use crate::client::McpClient;
+use crate::cpu::CpuMeter;
 use crate::http::HttpSessions;
 use crate::load::{CallParams, PhaseResult};
 use crate::report::{PhaseReport, Printer, RssReport};
@@ -56,10 +59,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let outcome = match (&cli.url, &cli.disk_sync_in) {
-        (_, Some(dir)) => run_disk(&cli, dir),
-        (Some(url), None) => runtime.block_on(run_http(&cli, url)),
-        (None, None) => runtime.block_on(run_stdio(&cli)),
+    let outcome = match (&cli.url, cli.serve_bare, &cli.disk_sync_in) {
+        (_, Some(addr), _) => runtime.block_on(bare::serve(addr)).map(|()| 0),
+        (_, None, Some(dir)) => run_disk(&cli, dir),
+        (Some(url), None, None) => runtime.block_on(run_http(&cli, url)),
+        (None, None, None) => runtime.block_on(run_stdio(&cli)),
     };
     match outcome {
         Ok(0) => ExitCode::SUCCESS,
@@ -81,7 +85,7 @@ async fn run_stdio(cli: &Cli) -> anyhow::Result<u64> {
     let client = McpClient::spawn(&cli.command, cli.timeout())?;
     client.initialize().await?;
     let mut rpc = Arc::clone(client.rpc());
-    let tool = tools::wait_for_tool(&mut rpc, &cli.tool, TOOL_WAIT).await?;
+    let tool = if cli.ping { "ping".to_owned() } else { tools::wait_for_tool(&mut rpc, &cli.tool, TOOL_WAIT).await? };
     eprintln!(
         "warden-bench: {}ready in {} ms, calling tool {tool}",
         label_prefix(&cli.label),
@@ -106,8 +110,9 @@ async fn run_stdio(cli: &Cli) -> anyhow::Result<u64> {
 
     // Every slot shares the one pipe; ids tell the answers apart.
     let callers = vec![rpc; usize::try_from(cli.concurrency)?];
-    let params = Arc::new(CallParams::new(&tool, &arguments)?);
-    let (failed, callers) = measure(cli, callers, &params, None).await?;
+    let params = Arc::new(if cli.ping { CallParams::ping()? } else { CallParams::new(&tool, &arguments)? });
+    let cpu_of = client.pid();
+    let (failed, callers) = measure(cli, callers, &params, None, cpu_of).await?;
     drop(callers);
     client.shutdown(EXIT_GRACE).await?;
     Ok(failed)
@@ -137,15 +142,15 @@ async fn run_http(cli: &Cli, url: &str) -> anyhow::Result<u64> {
     let started = Instant::now();
     let (sessions, mut callers) = HttpSessions::open(url, cli.sessions, cli.concurrency, cli.timeout()).await?;
     let first = callers.first_mut().context("no connection")?;
-    let tool = tools::wait_for_tool(first, &cli.tool, TOOL_WAIT).await?;
+    let tool = if cli.ping { "ping".to_owned() } else { tools::wait_for_tool(first, &cli.tool, TOOL_WAIT).await? };
     eprintln!(
         "warden-bench: {}{} session(s) ready in {} ms, calling tool {tool}",
         label_prefix(&cli.label),
         cli.sessions,
         started.elapsed().as_millis()
     );
-    let params = Arc::new(CallParams::new(&tool, &arguments)?);
-    let (failed, mut callers) = measure(cli, callers, &params, Some(cli.sessions)).await?;
+    let params = Arc::new(if cli.ping { CallParams::ping()? } else { CallParams::new(&tool, &arguments)? });
+    let (failed, mut callers) = measure(cli, callers, &params, Some(cli.sessions), cli.cpu_of).await?;
     let reopened: u64 = callers.iter().map(http::HttpCaller::reopened).sum();
     if reopened > 0 {
         eprintln!(
@@ -160,13 +165,15 @@ async fn run_http(cli: &Cli, url: &str) -> anyhow::Result<u64> {
 }
 
 /// The warm-up, sequential and concurrent phases, over `callers` (one per
-/// in-flight slot; the sequential phase uses the first). Prints each phase;
-/// returns the number of failed calls and the callers.
+/// in-flight slot; the sequential phase uses the first), with the CPU time
+/// of process `cpu_of` (the gateway). Prints each phase; returns the number
+/// of failed calls and the callers.
 async fn measure<C: Caller>(
     cli: &Cli,
     callers: Vec<C>,
     params: &Arc<CallParams>,
     sessions: Option<u64>,
+    cpu_of: Option<u32>,
 ) -> anyhow::Result<(u64, Vec<C>)> {
     let mut printer = Printer::new(cli.json);
     let mut failed = 0;
@@ -179,16 +186,20 @@ async fn measure<C: Caller>(
     }
 
     let first = callers.first_mut().context("no caller")?;
+    let cpu = CpuMeter::start(cpu_of);
     let mut seq = load::sequential(first, params, cli.calls).await?;
+    let cpu_us = cpu.per_call_us(cli.calls);
     failed += report_errors(cli, "sequential", &seq);
     let report = PhaseReport::new(&cli.label, "sequential", 1, seq.wall, &mut seq.latencies, seq.errors);
-    printer.phase(&report.with_sessions(sessions.map(|_| 1)))?;
+    printer.phase(&report.with_sessions(sessions.map(|_| 1)).with_cpu(cpu_us))?;
 
+    let cpu = CpuMeter::start(cpu_of);
     let (mut conc, callers) = load::concurrent(callers, params, cli.calls).await?;
+    let cpu_us = cpu.per_call_us(cli.calls);
     failed += report_errors(cli, "concurrent", &conc);
     let report =
         PhaseReport::new(&cli.label, "concurrent", cli.concurrency, conc.wall, &mut conc.latencies, conc.errors);
-    printer.phase(&report.with_sessions(sessions))?;
+    printer.phase(&report.with_sessions(sessions).with_cpu(cpu_us))?;
     Ok((failed, callers))
 }
 

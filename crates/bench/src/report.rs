@@ -32,6 +32,10 @@ pub struct PhaseReport {
     /// Over HTTP: the MCP sessions the phase's calls were spread over.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sessions: Option<u64>,
+    /// CPU time (user + system) of the measured process per call, µs: the
+    /// child over stdio, `--cpu-of` over HTTP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_call: Option<f64>,
 }
 
 impl PhaseReport {
@@ -60,7 +64,14 @@ impl PhaseReport {
             max_us,
             errors,
             sessions: None,
+            cpu_us_per_call: None,
         }
+    }
+
+    /// The same report, with the measured process's CPU time per call.
+    pub fn with_cpu(mut self, cpu_us_per_call: Option<f64>) -> Self {
+        self.cpu_us_per_call = cpu_us_per_call;
+        self
     }
 
     /// The same report, noting the number of HTTP sessions (if any).
@@ -108,13 +119,34 @@ impl Printer {
         if !self.header_done {
             self.header_done = true;
             println!(
-                "{:<24} {:<11} {:>7} {:>5} {:>10} {:>9} {:>9} {:>9} {:>10} {:>6}",
-                "label", "phase", "calls", "conc", "calls/s", "p50 µs", "p90 µs", "p99 µs", "max µs", "errors"
+                "{:<24} {:<11} {:>7} {:>5} {:>10} {:>9} {:>9} {:>9} {:>10} {:>6} {:>11}",
+                "label",
+                "phase",
+                "calls",
+                "conc",
+                "calls/s",
+                "p50 µs",
+                "p90 µs",
+                "p99 µs",
+                "max µs",
+                "errors",
+                "cpu µs/call"
             );
         }
+        let cpu = r.cpu_us_per_call.map_or_else(|| "-".to_owned(), |cpu| format!("{cpu:.1}"));
         println!(
-            "{:<24} {:<11} {:>7} {:>5} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>6}",
-            r.label, r.phase, r.calls, r.concurrency, r.calls_per_sec, r.p50_us, r.p90_us, r.p99_us, r.max_us, r.errors
+            "{:<24} {:<11} {:>7} {:>5} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>6} {:>11}",
+            r.label,
+            r.phase,
+            r.calls,
+            r.concurrency,
+            r.calls_per_sec,
+            r.p50_us,
+            r.p90_us,
+            r.p99_us,
+            r.max_us,
+            r.errors,
+            cpu
         );
         Ok(())
     }

@@ -70,14 +70,37 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct HttpFront {
-    /// A session with no request and no open stream for this long is ended
-    /// and its upstream processes stopped, in seconds.
+    /// A session that has opened an event stream, and now has no request
+    /// and no open stream, is ended after this long and its upstream
+    /// processes stopped, in seconds.
     pub session_idle_secs: u64,
+    /// A session that never opened an event stream (a client that
+    /// initializes, calls and walks away) is ended after this long without a
+    /// request, in seconds.
+    pub session_idle_no_stream_secs: u64,
     /// How often an idle SSE stream gets a comment line, so that clients and
     /// proxies do not cut it, in seconds.
     pub keep_alive_secs: u64,
-    /// The most client sessions at once; more are refused with 503.
+    /// The most client sessions at once. At the cap, the least recently used
+    /// idle session is ended to make room; only when every session is busy
+    /// is a new one refused with 503.
     pub max_sessions: usize,
+    /// The most server processes the sessions' own upstreams may hold at
+    /// once (shared servers not counted). Idle sessions are ended to make
+    /// room; a session that cannot get its processes is refused with 503.
+    pub process_budget: usize,
+    /// How long a client may take to send a request's headers, and how long
+    /// an idle keep-alive connection stays open, in seconds.
+    pub header_timeout_secs: u64,
+    /// How long a client may take to send a request's body, in seconds.
+    pub body_timeout_secs: u64,
+    /// The most client connections at once (0: from the open-file limit).
+    /// At the cap the oldest idle connection is closed to make room.
+    pub max_connections: usize,
+    /// The most connections from one client address (0: half of
+    /// `maxConnections`). At the cap that address's oldest idle connection
+    /// is closed to make room.
+    pub max_connections_per_address: usize,
     /// Browser origins allowed besides the loopback ones (`http://host:port`).
     /// Requests with any other `Origin` get 403 (DNS rebinding protection).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -93,8 +116,14 @@ impl Default for HttpFront {
     fn default() -> Self {
         HttpFront {
             session_idle_secs: 30 * 60,
+            session_idle_no_stream_secs: 5 * 60,
             keep_alive_secs: 15,
             max_sessions: 256,
+            process_budget: 64,
+            header_timeout_secs: 10,
+            body_timeout_secs: 10,
+            max_connections: 0,
+            max_connections_per_address: 0,
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             replay_events: 256,

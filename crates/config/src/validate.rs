@@ -155,8 +155,20 @@ fn validate_auth(config: &Config, problems: &mut Problems<'_>) {
             }
         }
     }
-    if config.http.session_idle_secs == 0 || config.http.keep_alive_secs == 0 || config.http.max_sessions == 0 {
-        problems.at(&["http"], "http: sessionIdleSecs, keepAliveSecs and maxSessions must be positive".into());
+    let http = &config.http;
+    let positive = [
+        http.session_idle_secs,
+        http.session_idle_no_stream_secs,
+        http.keep_alive_secs,
+        http.max_sessions as u64,
+        http.process_budget as u64,
+        http.header_timeout_secs,
+        http.body_timeout_secs,
+    ];
+    if positive.contains(&0) {
+        let names = "sessionIdleSecs, sessionIdleNoStreamSecs, keepAliveSecs, maxSessions, processBudget, \
+                     headerTimeoutSecs and bodyTimeoutSecs";
+        problems.at(&["http"], format!("http: {names} must be positive"));
     }
 }
 

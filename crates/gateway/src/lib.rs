@@ -19,8 +19,10 @@ mod servers;
 mod session;
 mod surfaces;
 mod tokens;
+mod work;
 
 pub use outlet::{Outbound, Outlet};
 pub use pool::Pool;
 pub use servers::pending_changes;
 pub use session::{Session, Status, UpstreamStatus};
+pub use work::Work;

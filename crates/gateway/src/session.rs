@@ -16,6 +16,7 @@ use crate::outlet::{Outbound, Outlet};
 use crate::pipeline::Hooks;
 use crate::pool::Pool;
 use crate::tokens::Maps;
+use crate::work::Work;
 
 /// Every session gets a distinct id, for logs and audit records.
 static SESSIONS: AtomicU64 = AtomicU64::new(1);
@@ -170,6 +171,14 @@ impl Session {
             Kind::Notification => self.shared.notification(frame),
             Kind::Response | Kind::ErrorResponse => self.shared.client_response(frame),
         }
+    }
+
+    /// Takes a client request (not `initialize`, which is answered at once
+    /// by [`handle_frame`](Session::handle_frame)) and hands back its work,
+    /// for the caller to run where it awaits the answer (see [`Work`]).
+    pub fn request_work(&self, frame: Frame) -> Work {
+        let shared = self.shared.clone();
+        Work::new(async move { shared.request(frame).await })
     }
 
     /// Answers a message that exceeded the size limit. Its id is recovered

@@ -263,7 +263,7 @@ fn a_public_address_without_tokens_is_refused_unless_forced() {
 
 #[test]
 fn idle_sessions_are_reaped_and_processes_return_to_baseline() {
-    let warden = HttpWarden::start(&one_fixture("http: {sessionIdleSecs: 1}\n"));
+    let warden = HttpWarden::start(&one_fixture("http: {sessionIdleSecs: 1, sessionIdleNoStreamSecs: 1}\n"));
     let baseline = children_of(warden.pid()).len();
     // Many sessions come and go: half are deleted, half are abandoned.
     let mut abandoned = Vec::new();

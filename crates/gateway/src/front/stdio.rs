@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::FileTypeExt;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::net::unix::pipe;
@@ -69,22 +70,64 @@ pub async fn serve_stdio<E: std::fmt::Display>(
     result
 }
 
-/// Stdin as an async stream: when it is a pipe (as MCP clients start
-/// servers), it is read through the event loop, without a thread hop per read;
-/// otherwise (a file, a terminal) through tokio's blocking reader.
+/// Stdin as an async stream. MCP clients start servers with a pipe (most)
+/// or a Unix socket (Node's child processes: libuv's "pipes" are socket
+/// pairs): either is read through the event loop, without a thread hop per
+/// read. Anything else (a file, a terminal) goes through tokio's blocking
+/// reader.
 fn stdin() -> Box<dyn AsyncRead + Unpin + Send> {
-    match std::io::stdin().as_fd().try_clone_to_owned().and_then(pipe::Receiver::from_owned_fd) {
-        Ok(pipe) => Box::new(pipe),
-        Err(_) => Box::new(tokio::io::stdin()),
+    match std::io::stdin().as_fd().try_clone_to_owned().map(Stdio::of) {
+        Ok(Stdio::Pipe(fd)) => match pipe::Receiver::from_owned_fd(fd) {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::io::stdin()),
+        },
+        Ok(Stdio::Socket(fd)) => match socket(fd) {
+            Ok(socket) => Box::new(socket),
+            Err(_) => Box::new(tokio::io::stdin()),
+        },
+        Ok(Stdio::Other) | Err(_) => Box::new(tokio::io::stdin()),
     }
 }
 
-/// Stdout as an async sink, through the event loop when it is a pipe.
+/// Stdout as an async sink, through the event loop when it is a pipe or a
+/// socket (as for stdin).
 fn stdout() -> Box<dyn AsyncWrite + Unpin + Send> {
-    match std::io::stdout().as_fd().try_clone_to_owned().and_then(pipe::Sender::from_owned_fd) {
-        Ok(pipe) => Box::new(pipe),
-        Err(_) => Box::new(tokio::io::stdout()),
+    match std::io::stdout().as_fd().try_clone_to_owned().map(Stdio::of) {
+        Ok(Stdio::Pipe(fd)) => match pipe::Sender::from_owned_fd(fd) {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::io::stdout()),
+        },
+        Ok(Stdio::Socket(fd)) => match socket(fd) {
+            Ok(socket) => Box::new(socket),
+            Err(_) => Box::new(tokio::io::stdout()),
+        },
+        Ok(Stdio::Other) | Err(_) => Box::new(tokio::io::stdout()),
     }
+}
+
+/// What a standard stream is connected to.
+enum Stdio {
+    Pipe(OwnedFd),
+    Socket(OwnedFd),
+    Other,
+}
+
+impl Stdio {
+    fn of(fd: OwnedFd) -> Stdio {
+        let file = std::fs::File::from(fd);
+        match file.metadata().map(|metadata| metadata.file_type()) {
+            Ok(kind) if kind.is_fifo() => Stdio::Pipe(file.into()),
+            Ok(kind) if kind.is_socket() => Stdio::Socket(file.into()),
+            _ => Stdio::Other,
+        }
+    }
+}
+
+/// A Unix stream socket, registered with the event loop.
+fn socket(fd: OwnedFd) -> std::io::Result<tokio::net::UnixStream> {
+    let socket = std::os::unix::net::UnixStream::from(fd);
+    socket.set_nonblocking(true)?;
+    tokio::net::UnixStream::from_std(socket)
 }
 
 /// Writes each message as one line, flushing when the queue is empty.

@@ -39,10 +39,23 @@ impl HttpWarden {
 
     /// Starts warden with `config` and these arguments after `serve --config F`.
     pub fn start_with(config: &str, args: &[&str], env: &[(&str, &str)]) -> HttpWarden {
+        HttpWarden::start_wrapped(&[], config, args, env)
+    }
+
+    /// The same, run by `wrapper` (a command that execs its arguments, such
+    /// as `prlimit --nofile=256`), so its pid is warden's.
+    pub fn start_wrapped(wrapper: &[&str], config: &str, args: &[&str], env: &[(&str, &str)]) -> HttpWarden {
         let dir = scratch_dir("http");
         let path = dir.join("warden.yaml");
         std::fs::write(&path, config).expect("write config");
-        let mut command = Command::new(warden_bin());
+        let mut command = match wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut command = Command::new(program);
+                command.args(rest).arg(warden_bin());
+                command
+            }
+            None => Command::new(warden_bin()),
+        };
         command.arg("serve").arg("--config").arg(&path).args(args);
         command.envs(env.iter().copied()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = command.spawn().expect("start warden");
@@ -436,6 +449,18 @@ pub fn children_of(pid: u32) -> Vec<u32> {
         }
     }
     children
+}
+
+/// Live (not zombie) processes whose parent is `pid`.
+pub fn live_children_of(pid: u32) -> usize {
+    children_of(pid).into_iter().filter(|child| super::alive(*child)).count()
+}
+
+/// A process's resident memory, in KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let line = status.lines().find(|line| line.starts_with("VmRSS:")).unwrap_or("VmRSS: 0 kB");
+    line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).unwrap_or(0)
 }
 
 /// Waits until `done` holds, up to the patience.

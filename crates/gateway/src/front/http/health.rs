@@ -46,6 +46,14 @@ pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) 
             })
         })
         .collect();
-    let body = json!({"sessions": sessions});
+    let body = json!({
+        "sessions": sessions,
+        "processes": {"budget": front.budget.total(), "reserved": front.budget.in_use()},
+        "connections": {
+            "open": front.connections.len(),
+            "max": front.connections.max_total(),
+            "openFilesLimit": front.open_files.or_else(super::descriptors::open_files_limit),
+        },
+    });
     ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }

@@ -18,7 +18,7 @@ use super::{Front, sse};
 
 /// GET `/sse`.
 pub(super) async fn open_hub(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
-    open(front, None, headers).unwrap_or_else(IntoResponse::into_response)
+    open(front, None, headers).await.unwrap_or_else(IntoResponse::into_response)
 }
 
 /// GET `/sse/<server>`.
@@ -27,15 +27,15 @@ pub(super) async fn open_server(
     Path(server): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    open(front, Some(server), headers).unwrap_or_else(IntoResponse::into_response)
+    open(front, Some(server), headers).await.unwrap_or_else(IntoResponse::into_response)
 }
 
-fn open(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
+async fn open(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
     let Some(config) = front.config_for(scope.as_deref()) else {
         return Err(Refusal::new(StatusCode::NOT_FOUND, "no MCP endpoint here"));
     };
     let caller = front.access.check(&headers)?;
-    let entry = front.open_session(scope, config, &caller, &headers, true)?;
+    let entry = front.open_session(scope, config, &caller, &headers, true).await?;
     let id = entry.id.clone();
     let events =
         entry.streams.attach(None).map_err(|_| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "no stream"))?;
@@ -65,7 +65,7 @@ pub(super) async fn message(
             .get(&query.session_id)
             .filter(|entry| entry.legacy() && entry.owner == caller.name)
             .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "unknown or expired session"))?;
-        let frame = parse(read_body(body, front.max_message_bytes).await?)?;
+        let frame = parse(read_body(body, front.max_message_bytes, front.body_timeout()).await?)?;
         entry.touch();
         entry.session.handle_frame(frame);
         Ok::<_, Refusal>(StatusCode::ACCEPTED.into_response())

@@ -12,9 +12,11 @@ use futures_util::StreamExt;
 use tokio::sync::oneshot;
 use warden_jsonrpc::{Frame, Kind, Method};
 
+use crate::Work;
+
 use super::access::Caller;
 use super::reply::Refusal;
-use super::sessions::{self, Entry};
+use super::sessions::{self, Claim, Entry};
 use super::streams::{Answer, OpenError, SseEvent};
 use super::{Front, sse};
 use crate::inbound::SUPPORTED_VERSIONS;
@@ -102,7 +104,7 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
         let message = "the Accept header must list application/json and text/event-stream";
         return Err(Refusal::new(StatusCode::NOT_ACCEPTABLE, message));
     }
-    let text = read_body(body, front.max_message_bytes).await?;
+    let text = read_body(body, front.max_message_bytes, front.body_timeout()).await?;
     let frame = parse(text)?;
     let Some(session_id) = session_id(&headers) else {
         if frame.kind() == Kind::Request && frame.method() == Some(&Method::Initialize) {
@@ -111,13 +113,12 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
         let message = "the request has no Mcp-Session-Id header: send initialize first";
         return Err(Refusal::new(StatusCode::BAD_REQUEST, message).for_id(frame.id()));
     };
-    let entry = find(&front, scope.as_deref(), &caller, session_id)?;
+    let entry = claim(&front, scope.as_deref(), &caller, session_id)?;
     check_version(&headers)?;
     if frame.method() == Some(&Method::Initialize) {
         let message = "this session is already initialized; start a new one without Mcp-Session-Id";
         return Err(Refusal::new(StatusCode::BAD_REQUEST, message).for_id(frame.id()));
     }
-    entry.touch();
     if frame.kind() != Kind::Request {
         // Notifications and the client's answers need no reply.
         entry.session.handle_frame(frame);
@@ -128,8 +129,20 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
         let message = "the client already has a request in flight with this id";
         Refusal::new(StatusCode::BAD_REQUEST, message).for_id(Some(&id))
     })?;
-    entry.session.handle_frame(frame);
-    respond(&front, &entry, answer, accepts.json).await
+    // Served in this connection's task, not a task of its own.
+    let work = entry.session.request_work(frame);
+    respond(&front, &entry, answered(work, answer), accepts.json).await
+}
+
+/// Runs a request's `work` until its answer is there. If the answer comes
+/// first (an event stream, opened by progress or a server's request), the
+/// rest of the work goes on in a task of its own (see [`Work`]).
+async fn answered(mut work: Work, mut answer: oneshot::Receiver<Answer>) -> Result<Answer, oneshot::error::RecvError> {
+    tokio::select! {
+        biased;
+        answer = &mut answer => answer,
+        () = &mut work => answer.await,
+    }
 }
 
 /// Starts a session for an `initialize` request.
@@ -142,8 +155,10 @@ async fn initialize(
     frame: Frame,
 ) -> Result<Response, Refusal> {
     let refuse = |status, message: &str| Refusal::new(status, message).for_id(frame.id());
-    let entry =
-        front.open_session(scope, config, caller, headers, false).map_err(|refusal| refusal.for_id(frame.id()))?;
+    let entry = front
+        .open_session(scope, config, caller, headers, false)
+        .await
+        .map_err(|refusal| refusal.for_id(frame.id()))?;
     let request_id = frame.id().unwrap_or("null").to_owned();
     let answer = entry.streams.expect(&request_id, false).map_err(|_| refuse(StatusCode::BAD_REQUEST, "bad id"))?;
     entry.session.handle_frame(frame);
@@ -164,7 +179,7 @@ async fn initialize(
 async fn respond(
     front: &Front,
     entry: &Entry,
-    answer: oneshot::Receiver<Answer>,
+    answer: impl Future<Output = Result<Answer, oneshot::error::RecvError>>,
     json: bool,
 ) -> Result<Response, Refusal> {
     let mut response = match answer.await {
@@ -224,11 +239,21 @@ fn delete(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Resul
 
 /// The live session with this id, if it belongs to this endpoint and caller.
 fn find(front: &Front, scope: Option<&str>, caller: &Caller, id: &str) -> Result<Arc<Entry>, Refusal> {
-    front
-        .sessions
-        .get(id)
-        .filter(|entry| !entry.legacy() && entry.scope.as_deref() == scope && entry.owner == caller.name)
-        .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "unknown or expired session: initialize a new one"))
+    front.sessions.get(id).filter(|entry| belongs(entry, scope, caller)).ok_or_else(unknown_session)
+}
+
+/// The same, claimed for a request: it is not ended to make room while the
+/// request is handled.
+fn claim(front: &Front, scope: Option<&str>, caller: &Caller, id: &str) -> Result<Claim, Refusal> {
+    front.sessions.claim(id).filter(|entry| belongs(entry, scope, caller)).ok_or_else(unknown_session)
+}
+
+fn belongs(entry: &Entry, scope: Option<&str>, caller: &Caller) -> bool {
+    !entry.legacy() && entry.scope.as_deref() == scope && entry.owner == caller.name
+}
+
+fn unknown_session() -> Refusal {
+    Refusal::new(StatusCode::NOT_FOUND, "unknown or expired session: initialize a new one")
 }
 
 fn session_id(headers: &HeaderMap) -> Option<&str> {
@@ -248,8 +273,16 @@ fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
     }
 }
 
-/// Reads a body of at most `limit` bytes.
-pub(super) async fn read_body(body: Body, limit: usize) -> Result<String, Refusal> {
+/// Reads a body of at most `limit` bytes, arriving within `timeout` in all
+/// (a client dripping a byte at a time is cut off, not waited for).
+pub(super) async fn read_body(body: Body, limit: usize, timeout: std::time::Duration) -> Result<String, Refusal> {
+    tokio::time::timeout(timeout, read_body_within(body, limit)).await.unwrap_or_else(|_| {
+        let message = format!("the body did not arrive within {} s (http.bodyTimeoutSecs)", timeout.as_secs());
+        Err(Refusal::new(StatusCode::REQUEST_TIMEOUT, &message))
+    })
+}
+
+async fn read_body_within(body: Body, limit: usize) -> Result<String, Refusal> {
     let mut bytes = Vec::new();
     let mut chunks = body.into_data_stream();
     while let Some(chunk) = chunks.next().await {

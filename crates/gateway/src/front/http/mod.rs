@@ -8,7 +8,11 @@
 //! [`Session`](crate::Session); what the session sends back is routed to
 //! the right HTTP stream by [`streams`].
 
+mod accept;
 pub(crate) mod access;
+mod budget;
+mod connections;
+mod descriptors;
 mod health;
 mod legacy;
 mod mcp;
@@ -25,7 +29,6 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use warden_config::{Config, PrefixMode};
@@ -34,9 +37,18 @@ use crate::pipeline::HooksSource;
 use crate::pool::Pool;
 use crate::session::Session;
 use access::{Access, Caller};
+use budget::ProcessBudget;
+use connections::Connections;
 use reply::Refusal;
-use sessions::{Entry, Sessions};
+use sessions::{Claim, Entry, Reservation, Sessions};
 use streams::Streams;
+
+/// What a client refused for lack of room is told to wait, in seconds.
+const RETRY_AFTER_SECS: u64 = 2;
+
+/// How long a new session waits for sessions that are ending to free their
+/// places, when every other session is busy.
+const ROOM_PATIENCE: Duration = Duration::from_secs(3);
 
 /// Serves MCP over HTTP to any number of clients, each in its own session
 /// with its own upstreams.
@@ -56,6 +68,14 @@ struct Front {
     sessions: Sessions,
     /// Shared upstreams and process caps.
     pool: Arc<Pool>,
+    /// How many processes the sessions' own upstreams may hold.
+    budget: ProcessBudget,
+    /// One permit per session place (`http.maxSessions`).
+    places: Arc<tokio::sync::Semaphore>,
+    /// The open client connections.
+    connections: Arc<Connections>,
+    /// The open-file limit in force.
+    open_files: Option<u64>,
 }
 
 impl HttpFront {
@@ -68,6 +88,23 @@ impl HttpFront {
         default_profile: Option<String>,
         bound: SocketAddr,
     ) -> HttpFront {
+        let open_files = match descriptors::raise_open_files_limit() {
+            Ok(limit) => Some(limit),
+            Err(err) => {
+                tracing::warn!("cannot read the open-file limit: {err}");
+                None
+            }
+        };
+        let http = &config.http;
+        let max_connections = match http.max_connections {
+            0 => descriptors::default_max_connections(open_files.unwrap_or(1024), http.process_budget),
+            max => max,
+        };
+        let per_address = match http.max_connections_per_address {
+            0 => max_connections.div_ceil(2),
+            max => max,
+        };
+        tracing::info!(open_files, max_connections, per_address, "HTTP connection limits");
         let front = Front {
             endpoints: std::sync::RwLock::new(Endpoints::new(&config)),
             settings: config.http.clone(),
@@ -76,6 +113,10 @@ impl HttpFront {
             access: Access::new(&config, bound, default_profile),
             sessions: Sessions::default(),
             pool: Arc::new(Pool::start(&config)),
+            budget: ProcessBudget::new(config.http.process_budget),
+            places: Arc::new(tokio::sync::Semaphore::new(config.http.max_sessions)),
+            connections: Connections::new(max_connections, per_address),
+            open_files,
         };
         HttpFront { front: Arc::new(front) }
     }
@@ -87,18 +128,16 @@ impl HttpFront {
         let mut interrupt = signal(SignalKind::interrupt())?;
         let reaper = tokio::spawn(reap(self.front.clone()));
         let app = router(self.front.clone());
-        // Small answers must leave at once, not wait for an ACK (Nagle).
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let result = tokio::select! {
-            served = axum::serve(listener, app) => served,
-            _ = terminate.recv() => Ok(()),
-            _ = interrupt.recv() => Ok(()),
-        };
+        let connections = self.front.connections.clone();
+        let header_timeout = Duration::from_secs(self.front.settings.header_timeout_secs);
+        tokio::select! {
+            () = accept::accept_loop(listener, app, connections, header_timeout) => {}
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
+        }
         reaper.abort();
         self.shutdown().await;
-        result
+        Ok(())
     }
 
     /// Ends every session at once and waits until their upstreams are gone.
@@ -137,6 +176,17 @@ impl HttpFront {
                 // A server removed from the file leaves its endpoint's sessions empty.
                 Some(server) => Arc::new(single_server(&config, server)),
             };
+            // Servers added to a live session count against the process
+            // budget too; a session they do not fit in is ended (its client
+            // initializes anew, and is served as any new client).
+            let processes = budget::processes_of(&scoped, &self.front.pool);
+            if !entry.reserve_processes(&self.front.budget, processes) {
+                if let Some(entry) = self.front.sessions.remove(&entry.id) {
+                    tracing::warn!(session = %entry.id, processes, "ending a session: its new servers do not fit in http.processBudget");
+                    tokio::spawn(sessions::end(entry));
+                }
+                continue;
+            }
             entry.session.apply(scoped);
         }
         *self.front.endpoints.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = endpoints;
@@ -160,15 +210,16 @@ fn router(front: Arc<Front>) -> Router {
         .with_state(front)
 }
 
-/// Ends idle sessions now and then.
+/// Ends idle sessions now and then: sooner those that never opened a stream.
 async fn reap(front: Arc<Front>) {
-    let idle = Duration::from_secs(front.settings.session_idle_secs);
-    let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+    let streamed = Duration::from_secs(front.settings.session_idle_secs);
+    let never_streamed = Duration::from_secs(front.settings.session_idle_no_stream_secs);
+    let every = (streamed.min(never_streamed) / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
     let mut ticks = tokio::time::interval(every);
     loop {
         ticks.tick().await;
-        for entry in front.sessions.take_idle(idle) {
-            tracing::info!(session = %entry.id, idle_secs = idle.as_secs(), "ending an idle session");
+        for entry in front.sessions.take_expired(streamed, never_streamed) {
+            tracing::info!(session = %entry.id, "ending an idle session");
             tokio::spawn(sessions::end(entry));
         }
     }
@@ -205,40 +256,89 @@ fn single_server(config: &Config, name: &str) -> Config {
 impl Front {
     /// Starts a client session on endpoint `scope` with its own upstreams
     /// (or shared ones from the pool), under the profile the caller may use.
-    fn open_session(
+    ///
+    /// A new client is always served while some session is idle: at the
+    /// session cap, or when the process budget cannot hold the new session's
+    /// processes, the least recently used idle session is ended first (its
+    /// client gets 404 and initializes anew). Only when every session is busy
+    /// is the new one refused, with 503 and `Retry-After`.
+    async fn open_session(
         &self,
         scope: Option<String>,
         config: Arc<Config>,
         caller: &Caller,
         headers: &HeaderMap,
         legacy: bool,
-    ) -> Result<Arc<Entry>, Refusal> {
+    ) -> Result<Claim, Refusal> {
         let profile = self.access.profile(caller, headers)?;
-        let max = self.settings.max_sessions;
-        let full = || {
-            let message = format!("Warden serves at most {max} sessions (http.maxSessions)");
-            Refusal::new(StatusCode::SERVICE_UNAVAILABLE, &message)
-        };
-        // Checked before starting any process; the insert below checks again,
-        // atomically, for sessions opened meanwhile.
-        if self.sessions.len() >= max {
-            return Err(full());
-        }
         let failed = |why: &str| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, why);
         let hooks = self.hooks.hooks(profile.as_deref()).map_err(|err| failed(&err))?;
         let id = sessions::new_id().map_err(|err| failed(&err.to_string()))?;
+        let reservation = self.make_room(budget::processes_of(&config, &self.pool)).await?;
         let streams = Streams::new(self.settings.replay_events, legacy);
         let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()));
         if let Some(name) = &caller.name {
             session.set_principal(name.clone());
         }
         let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile));
-        if let Err(entry) = self.sessions.insert(entry.clone(), max) {
-            tokio::spawn(sessions::end(entry));
-            return Err(full());
+        entry.hold(reservation);
+        let claim = self.sessions.insert(entry);
+        tracing::info!(session = %claim.id, owner = ?claim.owner, profile = ?claim.profile, scope = ?claim.scope, legacy, "HTTP session started");
+        Ok(claim)
+    }
+
+    /// Ends idle sessions, least recently used first, until there is room
+    /// for one more session with `processes` processes of its own; returns
+    /// the reservation of its place and its processes.
+    ///
+    /// Sessions ended to make room (here or by a concurrent opener) give
+    /// their places back only once their processes are gone, so a newcomer
+    /// that finds nothing idle left waits a little for those before giving up.
+    async fn make_room(&self, processes: usize) -> Result<Reservation, Refusal> {
+        if processes > self.budget.total() {
+            let message = format!(
+                "a session needs {processes} server processes, more than http.processBudget ({})",
+                self.budget.total()
+            );
+            return Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, &message));
         }
-        tracing::info!(session = %entry.id, owner = ?entry.owner, profile = ?entry.profile, scope = ?entry.scope, legacy, "HTTP session started");
-        Ok(entry)
+        let deadline = tokio::time::Instant::now() + ROOM_PATIENCE;
+        loop {
+            if let Some(reservation) = self.reserve(processes) {
+                return Ok(reservation);
+            }
+            if let Some(idle) = self.sessions.take_least_recent_idle() {
+                tracing::info!(session = %idle.id, "ending the least recently used idle session to make room for a new one");
+                // Its processes must be gone before theirs are counted free.
+                sessions::end(idle).await;
+            } else if tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            } else {
+                return Err(self.busy());
+            }
+        }
+    }
+
+    /// A place for a session and its processes, if both are free.
+    fn reserve(&self, processes: usize) -> Option<Reservation> {
+        let place = self.places.clone().try_acquire_owned().ok()?;
+        let processes = self.budget.reserve(processes)?;
+        Some(Reservation::new(place, processes))
+    }
+
+    /// 503: every session is busy.
+    fn busy(&self) -> Refusal {
+        let message = format!(
+            "every session is busy (http.maxSessions {}, http.processBudget {}): retry shortly",
+            self.settings.max_sessions,
+            self.budget.total()
+        );
+        Refusal::new(StatusCode::SERVICE_UNAVAILABLE, &message).retry_after(RETRY_AFTER_SECS)
+    }
+
+    /// How long a client may take to send a request's body.
+    fn body_timeout(&self) -> Duration {
+        Duration::from_secs(self.settings.body_timeout_secs)
     }
 
     /// How often idle streams get a keep-alive comment.

@@ -12,12 +12,14 @@ pub(super) struct Refusal {
     id: Option<String>,
     code: Option<ErrorCode>,
     message: String,
+    /// `Retry-After`, in seconds.
+    retry_after: Option<u64>,
 }
 
 impl Refusal {
     /// A refusal with `status` and a reason.
     pub fn new(status: StatusCode, message: &str) -> Refusal {
-        Refusal { status, id: None, code: None, message: message.to_owned() }
+        Refusal { status, id: None, code: None, message: message.to_owned(), retry_after: None }
     }
 
     /// 401, asking for a bearer token.
@@ -28,6 +30,12 @@ impl Refusal {
     /// The same refusal, answering request `id` (JSON text).
     pub fn for_id(mut self, id: Option<&str>) -> Refusal {
         self.id = id.map(str::to_owned);
+        self
+    }
+
+    /// The same refusal, telling the client to retry after `secs` seconds.
+    pub fn retry_after(mut self, secs: u64) -> Refusal {
+        self.retry_after = Some(secs);
         self
     }
 
@@ -50,6 +58,9 @@ impl IntoResponse for Refusal {
         let mut response = (self.status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let Some(secs) = self.retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
     }

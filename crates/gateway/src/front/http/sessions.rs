@@ -2,8 +2,12 @@
 
 use std::collections::HashMap;
 use std::io::Read;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use tokio::sync::OwnedSemaphorePermit;
 
 use crate::session::Session;
 
@@ -24,6 +28,25 @@ pub(super) struct Entry {
     /// Its profile.
     pub profile: Option<String>,
     last_seen: Mutex<Instant>,
+    /// Requests being handled for it right now (see [`Claim`]).
+    claims: AtomicUsize,
+    /// Its place and its share of the process budget, given back once its
+    /// upstreams are gone.
+    reservation: Mutex<Option<Reservation>>,
+}
+
+/// A session's place among `http.maxSessions` and its processes within
+/// `http.processBudget`, given back when dropped.
+pub(super) struct Reservation {
+    _place: OwnedSemaphorePermit,
+    processes: OwnedSemaphorePermit,
+}
+
+impl Reservation {
+    /// A place and processes, reserved.
+    pub fn new(place: OwnedSemaphorePermit, processes: OwnedSemaphorePermit) -> Reservation {
+        Reservation { _place: place, processes }
+    }
 }
 
 impl Entry {
@@ -36,7 +59,42 @@ impl Entry {
         owner: Option<Arc<str>>,
         profile: Option<String>,
     ) -> Entry {
-        Entry { id, session, streams, scope, owner, profile, last_seen: Mutex::new(Instant::now()) }
+        Entry {
+            id,
+            session,
+            streams,
+            scope,
+            owner,
+            profile,
+            last_seen: Mutex::new(Instant::now()),
+            claims: AtomicUsize::new(0),
+            reservation: Mutex::new(None),
+        }
+    }
+
+    /// Makes its reservation cover `processes` processes (a reload gave it
+    /// more servers), taking the difference from `budget`; false if the
+    /// budget cannot. A reload that gives it fewer keeps the reservation
+    /// until it ends: stopped processes are counted until they are gone.
+    pub fn reserve_processes(&self, budget: &super::budget::ProcessBudget, processes: usize) -> bool {
+        let mut reservation = self.reservation.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(reservation) = reservation.as_mut() else { return false };
+        let held = reservation.processes.num_permits();
+        if processes <= held {
+            return true;
+        }
+        match budget.reserve(processes - held) {
+            Some(more) => {
+                reservation.processes.merge(more);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Holds its place and processes until it ends.
+    pub fn hold(&self, reservation: Reservation) {
+        *self.reservation.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(reservation);
     }
 
     /// Whether it speaks the legacy HTTP+SSE transport (one stream, no
@@ -52,6 +110,38 @@ impl Entry {
 
     fn idle_for(&self) -> Duration {
         self.last_seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).elapsed()
+    }
+
+    /// Whether nothing is going on: no request being handled, no event
+    /// stream open, no POST waiting for its answer (a call in flight or
+    /// waiting for approval). Only such a session may be ended to make room.
+    fn idle(&self) -> bool {
+        self.claims.load(Ordering::Acquire) == 0 && !self.streams.any_open()
+    }
+
+    /// Whether it has been idle for longer than its timeout: `streamed` for
+    /// a session that has opened an event stream, `never_streamed` for one
+    /// that never did (a client that called and walked away).
+    fn expired(&self, streamed: Duration, never_streamed: Duration) -> bool {
+        let timeout = if self.streams.ever_attached() { streamed } else { never_streamed };
+        self.idle() && self.idle_for() > timeout
+    }
+}
+
+/// A session being used by a request: it is not idle, so it is never ended
+/// to make room while the request is handled.
+pub(super) struct Claim(Arc<Entry>);
+
+impl Deref for Claim {
+    type Target = Arc<Entry>;
+    fn deref(&self) -> &Arc<Entry> {
+        &self.0
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        self.0.claims.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -71,14 +161,30 @@ impl Sessions {
         self.lock().len()
     }
 
-    /// Adds a session unless there are `max` already.
-    pub fn insert(&self, entry: Arc<Entry>, max: usize) -> Result<(), Arc<Entry>> {
+    /// The session with this id, claimed for a request (under the same lock
+    /// that eviction takes, so a claimed session is never evicted).
+    pub fn claim(&self, id: &str) -> Option<Claim> {
+        let map = self.lock();
+        let entry = map.get(id)?.clone();
+        entry.claims.fetch_add(1, Ordering::AcqRel);
+        entry.touch();
+        Some(Claim(entry))
+    }
+
+    /// Removes the least recently used idle session, to make room for a new
+    /// one; `None` when every session is busy.
+    pub fn take_least_recent_idle(&self) -> Option<Arc<Entry>> {
         let mut map = self.lock();
-        if map.len() >= max {
-            return Err(entry);
-        }
-        map.insert(entry.id.clone(), entry);
-        Ok(())
+        let oldest = map.values().filter(|entry| entry.idle()).max_by_key(|entry| entry.idle_for())?.id.clone();
+        map.remove(&oldest)
+    }
+
+    /// Adds a session (its place is reserved), claimed for the request
+    /// that opens it.
+    pub fn insert(&self, entry: Arc<Entry>) -> Claim {
+        entry.claims.fetch_add(1, Ordering::AcqRel);
+        self.lock().insert(entry.id.clone(), entry.clone());
+        Claim(entry)
     }
 
     /// The session with this id.
@@ -96,16 +202,17 @@ impl Sessions {
         self.lock().values().cloned().collect()
     }
 
-    /// Removes and returns the sessions idle for longer than `idle` with no
-    /// open stream and no request waiting.
-    pub fn take_idle(&self, idle: Duration) -> Vec<Arc<Entry>> {
+    /// Removes and returns the sessions idle for longer than their timeout:
+    /// `streamed` for those that have opened an event stream,
+    /// `never_streamed` for the others.
+    pub fn take_expired(&self, streamed: Duration, never_streamed: Duration) -> Vec<Arc<Entry>> {
         let mut map = self.lock();
-        let idle: Vec<String> = map
+        let expired: Vec<String> = map
             .values()
-            .filter(|entry| entry.idle_for() > idle && !entry.streams.any_open())
+            .filter(|entry| entry.expired(streamed, never_streamed))
             .map(|entry| entry.id.clone())
             .collect();
-        idle.iter().filter_map(|id| map.remove(id)).collect()
+        expired.iter().filter_map(|id| map.remove(id)).collect()
     }
 }
 
@@ -116,8 +223,10 @@ pub(super) fn new_id() -> std::io::Result<String> {
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
-/// Ends a session: its streams close and its upstreams stop.
+/// Ends a session: its streams close and its upstreams stop; then its place
+/// and processes are given back.
 pub(super) async fn end(entry: Arc<Entry>) {
     entry.streams.close_all();
     entry.session.shutdown().await;
+    entry.reservation.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
 }

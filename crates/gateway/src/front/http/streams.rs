@@ -57,6 +57,8 @@ struct Inner {
     /// Whether new SSE streams start with an empty priming event (clients of
     /// 2025-11-25 and later expect it; older ones may not parse it).
     prime: bool,
+    /// Whether the client ever opened (or resumed) an event stream with GET.
+    attached: bool,
 }
 
 struct Stream {
@@ -132,6 +134,7 @@ impl Streams {
     pub fn attach(&self, last_event_id: Option<&str>) -> Result<mpsc::UnboundedReceiver<SseEvent>, OpenError> {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut inner = self.lock();
+        inner.attached = true;
         let prime = inner.prime;
         let (number, after) = match last_event_id {
             Some(last) => parse_event_id(last).ok_or(OpenError::UnknownEvent)?,
@@ -153,6 +156,12 @@ impl Streams {
             stream.sink = Sink::Open(tx);
         }
         Ok(rx)
+    }
+
+    /// Whether the client ever opened an event stream with GET (the legacy
+    /// transport's stream counts).
+    pub fn ever_attached(&self) -> bool {
+        self.legacy || self.lock().attached
     }
 
     /// Whether an event stream of this session is open or a POST is waiting

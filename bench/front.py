@@ -1,0 +1,75 @@
+"""The fronts' own cost, from bench/run.sh's raw results (JSON lines).
+
+Prints, as medians over the rounds:
+  - ping over Warden's HTTP front against a bare hyper endpoint answering
+    the same JSON with the same client (target: p50 <= 1.3x);
+  - the added hop (client -> warden -> warden -> fixture against
+    client -> warden -> fixture; target: <= 50 us p50);
+  - Warden's CPU time per call (user + system of the warden process, all
+    threads) for every run that measured it (targets: <= 10 us over stdio,
+    <= 30 us over HTTP);
+  - the official TypeScript SDK client against server-everything, directly
+    and through `warden wrap` (targets: p50 <= 1.05x, calls/s with 16 in
+    flight >= 0.95x);
+  - joshrotenberg/mcp-proxy beside Warden's HTTP front, when it was run.
+"""
+import json
+import statistics
+import sys
+
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+groups = {}
+for row in rows:
+    if row.get("phase") in ("sequential", "concurrent"):
+        groups.setdefault((row["label"], row["phase"]), []).append(row)
+
+
+def median(label, phase, field):
+    values = [r[field] for r in groups.get((label, phase), []) if r.get(field) is not None]
+    return statistics.median(values) if values else None
+
+
+def verdict(ok):
+    return "met" if ok else "NOT met"
+
+
+print()
+print("The fronts' own cost (medians over the rounds)")
+bare, ping = median("ping/bare", "sequential", "p50_us"), median("ping/warden", "sequential", "p50_us")
+if bare and ping:
+    ratio = ping / bare
+    print(f"ping, HTTP, sequential p50: bare hyper {bare:.1f} us, warden {ping:.1f} us: "
+          f"{ratio:.2f}x (target <= 1.3x: {verdict(ratio <= 1.3)})")
+direct, hop = median("hop/direct", "sequential", "p50_us"), median("hop/warden", "sequential", "p50_us")
+if direct and hop:
+    print(f"an added warden HTTP hop, sequential p50: {direct:.1f} -> {hop:.1f} us, {hop - direct:+.1f} us "
+          f"(target <= +50 us: {verdict(hop - direct <= 50)})")
+
+print()
+print(f"{'run':<24} {'phase':<11} {'calls/s':>10} {'p50 us':>8} {'warden cpu us/call':>19}")
+for (label, phase) in sorted(groups):
+    if label.endswith("/direct") and not label.startswith("hop/") or label.startswith(("ping/bare", "ts")):
+        continue
+    cpu = median(label, phase, "cpu_us_per_call")
+    if cpu is None:
+        continue
+    print(f"{label:<24} {phase:<11} {median(label, phase, 'calls_per_sec'):>10.0f} "
+          f"{median(label, phase, 'p50_us'):>8.1f} {cpu:>19.1f}")
+print("targets: <= 10 us per forwarded call over stdio (fixture/warden), <= 30 us over HTTP (http1/warden, http16/warden)")
+
+ts = {(v, p): (median(f"tseverything/{v}", p, "p50_us"), median(f"tseverything/{v}", p, "calls_per_sec"))
+      for v in ("direct", "warden") for p in ("sequential", "concurrent")}
+if all(p50 for p50, _ in ts.values()):
+    print()
+    print("server-everything with the official TypeScript SDK client (stdio):")
+    (d50, _), (w50, _) = ts[("direct", "sequential")], ts[("warden", "sequential")]
+    (_, drate), (_, wrate) = ts[("direct", "concurrent")], ts[("warden", "concurrent")]
+    print(f"  sequential p50 {d50:.1f} -> {w50:.1f} us: {w50 / d50:.2f}x (target <= 1.05x: {verdict(w50 / d50 <= 1.05)})")
+    print(f"  16 in flight {drate:.0f} -> {wrate:.0f} calls/s: {wrate / drate:.2f}x "
+          f"(target >= 0.95x: {verdict(wrate / drate >= 0.95)})")
+
+for sessions in ("http1", "http16"):
+    peer = median(f"{sessions}/mcp-proxy", "concurrent", "calls_per_sec")
+    ours = median(f"{sessions}/warden", "concurrent", "calls_per_sec")
+    if peer and ours:
+        print(f"{sessions}, 16 in flight: warden {ours:.0f} calls/s, mcp-proxy 0.6.0 {peer:.0f} calls/s: {ours / peer:.2f}x")

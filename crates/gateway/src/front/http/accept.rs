@@ -1,0 +1,139 @@
+//! Where client connections enter: the accept loop, each connection's
+//! admission (see [`connections`](super::connections)), and HTTP/1.1 on it
+//! with a header timeout that also ends idle keep-alive connections.
+//!
+//! Accept errors never end the loop: when descriptors run out (EMFILE), the
+//! longest-idle connection is closed to free one and the loop pauses
+//! briefly instead of spinning.
+
+use std::convert::Infallible;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tower::ServiceExt;
+
+use super::connections::{Activity, Connections, Place};
+
+/// How long the loop pauses after an accept error.
+const PAUSE_AFTER_ERROR: Duration = Duration::from_millis(20);
+
+/// Accepts connections on `listener` for ever, serving `app` on each.
+pub(super) async fn accept_loop(listener: TcpListener, app: Router, connections: Arc<Connections>, timeout: Duration) {
+    let mut last_warning: Option<Instant> = None;
+    loop {
+        let (tcp, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(err) => {
+                if out_of_descriptors(&err) {
+                    connections.close_longest_idle();
+                }
+                // At most one warning a second: an attack must not flood the log.
+                if !is_per_connection(&err) && last_warning.is_none_or(|at| at.elapsed() > Duration::from_secs(1)) {
+                    tracing::warn!("accepting a connection failed: {err} ({} open)", connections.len());
+                    last_warning = Some(Instant::now());
+                }
+                tokio::time::sleep(PAUSE_AFTER_ERROR).await;
+                continue;
+            }
+        };
+        // Small answers must leave at once, not wait for an ACK (Nagle).
+        let _ = tcp.set_nodelay(true);
+        let (app, connections) = (app.clone(), connections.clone());
+        tokio::spawn(async move {
+            // A connection that finds no place within its header timeout is closed.
+            if let Some(place) = connections.admit(peer.ip(), timeout).await {
+                serve(tcp, app, place, timeout).await;
+            }
+        });
+    }
+}
+
+/// Serves HTTP/1.1 on one connection until the client closes it, its
+/// header timeout runs out, or it must give way to a new connection.
+async fn serve(tcp: TcpStream, app: Router, place: Place, timeout: Duration) {
+    let connection = place.connection.clone();
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let activity = connection.request();
+        let app = app.clone();
+        async move {
+            // Busy once the body has arrived, or once there is an answer,
+            // until the answer's body is done (an event stream included).
+            let request = request.map(|body| Body::new(Arrival { body, activity: Some(activity.clone()) }));
+            let response = app.oneshot(request).await.unwrap_or_else(|never: Infallible| match never {});
+            activity.working();
+            Ok::<_, Infallible>(response.map(|body| {
+                Body::new(body.map_frame(move |frame| {
+                    let _ = &activity;
+                    frame
+                }))
+            }))
+        }
+    });
+    let mut builder = http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(timeout).keep_alive(true);
+    let served = builder.serve_connection(TokioIo::new(tcp), service);
+    tokio::select! {
+        result = served => {
+            if let Err(err) = result {
+                tracing::debug!("connection ended: {err}");
+            }
+        }
+        () = place.connection.closed() => tracing::debug!("an idle connection gave way to a new one"),
+    }
+    drop(place);
+}
+
+/// A request's body: once it has all arrived, the connection is busy.
+struct Arrival {
+    body: Incoming,
+    activity: Option<Arc<Activity>>,
+}
+
+impl http_body::Body for Arrival {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, hyper::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        if let Poll::Ready(None) = polled
+            && let Some(activity) = self.activity.take()
+        {
+            activity.working();
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// EMFILE, ENFILE and their kin: no descriptor for the new connection.
+fn out_of_descriptors(err: &io::Error) -> bool {
+    matches!(err.raw_os_error(), Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM))
+}
+
+/// Errors about one connection that the client already gave up on.
+fn is_per_connection(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+    )
+}

@@ -11,6 +11,7 @@ mod error;
 mod load;
 mod locate;
 mod policy;
+mod sandbox;
 mod schema;
 mod validate;
 
@@ -21,6 +22,10 @@ pub use locate::locate;
 pub use policy::{
     Action, AuditConfig, Breaker, Condition, ConditionalRoles, DomainsAllowed, Fsync, LimitScope, PathsWithin, PinMode,
     PinsConfig, Policy, RateLimit, Rule, RuleMatch, SqlCondition, ToolAnnotation,
+};
+pub use sandbox::{
+    SandboxDefaults, SandboxEnv, SandboxFilesystem, SandboxMechanism, SandboxMode, SandboxNetwork, SandboxPolicy,
+    SandboxSetting, ServerSandbox,
 };
 pub use schema::{
     Auth, Config, Filter, HttpFront, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ServerConfig,

@@ -59,6 +59,7 @@ impl Pool {
                     transport: server.transport.clone(),
                     supervision: config.supervision.clone(),
                     max_message_bytes: config.limits.max_message_bytes,
+                    sandbox: config.sandbox_of(name),
                 };
                 let upstream = Upstream::spawn(index, spec, init_rx, fanout.clone());
                 pool.shared.insert(name.clone(), Common { upstream, fanout, init });

@@ -97,6 +97,7 @@ impl Session {
                             transport: server.transport.clone(),
                             supervision: config.supervision.clone(),
                             max_message_bytes: config.limits.max_message_bytes,
+                            sandbox: config.sandbox_of(name),
                         };
                         Upstream::spawn(index, spec, init_rx.clone(), sink.clone())
                     }

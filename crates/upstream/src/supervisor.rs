@@ -24,6 +24,8 @@ pub struct UpstreamSpec {
     pub supervision: Supervision,
     /// The largest message accepted from it.
     pub max_message_bytes: usize,
+    /// The OS sandbox its process runs in (stdio only).
+    pub sandbox: Option<warden_config::ServerSandbox>,
 }
 
 /// Where an upstream is in its life.

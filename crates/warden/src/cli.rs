@@ -78,6 +78,21 @@ pub enum Command {
     /// Print the JSON Schema of the config file, for editors.
     #[command(after_help = "Example:\n  warden schema > warden.schema.json")]
     Schema,
+    /// What this machine supports for sandboxing servers.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+}
+
+/// `warden sandbox ...`.
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Report bwrap and its version, user namespaces, the Landlock ABI and seccomp, and each server's sandbox.
+    #[command(after_help = "Examples:\n  warden sandbox check\n  warden sandbox check --config warden.yaml")]
+    Check {
+        /// Also show the sandbox of each server of this config (and use its `sandbox.bwrap`).
+        #[arg(long, short, env = "WARDEN_CONFIG")]
+        config: Option<PathBuf>,
+    },
 }
 
 /// A config file.
@@ -128,6 +143,11 @@ pub struct WrapArgs {
     /// The server's name (default: the command's file name).
     #[arg(long)]
     pub name: Option<String>,
+    /// Run the server in an OS sandbox: `--sandbox` alone is the restrictive
+    /// default (or the config's `sandbox.default`); `--sandbox=FILE` reads the
+    /// settings (the shape of a server's `sandbox:`) from a YAML or JSON file.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "default", value_name = "PROFILE")]
+    pub sandbox: Option<String>,
     /// The server's command and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -115,7 +115,7 @@ pub struct SandboxDefaults {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bwrap: Option<PathBuf>,
     /// Where each server's writable state directory is created
-    /// (default: `~/.local/state/warden/sandbox`).
+    /// (default: `~/.local/state/warden-sandbox`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_dir: Option<String>,
     /// Fixed addresses for names, consulted by the egress proxy before DNS

@@ -62,7 +62,8 @@ mod tests {
         assert!(annotate_line(marked.as_bytes()).is_none());
         let fine = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Permission denied"}]}}"#;
         assert!(annotate_line(fine).is_none());
-        let other = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"no such tool"}],"isError":true}}"#;
+        let other =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"no such tool"}],"isError":true}}"#;
         assert!(annotate_line(other).is_none());
     }
 }

@@ -102,20 +102,14 @@ fn probe_namespaces(bwrap: &Path) -> Result<(), String> {
         .stdin(Stdio::null())
         .output()
         .map_err(|err| format!("cannot run bwrap: {err}"))?;
-    if output.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
-    }
+    if output.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&output.stderr).trim().to_owned()) }
 }
 
 /// The kernel's Landlock ABI version, 0 when unsupported.
 pub fn landlock_abi() -> i64 {
     // SAFETY: landlock_create_ruleset with a null attribute, size 0 and the
     // VERSION flag only returns the ABI version; it touches no memory.
-    let abi = unsafe {
-        libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32)
-    };
+    let abi = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32) };
     abi.max(0)
 }
 

@@ -119,7 +119,8 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
     let bwrap = matches!(mechanism, Mechanism::Bwrap(_));
     let tmp = if bwrap { PathBuf::from("/tmp") } else { plan.state_dir.join("tmp") };
     if !bwrap {
-        std::fs::create_dir_all(&tmp).map_err(|err| SandboxError::io(format!("cannot create {}", tmp.display()), err))?;
+        std::fs::create_dir_all(&tmp)
+            .map_err(|err| SandboxError::io(format!("cannot create {}", tmp.display()), err))?;
     }
     let cwd = command.cwd.map(Path::to_path_buf).unwrap_or_else(|| plan.state_dir.clone());
     let env = environment(plan, command.env, &tmp);
@@ -294,7 +295,7 @@ fn bwrap_args(plan: &Plan, read: &[PathBuf], cwd: &Path, proxy: Option<&Path>) -
         let exposed = denied.starts_with("/etc") || visible.iter().any(|shown| denied.starts_with(shown));
         let text = denied.display().to_string();
         match std::fs::metadata(&denied) {
-            Ok(meta) if exposed && meta.is_dir() => push(&["--tmpfs", &text, "--remount-ro", &text]),
+            Ok(meta) if exposed && meta.is_dir() => push(&["--perms", "0", "--tmpfs", &text, "--remount-ro", &text]),
             Ok(_) if exposed => push(&["--ro-bind", "/dev/null", &text]),
             _ => {}
         }

@@ -34,7 +34,16 @@ pub const BUILTIN_DENY: &[&str] = &[
 pub const SYSTEM_READ: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
 
 /// Files under `/etc` that hold secrets: masked even though `/etc` is readable.
-pub const ETC_SECRETS: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/ssh", "/etc/ssl/private", "/etc/sudoers", "/etc/sudoers.d"];
+pub const ETC_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/ssh",
+    "/etc/ssl/private",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+];
 
 /// One server's sandbox, ready to be set up.
 #[derive(Debug, Clone)]
@@ -73,7 +82,7 @@ impl Plan {
         } else {
             Some(Allowlist::parse(&policy.network.allow, &policy.network.deny, &defaults.hosts)?)
         };
-        let root = defaults.state_dir.as_deref().map_or_else(|| expand("~/.local/state/warden/sandbox"), expand);
+        let root = defaults.state_dir.as_deref().map_or_else(|| expand("~/.local/state/warden-sandbox"), expand);
         let state_dir = root.join(server);
         let mut write = vec![state_dir.clone()];
         write.extend(policy.filesystem.write.iter().map(|path| expand(path)));
@@ -102,7 +111,8 @@ impl Plan {
             None => "no network".to_owned(),
             Some(allow) => format!("network {}", allow.describe()),
         };
-        let list = |paths: &[PathBuf]| paths.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
+        let list =
+            |paths: &[PathBuf]| paths.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
         let mode = match self.mode {
             SandboxMode::Enforce => "enforce",
             SandboxMode::Warn => "warn",

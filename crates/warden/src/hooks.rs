@@ -100,3 +100,38 @@ impl HooksSource for ProfileHooks {
         Ok(hooks)
     }
 }
+
+/// Sends the sandboxes' refused connections to `audit` (and the log), as
+/// `sandbox/network` records denied by rule `sandbox.network`.
+pub fn report_sandbox_denials(audit: Option<Arc<dyn Audit>>) {
+    warden_sandbox::report::install(Arc::new(SandboxDenials { audit }));
+}
+
+struct SandboxDenials {
+    audit: Option<Arc<dyn Audit>>,
+}
+
+impl warden_sandbox::report::Reporter for SandboxDenials {
+    fn denied(&self, denial: warden_sandbox::report::Denial) {
+        let Some(audit) = self.audit.clone() else { return };
+        // Called from the proxy's task; the record is written in its own.
+        tokio::spawn(async move {
+            use warden_gateway::pipeline::{Call, Outcome, Record, Verdict};
+            let method = warden_jsonrpc::Method::Other("sandbox/network".into());
+            let target = format!("{}:{}", denial.host, denial.port);
+            let verdict = Verdict::Deny { rule: "sandbox.network".into(), reason: denial.reason };
+            let call =
+                Call { session: "sandbox", server: &denial.server, method: &method, name: &target, arguments: None };
+            let record = Record {
+                call,
+                client: None,
+                verdict: &verdict,
+                outcome: &Outcome::Refused,
+                elapsed: Default::default(),
+            };
+            if let Err(err) = audit.record(record).await {
+                tracing::error!(server = %denial.server, "cannot audit a refused connection: {err}");
+            }
+        });
+    }
+}

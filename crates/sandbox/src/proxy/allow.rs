@@ -75,7 +75,11 @@ pub struct Allowlist {
 impl Allowlist {
     /// Parses `allow` and `deny` entries (`host`, `host:port`, `*.domain`,
     /// IP literals, `[v6]:port`); `hosts` maps names to fixed addresses.
-    pub fn parse(allow: &[String], deny: &[String], hosts: &IndexMap<String, String>) -> Result<Allowlist, SandboxError> {
+    pub fn parse(
+        allow: &[String],
+        deny: &[String],
+        hosts: &IndexMap<String, String>,
+    ) -> Result<Allowlist, SandboxError> {
         let entries = |list: &[String]| list.iter().map(|text| parse_entry(text)).collect::<Result<Vec<_>, _>>();
         let mut fixed = Vec::new();
         for (name, address) in hosts {
@@ -120,7 +124,9 @@ impl Entry {
         match (&self.host, host) {
             (HostPattern::Name(pattern), Host::Name(name)) => pattern == name,
             (HostPattern::Below(suffix), Host::Name(name)) => {
-                name.len() > suffix.len() + 1 && name.ends_with(suffix.as_str()) && name[..name.len() - suffix.len()].ends_with('.')
+                name.len() > suffix.len() + 1
+                    && name.ends_with(suffix.as_str())
+                    && name[..name.len() - suffix.len()].ends_with('.')
             }
             (HostPattern::Ip(pattern), Host::Ip(ip)) => pattern == ip,
             _ => false,

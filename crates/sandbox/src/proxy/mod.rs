@@ -59,7 +59,9 @@ impl Drop for Proxy {
 async fn serve(shared: Arc<(String, Allowlist)>, mut client: UnixStream) {
     let (server, list) = (&shared.0, &shared.1);
     let Some((head, extra)) = read_head(&mut client).await else {
-        let _ = client.write_all(&answer(400, "Bad Request", "[SANDBOX BLOCKED] the request head is missing or too large")).await;
+        let _ = client
+            .write_all(&answer(400, "Bad Request", "[SANDBOX BLOCKED] the request head is missing or too large"))
+            .await;
         return;
     };
     let target = match request::parse(&head) {

@@ -52,7 +52,9 @@ fn split_authority(authority: &str, default_port: Option<u16>) -> Result<(Host, 
         _ => (authority, None),
     };
     let port = match (port, default_port) {
-        (Some(port), _) => port.parse().ok().filter(|port| *port != 0).ok_or_else(|| format!("bad port in {authority:?}"))?,
+        (Some(port), _) => {
+            port.parse().ok().filter(|port| *port != 0).ok_or_else(|| format!("bad port in {authority:?}"))?
+        }
         (None, Some(port)) => port,
         (None, None) => return Err(format!("CONNECT needs host:port, not {authority:?}")),
     };

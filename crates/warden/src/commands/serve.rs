@@ -29,6 +29,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         tracing::warn!("hub.enabled and exposePerServer concern the HTTP front; over stdio the hub is always served");
     }
     let audit = hooks::open_audit(&config)?;
+    hooks::report_sandbox_denials(audit.clone());
     let hooks = hooks::for_profile(&config, target.profile.as_deref(), audit.clone())?;
     tracing::info!(servers = config.servers.len(), "serving MCP on stdio");
     let profile = target.profile;
@@ -58,6 +59,7 @@ async fn serve_http(
         );
     }
     let audit = hooks::open_audit(&config)?;
+    hooks::report_sandbox_denials(audit.clone());
     // Fail now, not at the first client, if the default profile does not build.
     hooks::for_profile(&config, target.profile.as_deref(), audit.clone())?;
     let source = Arc::new(ProfileHooks::new(config.clone(), audit.clone()));

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use warden_config::{Config, PrefixMode, ServerConfig, Transport};
+use warden_config::{Config, PrefixMode, SandboxSetting, ServerConfig, Transport};
 use warden_gateway::front::serve_stdio;
 
 use crate::cli::WrapArgs;
@@ -23,18 +23,22 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     }
     let (command, rest) = args.command.split_first().context("no command to wrap")?;
     let name = args.name.clone().unwrap_or_else(|| server_name(command));
-    config.servers.insert(
-        name,
-        ServerConfig::new(Transport::Stdio {
-            command: command.clone(),
-            args: rest.to_vec(),
-            env: Default::default(),
-            cwd: None,
-        }),
-    );
+    let mut server = ServerConfig::new(Transport::Stdio {
+        command: command.clone(),
+        args: rest.to_vec(),
+        env: Default::default(),
+        cwd: None,
+    });
+    server.sandbox = match args.sandbox.as_deref() {
+        None => None,
+        Some("default") => Some(config.sandbox.default.clone().unwrap_or(SandboxSetting::Enabled(true))),
+        Some(file) => Some(read_sandbox(Path::new(file))?),
+    };
+    config.servers.insert(name, server);
     // Drop-in use: the client sees the server's own names.
     config.naming.prefix = PrefixMode::Never;
     let audit = hooks::open_audit(&config)?;
+    hooks::report_sandbox_denials(audit.clone());
     let hooks = hooks::for_profile(&config, args.profile.as_deref(), audit)?;
     serve_stdio(Arc::new(config), hooks, |_| Ok::<(), std::convert::Infallible>(()))
         .await
@@ -47,4 +51,11 @@ fn server_name(command: &str) -> String {
     let stem = Path::new(command).file_stem().and_then(|stem| stem.to_str()).unwrap_or("server");
     let name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
     if name.is_empty() { "server".into() } else { name }
+}
+
+/// A sandbox policy from a YAML or JSON file (the shape of a server's `sandbox:`).
+fn read_sandbox(path: &Path) -> anyhow::Result<SandboxSetting> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read the sandbox file {}", path.display()))?;
+    serde_saphyr::from_str(&text).with_context(|| format!("{}: not a sandbox policy", path.display()))
 }

@@ -53,6 +53,7 @@ pub(crate) fn prepare(
     match launch::prepare(&plan, command, &init).map_err(|err| err.to_string())? {
         Launch::Sandboxed(prepared) => {
             tracing::info!(server = name, "sandboxed: {}", prepared.confinement);
+            warden_sandbox::report::launched(name, format!("sandboxed: {}", prepared.confinement));
             Ok(Prepared {
                 program: prepared.program,
                 args: prepared.args,
@@ -65,6 +66,7 @@ pub(crate) fn prepare(
         }
         Launch::Unsandboxed { warning } => {
             tracing::warn!(server = name, "{warning}");
+            warden_sandbox::report::launched(name, format!("UNSANDBOXED: {warning}"));
             Ok(plain(env))
         }
     }

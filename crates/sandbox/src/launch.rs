@@ -306,3 +306,51 @@ fn bwrap_args(plan: &Plan, read: &[PathBuf], cwd: &Path, proxy: Option<&Path>) -
     push(&["--chdir", &cwd.display().to_string()]);
     args
 }
+
+#[cfg(test)]
+mod tests {
+    use warden_config::{SandboxDefaults, SandboxPolicy, ServerSandbox};
+
+    use super::*;
+
+    #[test]
+    fn the_root_is_built_from_an_allowlist_with_every_namespace_private() {
+        let sandbox = ServerSandbox { policy: SandboxPolicy::default(), defaults: SandboxDefaults::default() };
+        let plan = Plan::resolve("fs", &sandbox).unwrap();
+        let args = bwrap_args(&plan, &[PathBuf::from("/opt/project")], Path::new("/opt/project"), None);
+        for pair in args.windows(3) {
+            assert!(!(pair[0].contains("bind") && pair[1] == "/" && pair[2] == "/"), "binds / : {args:?}");
+        }
+        for flag in [
+            "--unshare-user",
+            "--unshare-net",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--clearenv",
+            "--new-session",
+            "--die-with-parent",
+            "--disable-userns",
+        ] {
+            assert!(args.iter().any(|arg| arg == flag), "{flag} missing: {args:?}");
+        }
+        assert!(args.windows(2).any(|pair| pair[0] == "--cap-drop" && pair[1] == "ALL"));
+        assert!(args.windows(3).any(|pair| pair[0] == "--ro-bind-try" && pair[1] == "/opt/project"));
+        assert!(!args.iter().any(|arg| arg == "/home" || arg == "/run/user"));
+    }
+
+    #[test]
+    fn the_environment_is_cleared_except_what_is_passed() {
+        let mut policy = SandboxPolicy::default();
+        policy.env.pass = vec!["PATH".into()];
+        policy.env.set.insert("MODE".into(), "test".into());
+        policy.network.allow = vec!["api.github.com:443".into()];
+        let plan = Plan::resolve("gh", &ServerSandbox { policy, defaults: SandboxDefaults::default() }).unwrap();
+        let env = environment(&plan, vec![("TOKEN".into(), "t".into())], Path::new("/tmp"));
+        let keys: Vec<&str> = env.iter().map(|(key, _)| key.as_str()).collect();
+        for key in ["PATH", "HOME", "TOKEN", "MODE", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "NODE_USE_ENV_PROXY"] {
+            assert!(keys.contains(&key), "{key} missing: {keys:?}");
+        }
+        assert!(!keys.contains(&"USER") && !keys.contains(&"SSH_AUTH_SOCK"), "{keys:?}");
+    }
+}

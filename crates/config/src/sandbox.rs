@@ -35,16 +35,16 @@ impl SandboxSetting {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SandboxPolicy {
     /// What happens when the sandbox cannot be set up.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub mode: SandboxMode,
     /// Outgoing connections (none by default).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub network: SandboxNetwork,
     /// Paths it may read and write, besides the system directories.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub filesystem: SandboxFilesystem,
     /// Its environment, cleared except for what is listed here.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub env: SandboxEnv,
 }
 
@@ -67,7 +67,7 @@ pub enum SandboxMode {
 pub struct SandboxNetwork {
     /// `host`, `host:port`, `*.domain[:port]`, or an IP literal (`[v6]:port`
     /// for IPv6 with a port); empty means no network at all.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow: Vec<String>,
     /// Hosts refused even when `allow` matches them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

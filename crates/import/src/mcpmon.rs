@@ -232,7 +232,7 @@ fn env_map(doc: &Doc<'_>, node: &Node, at: &At) -> Result<IndexMap<String, Strin
 /// `text` written so that Warden's `${VAR}` expansion gives it back: `$`
 /// before `{` or `$` is doubled. With `refs`, `${NAME}` references (which
 /// mcpmon expands in env values) are kept, and their names collected.
-fn escape(text: &str, mut refs: Option<&mut Vec<String>>) -> String {
+pub(crate) fn escape(text: &str, mut refs: Option<&mut Vec<String>>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('$') {

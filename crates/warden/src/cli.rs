@@ -63,7 +63,7 @@ pub enum Command {
     Init(InitArgs),
     /// Convert another gateway's configuration into a Warden config.
     #[command(
-        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --sandbox ~/work --protected-path ~/.ssh --allowed-domains fetch=*.github.com"
+        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --sandbox ~/work --protected-path ~/.ssh --allowed-domains fetch=*.github.com\n  warden import ironcurtain-servers src/config/mcp-servers.json --sandbox-policy enforce"
     )]
     Import(ImportArgs),
     /// Test a policy against a table of calls, or explain one decision.
@@ -240,6 +240,8 @@ pub enum ImportFormat {
     Sentinel,
     /// IronCurtain's compiled-policy.json and tool-annotations.json (in that order).
     Ironcurtain,
+    /// IronCurtain's mcp-servers.json: its servers with their OS sandboxes.
+    IroncurtainServers,
 }
 
 /// `warden import`.
@@ -269,6 +271,9 @@ pub struct ImportArgs {
     /// ironcurtain: the dynamic lists file.
     #[arg(long)]
     pub lists: Option<PathBuf>,
+    /// ironcurtain-servers: IronCurtain's sandboxPolicy, `enforce` or `warn` (its default).
+    #[arg(long, value_name = "enforce|warn")]
+    pub sandbox_policy: Option<String>,
 }
 
 /// `warden pins ...`.

@@ -248,3 +248,29 @@ fn enforce_without_bwrap_refuses_to_start_and_warn_starts_unsandboxed() {
     // Unsandboxed, as warned: Warden's environment is inherited.
     assert!(probe(&mut client, "env", json!({})).unwrap().contains("LEAKED_VAR=leaked"));
 }
+
+#[test]
+fn wrap_sandbox_runs_the_command_under_the_restrictive_default() {
+    let world = World::new();
+    let home = world.home.to_str().unwrap();
+    // An empty config, except where bwrap cannot run: Landlock only there.
+    let top = if bwrap_works() { "{}" } else { "sandbox: {mechanism: landlock}" };
+    let config = world.dir.join("wrap.yaml");
+    std::fs::write(&config, top).unwrap();
+    let probe_path = probe_bin();
+    let args = ["wrap", "--config", path(&config), "--sandbox", "--", probe_path.as_str()];
+    let env = [("HOME", home), ("LEAKED_VAR", "leaked")];
+    let mut client = Client::start(&args, &env);
+    client.initialize();
+    client.wait_for_tool("env");
+    let call = |client: &mut Client, tool: &str, args: Value| {
+        let result = client.call_tool(tool, args);
+        (result["isError"] == true, result["content"][0]["text"].as_str().unwrap_or_default().to_owned())
+    };
+    let (failed, env_text) = call(&mut client, "env", json!({}));
+    assert!(!failed && env_text.contains("WARDEN_SANDBOX=1") && !env_text.contains("LEAKED_VAR"), "{env_text}");
+    let (failed, secret) = call(&mut client, "read_file", json!({"path": path(&world.home.join(".ssh/id_rsa"))}));
+    assert!(failed && !secret.contains(CANARY), "{secret}");
+    let (failed, _) = call(&mut client, "write_file", json!({"path": path(&world.project.join("x")), "text": "x"}));
+    assert!(failed, "the restrictive default has no writable project");
+}

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// What was found.
 #[derive(Debug, Clone)]
@@ -30,11 +30,14 @@ impl Support {
 
     /// The same, probed once per process and `bwrap` setting.
     pub fn cached(bwrap: Option<&Path>) -> Support {
-        static DEFAULT: OnceLock<Support> = OnceLock::new();
-        match bwrap {
-            None => DEFAULT.get_or_init(|| Support::detect(None)).clone(),
-            Some(path) => Support::detect(Some(path)),
+        static PROBED: OnceLock<Mutex<Vec<(Option<PathBuf>, Support)>>> = OnceLock::new();
+        let mut probed = PROBED.get_or_init(Default::default).lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, support)) = probed.iter().find(|(path, _)| path.as_deref() == bwrap) {
+            return support.clone();
         }
+        let support = Support::detect(bwrap);
+        probed.push((bwrap.map(Path::to_path_buf), support.clone()));
+        support
     }
 
     /// A report, one line per mechanism.
@@ -106,6 +109,18 @@ fn probe_namespaces(bwrap: &Path) -> Result<(), String> {
 }
 
 /// The kernel's Landlock ABI version, 0 when unsupported.
+#[cfg(not(target_os = "linux"))]
+pub fn landlock_abi() -> i64 {
+    0
+}
+
+#[cfg(not(target_os = "linux"))]
+fn seccomp_available() -> bool {
+    false
+}
+
+/// The kernel's Landlock ABI version, 0 when unsupported.
+#[cfg(target_os = "linux")]
 pub fn landlock_abi() -> i64 {
     // SAFETY: landlock_create_ruleset with a null attribute, size 0 and the
     // VERSION flag only returns the ABI version; it touches no memory.
@@ -113,6 +128,7 @@ pub fn landlock_abi() -> i64 {
     abi.max(0)
 }
 
+#[cfg(target_os = "linux")]
 fn seccomp_available() -> bool {
     // SAFETY: prctl(PR_GET_SECCOMP) only reads the calling thread's mode.
     unsafe { libc::prctl(libc::PR_GET_SECCOMP) >= 0 }

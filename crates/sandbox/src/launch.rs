@@ -83,6 +83,11 @@ enum Mechanism {
 }
 
 fn choose(plan: &Plan) -> Result<Mechanism, SandboxError> {
+    if !cfg!(target_os = "linux") {
+        return Err(SandboxError::Unsupported(
+            "OS sandboxes are only supported on Linux (bubblewrap, Landlock, seccomp)".into(),
+        ));
+    }
     let support = Support::cached(plan.bwrap.as_deref());
     let landlock_only = || {
         if plan.network.is_some() {
@@ -111,9 +116,9 @@ fn choose(plan: &Plan) -> Result<Mechanism, SandboxError> {
 
 fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepared, SandboxError> {
     let mechanism = choose(plan)?;
-    let program = which(command.program)
+    let found = which(command.program)
         .ok_or_else(|| SandboxError::Unsupported(format!("program '{}' not found in PATH", command.program)))?;
-    let program = program.canonicalize().unwrap_or(program);
+    let program = found.canonicalize().unwrap_or_else(|_| found.clone());
     std::fs::create_dir_all(&plan.state_dir)
         .map_err(|err| SandboxError::io(format!("cannot create {}", plan.state_dir.display()), err))?;
     let bwrap = matches!(mechanism, Mechanism::Bwrap(_));
@@ -122,12 +127,25 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
         std::fs::create_dir_all(&tmp)
             .map_err(|err| SandboxError::io(format!("cannot create {}", tmp.display()), err))?;
     }
-    let cwd = command.cwd.map(Path::to_path_buf).unwrap_or_else(|| plan.state_dir.clone());
+    // As unsandboxed: the configured cwd, else Warden's own when the
+    // sandbox shows it (relative paths in arguments keep working), else the
+    // state directory.
+    let visible = |dir: &Path| {
+        plan.read.iter().chain(&plan.write).any(|shown| dir.starts_with(shown))
+            && !plan.deny.iter().any(|denied| dir.starts_with(denied))
+    };
+    let cwd = match command.cwd {
+        Some(cwd) => cwd.to_path_buf(),
+        None => std::env::current_dir().ok().filter(|dir| visible(dir)).unwrap_or_else(|| plan.state_dir.clone()),
+    };
     let env = environment(plan, command.env, &tmp);
 
     // What the server may read, besides the system: its program (or its
     // runtime's prefix), Warden's launcher, the policy's paths, its cwd.
-    let mut read = vec![runtime_prefix(&program), init.to_path_buf()];
+    // Both where PATH found it and what that links to: `npx` is a link
+    // into npm's package, and node sits beside the link.
+    let mut read = vec![runtime_prefix(&found), runtime_prefix(&program), init.to_path_buf()];
+    read.dedup();
     read.extend(plan.read.iter().cloned());
     if command.cwd.is_some() {
         read.push(cwd.clone());
@@ -149,7 +167,7 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
         drop_capabilities: !bwrap,
     };
     let mut init_args = vec!["sandbox-init".to_owned(), "--plan".to_owned(), init_plan.encode(), "--".to_owned()];
-    init_args.push(program.display().to_string());
+    init_args.push(found.display().to_string());
     init_args.extend(command.args.iter().cloned());
 
     match mechanism {

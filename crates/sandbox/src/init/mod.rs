@@ -5,7 +5,9 @@
 //! server's `exec`, so nothing runs between `fork` and `exec`.
 
 mod forward;
+#[cfg(target_os = "linux")]
 mod landlock;
+#[cfg(target_os = "linux")]
 mod seccomp;
 
 use std::path::PathBuf;
@@ -64,12 +66,7 @@ fn run_inner(args: &[String]) -> Result<i32, String> {
     if let Some((port, socket)) = &plan.forward {
         forward::start(*port, socket.clone()).map_err(|err| format!("cannot start the proxy forwarder: {err}"))?;
     }
-    set_no_new_privs()?;
-    if plan.drop_capabilities {
-        drop_bounding_set();
-    }
-    landlock::apply(&plan.read, &plan.write, plan.deny_inet)?;
-    seccomp::apply(plan.deny_inet)?;
+    confine(&plan)?;
     let status = std::process::Command::new(program)
         .args(rest)
         .status()
@@ -78,6 +75,23 @@ fn run_inner(args: &[String]) -> Result<i32, String> {
     Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
 }
 
+/// Applies the plan to this thread: no_new_privs, capabilities, Landlock, seccomp.
+#[cfg(target_os = "linux")]
+fn confine(plan: &InitPlan) -> Result<(), String> {
+    set_no_new_privs()?;
+    if plan.drop_capabilities {
+        drop_bounding_set();
+    }
+    landlock::apply(&plan.read, &plan.write, plan.deny_inet)?;
+    seccomp::apply(plan.deny_inet)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn confine(_plan: &InitPlan) -> Result<(), String> {
+    Err("sandboxes are only supported on Linux".into())
+}
+
+#[cfg(target_os = "linux")]
 fn set_no_new_privs() -> Result<(), String> {
     // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes no pointers.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
@@ -88,6 +102,7 @@ fn set_no_new_privs() -> Result<(), String> {
 
 /// Drops every capability from the bounding set, so that a root server
 /// regains none when it executes a program.
+#[cfg(target_os = "linux")]
 fn drop_bounding_set() {
     for capability in 0..64 {
         // SAFETY: PR_CAPBSET_DROP takes a capability number; unknown numbers

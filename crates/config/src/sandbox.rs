@@ -15,7 +15,7 @@ pub enum SandboxSetting {
     /// `true`: the restrictive default; `false`: no sandbox.
     Enabled(bool),
     /// The settings.
-    Policy(SandboxPolicy),
+    Policy(Box<SandboxPolicy>),
 }
 
 impl SandboxSetting {
@@ -25,7 +25,7 @@ impl SandboxSetting {
             SandboxSetting::Enabled(true) => Some(SandboxPolicy::default()),
             SandboxSetting::Enabled(false) => None,
             SandboxSetting::Policy(policy) if policy.mode == SandboxMode::Off => None,
-            SandboxSetting::Policy(policy) => Some(policy.clone()),
+            SandboxSetting::Policy(policy) => Some((**policy).clone()),
         }
     }
 }

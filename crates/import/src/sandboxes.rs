@@ -58,8 +58,8 @@ pub(crate) fn import(path: &Path, text: &str, mode: SandboxMode) -> Result<Impor
         }
         imported.sandbox = Some(match field("sandbox") {
             Node::Bool(false) => SandboxSetting::Enabled(false),
-            Node::Null => SandboxSetting::Policy(SandboxPolicy { mode, ..SandboxPolicy::default() }),
-            node => SandboxSetting::Policy(policy(&doc, node, &at.key("sandbox"), mode, &mut warnings)?),
+            Node::Null => SandboxSetting::Policy(Box::new(SandboxPolicy { mode, ..SandboxPolicy::default() })),
+            node => SandboxSetting::Policy(Box::new(policy(&doc, node, &at.key("sandbox"), mode, &mut warnings)?)),
         });
         if !matches!(imported.sandbox, Some(SandboxSetting::Enabled(false))) {
             reads_by_default.push(name.clone());

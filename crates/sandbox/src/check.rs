@@ -4,6 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
+/// A probe's result for one `bwrap` setting.
+type Probed = (Option<PathBuf>, Support);
+
 /// What was found.
 #[derive(Debug, Clone)]
 pub struct Support {
@@ -30,7 +33,7 @@ impl Support {
 
     /// The same, probed once per process and `bwrap` setting.
     pub fn cached(bwrap: Option<&Path>) -> Support {
-        static PROBED: OnceLock<Mutex<Vec<(Option<PathBuf>, Support)>>> = OnceLock::new();
+        static PROBED: OnceLock<Mutex<Vec<Probed>>> = OnceLock::new();
         let mut probed = PROBED.get_or_init(Default::default).lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some((_, support)) = probed.iter().find(|(path, _)| path.as_deref() == bwrap) {
             return support.clone();

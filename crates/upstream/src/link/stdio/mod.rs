@@ -26,7 +26,7 @@ pub(crate) struct StdioLink {
     tail: Arc<StderrTail>,
     grace: Duration,
     /// The sandbox's egress proxy, stopped with the link.
-    _proxy: Option<warden_sandbox::proxy::Proxy>,
+    _proxy: Option<Box<warden_sandbox::proxy::Proxy>>,
 }
 
 impl StdioLink {
@@ -45,7 +45,7 @@ impl StdioLink {
         tokio::spawn(pipes::write_all(outbox, pipes.stdin));
         tokio::spawn(stderr::pump(connection.name().into(), pipes.stderr, tail.clone()));
         let reader = tokio::spawn(pipes::read_all(pipes.stdout, dispatch, command.sandboxed));
-        let proxy = command.proxy.take();
+        let proxy = command.proxy.take().map(Box::new);
         Ok(StdioLink { process, reader, connection, tail, grace, _proxy: proxy })
     }
 

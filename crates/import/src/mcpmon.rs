@@ -26,7 +26,7 @@ use indexmap::IndexMap;
 use warden_config::{Config, PrefixMode, ServerConfig, Transport};
 
 use crate::error::ImportError;
-use crate::names::{Renames, renamed_warning};
+use crate::names::Renames;
 use crate::node::{At, Doc, Node, unknown_keys};
 use crate::{Imported, shown};
 
@@ -67,18 +67,7 @@ pub(crate) fn import(path: &Path, text: &str) -> Result<Imported, ImportError> {
     let (mut watched, mut escaped, mut env_refs, mut unknown) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (original, node) in servers {
         let at = servers_at.key(original);
-        let name = match renames.add(original) {
-            Ok(None) => original.clone(),
-            Ok(Some(name)) => {
-                warnings.push(renamed_warning(original, &name));
-                name
-            }
-            Err(other) => {
-                return Err(
-                    doc.error(&at, format!("servers {other:?} and {original:?} would get the same Warden name"))
-                );
-            }
-        };
+        let name = renames.server(&doc, &at, original, &mut warnings)?;
         let backend = backend(&doc, node, &at, &mut unknown)?;
         if backend.command.contains(char::is_whitespace) {
             warnings.push(format!(

@@ -12,7 +12,7 @@ use warden_config::{
 
 use crate::error::ImportError;
 use crate::mcpmon::escape;
-use crate::names::{Renames, renamed_warning};
+use crate::names::Renames;
 use crate::node::{At, Doc, Node, unknown_keys};
 use crate::{Imported, shown};
 
@@ -28,18 +28,7 @@ pub(crate) fn import(path: &Path, text: &str, mode: SandboxMode) -> Result<Impor
     let mut reads_by_default = Vec::new();
     for (original, node) in &servers {
         let at = At::root().key(original);
-        let name = match renames.add(original) {
-            Ok(None) => original.clone(),
-            Ok(Some(name)) => {
-                warnings.push(renamed_warning(original, &name));
-                name
-            }
-            Err(other) => {
-                return Err(
-                    doc.error(&at, format!("servers {other:?} and {original:?} would get the same Warden name"))
-                );
-            }
-        };
+        let name = renames.server(&doc, &at, original, &mut warnings)?;
         let Some(server) = doc.map(node, &at)? else { return Err(doc.error(&at, "expected a server")) };
         let field = |key: &str| server.get(key).unwrap_or(&Node::Null);
         let command =

@@ -118,6 +118,8 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
     let mechanism = choose(plan)?;
     let found = which(command.program)
         .ok_or_else(|| SandboxError::Unsupported(format!("program '{}' not found in PATH", command.program)))?;
+    // A relative program (`./server`) must not depend on the cwd inside.
+    let found = std::path::absolute(&found).unwrap_or(found);
     let program = found.canonicalize().unwrap_or_else(|_| found.clone());
     std::fs::create_dir_all(&plan.state_dir)
         .map_err(|err| SandboxError::io(format!("cannot create {}", plan.state_dir.display()), err))?;

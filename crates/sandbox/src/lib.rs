@@ -9,6 +9,8 @@
 //! the server. Without user namespaces, Landlock and seccomp alone confine
 //! the process (and only `network: []` can be honoured).
 
+#![warn(missing_docs)]
+
 pub mod annotate;
 pub mod check;
 mod error;

@@ -173,7 +173,11 @@ fn policy(world: &World, network: &str) -> String {
 #[test]
 fn bwrap_sandbox_allows_only_what_the_policy_lists() {
     if !bwrap_works() {
-        eprintln!("skipped: bwrap cannot create user namespaces here");
+        // CI installs bubblewrap; skipping there would hide a broken sandbox.
+        assert!(
+            std::env::var_os("WARDEN_SKIP_BWRAP_TESTS").is_some(),
+            "bwrap cannot create user namespaces here: install bubblewrap, or set WARDEN_SKIP_BWRAP_TESTS=1"
+        );
         return;
     }
     let world = World::new();
@@ -273,4 +277,34 @@ fn wrap_sandbox_runs_the_command_under_the_restrictive_default() {
     assert!(failed && !secret.contains(CANARY), "{secret}");
     let (failed, _) = call(&mut client, "write_file", json!({"path": path(&world.project.join("x")), "text": "x"}));
     assert!(failed, "the restrictive default has no writable project");
+}
+
+#[test]
+fn status_shows_how_each_server_was_started() {
+    let world = World::new();
+    let probe = probe_bin();
+    let config = format!(
+        "sandbox: {{mechanism: landlock}}\nservers:\n  boxed:\n    transport: {{kind: stdio, command: {probe:?}}}\n    sandbox: true\n  open:\n    transport: {{kind: stdio, command: {probe:?}}}\n    sandbox: {{mode: warn, network: {{allow: [example.com]}}}}\n"
+    );
+    let home = world.home.to_str().unwrap();
+    let warden = support::http::HttpWarden::start_with(&config, &["--http", "127.0.0.1:0"], &[("HOME", home)]);
+    let mut client = warden.client();
+    client.initialize();
+    let deadline = std::time::Instant::now() + support::PATIENCE;
+    let status = loop {
+        let status = support::http::send(&warden.addr, "GET", "/status", &[], b"").json();
+        let upstreams = status["sessions"][0]["upstreams"].clone();
+        if upstreams.as_array().is_some_and(|all| all.iter().all(|upstream| upstream["state"] == "ready")) {
+            break upstreams;
+        }
+        assert!(std::time::Instant::now() < deadline, "servers never became ready: {status}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let sandbox = |name: &str| {
+        let upstream = status.as_array().unwrap().iter().find(|upstream| upstream["name"] == name).unwrap();
+        upstream["sandbox"].as_str().unwrap_or_default().to_owned()
+    };
+    assert!(sandbox("boxed").starts_with("sandboxed: landlock+seccomp"), "{status}");
+    // A domain allowlist cannot be enforced by Landlock alone: warn runs it unsandboxed, and says so.
+    assert!(sandbox("open").starts_with("UNSANDBOXED: ") && sandbox("open").contains("user namespaces"), "{status}");
 }

@@ -100,10 +100,14 @@ fn set_no_new_privs() -> Result<(), String> {
     Ok(())
 }
 
-/// Drops every capability from the bounding set, so that a root server
-/// regains none when it executes a program.
+/// Clears the ambient capabilities and drops every capability from the
+/// bounding set, so that a root server regains none when it executes a program.
 #[cfg(target_os = "linux")]
 fn drop_bounding_set() {
+    // SAFETY: PR_CAP_AMBIENT_CLEAR_ALL takes no pointers.
+    unsafe {
+        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    }
     for capability in 0..64 {
         // SAFETY: PR_CAPBSET_DROP takes a capability number; unknown numbers
         // fail with EINVAL, which is ignored.

@@ -199,6 +199,17 @@ fn bwrap_sandbox_allows_only_what_the_policy_lists() {
         refused.contains(&format!("refused.test:{port}")) && refused.contains("servers.probe.sandbox.network.allow"),
         "{refused}"
     );
+    // Real clients find the proxy through the variables Warden sets.
+    let url = format!("http://allowed.test:{port}/");
+    if Path::new("/usr/bin/curl").exists() {
+        let page = probe(&mut client, "spawn", json!({"command": "/usr/bin/curl", "args": ["-sS", &url]})).unwrap();
+        assert!(page.contains("ALLOWED-PAGE"), "{page}");
+    }
+    if Path::new("/usr/bin/python3").exists() {
+        let script = format!("import urllib.request; print(urllib.request.urlopen('{url}').read().decode())");
+        let page = probe(&mut client, "spawn", json!({"command": "/usr/bin/python3", "args": ["-c", script]})).unwrap();
+        assert!(page.contains("ALLOWED-PAGE"), "{page}");
+    }
     let rebound = probe(&mut client, "http_get", json!({"url": format!("http://rebind.test:{port}/")})).unwrap_err();
     assert!(rebound.contains("403") && rebound.contains("127.0.0.2"), "{rebound}");
 

@@ -78,7 +78,8 @@ pub fn prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Launch,
 
 /// Which mechanism this machine and the settings allow.
 enum Mechanism {
-    Bwrap(PathBuf),
+    /// `bwrap`, and whether it knows `--disable-userns` (0.8.0 and later).
+    Bwrap(PathBuf, bool),
     LandlockOnly,
 }
 
@@ -101,7 +102,7 @@ fn choose(plan: &Plan) -> Result<Mechanism, SandboxError> {
         Ok(Mechanism::LandlockOnly)
     };
     let bwrap = || match (&support.bwrap, &support.user_namespaces) {
-        (Ok((path, _)), Ok(())) => Ok(Mechanism::Bwrap(path.clone())),
+        (Ok((path, version)), Ok(())) => Ok(Mechanism::Bwrap(path.clone(), disables_userns(version))),
         (Err(why), _) => Err(SandboxError::Unsupported(format!("bwrap is unavailable: {why}"))),
         (_, Err(why)) => Err(SandboxError::Unsupported(format!("bwrap cannot create user namespaces: {why}"))),
     };
@@ -123,7 +124,7 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
     let program = found.canonicalize().unwrap_or_else(|_| found.clone());
     std::fs::create_dir_all(&plan.state_dir)
         .map_err(|err| SandboxError::io(format!("cannot create {}", plan.state_dir.display()), err))?;
-    let bwrap = matches!(mechanism, Mechanism::Bwrap(_));
+    let bwrap = matches!(mechanism, Mechanism::Bwrap(..));
     let tmp = if bwrap { PathBuf::from("/tmp") } else { plan.state_dir.join("tmp") };
     if !bwrap {
         std::fs::create_dir_all(&tmp)
@@ -181,12 +182,17 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
             proxy: None,
             confinement: "landlock+seccomp (no user namespaces): no network".into(),
         }),
-        Mechanism::Bwrap(bwrap_path) => {
+        Mechanism::Bwrap(bwrap_path, disable_userns) => {
             let proxy = match &plan.network {
                 Some(list) => Some(Proxy::start(&plan.server, list.clone(), &socket_path(&plan.server)?)?),
                 None => None,
             };
             let mut args = bwrap_args(plan, &read, &cwd, proxy.as_ref().map(Proxy::socket));
+            if !disable_userns {
+                // Older bwrap cannot forbid nested user namespaces; seccomp
+                // still refuses unshare(2) (clone(2) with CLONE_NEWUSER is not filtered).
+                args.retain(|arg| arg != "--disable-userns");
+            }
             for (key, value) in &env {
                 args.extend(["--setenv".into(), key.clone(), value.clone()]);
             }
@@ -200,6 +206,15 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
             Ok(Prepared { program: bwrap_path, args, env: Vec::new(), cwd: None, proxy, confinement })
         }
     }
+}
+
+/// Whether `bwrap --version`'s `version` (`bubblewrap 0.8.0`) is 0.8.0 or
+/// later, which added `--disable-userns`.
+fn disables_userns(version: &str) -> bool {
+    let numbers: Vec<u32> =
+        version.rsplit(' ').next().unwrap_or_default().split('.').map_while(|part| part.parse().ok()).collect();
+    matches!(numbers.as_slice(), [major, ..] if *major > 0)
+        || matches!(numbers.as_slice(), [0, minor, ..] if *minor >= 8)
 }
 
 /// The environment: nothing of Warden's but `PATH` and what `env.pass`
@@ -357,6 +372,15 @@ mod tests {
         assert!(args.windows(2).any(|pair| pair[0] == "--cap-drop" && pair[1] == "ALL"));
         assert!(args.windows(3).any(|pair| pair[0] == "--ro-bind-try" && pair[1] == "/opt/project"));
         assert!(!args.iter().any(|arg| arg == "/home" || arg == "/run/user"));
+    }
+
+    #[test]
+    fn disable_userns_needs_bwrap_0_8() {
+        assert!(disables_userns("bubblewrap 0.8.0"));
+        assert!(disables_userns("bubblewrap 0.11.1"));
+        assert!(disables_userns("bubblewrap 1.0"));
+        assert!(!disables_userns("bubblewrap 0.6.1"));
+        assert!(!disables_userns("something else"));
     }
 
     #[test]

@@ -102,9 +102,9 @@ pub(crate) fn which(program: &str) -> Option<PathBuf> {
 
 fn probe_namespaces(bwrap: &Path) -> Result<(), String> {
     let output = Command::new(bwrap)
-        .args(["--unshare-user", "--unshare-net", "--unshare-pid", "--ro-bind", "/usr", "/usr"])
-        .args(["--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"])
-        .args(["--", "/usr/bin/true"])
+        .args(["--unshare-user", "--unshare-net", "--unshare-pid"])
+        .args(crate::launch::system_binds())
+        .args(["--", "true"])
         .stdin(Stdio::null())
         .output()
         .map_err(|err| format!("cannot run bwrap: {err}"))?;

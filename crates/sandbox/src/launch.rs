@@ -280,6 +280,25 @@ fn socket_path(server: &str) -> Result<PathBuf, SandboxError> {
     Ok(dir.join(format!("{short}-{}-{}.sock", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))))
 }
 
+/// The system directories, read-only, as this machine has them (`/bin` a
+/// link into `/usr` on merged systems, a directory elsewhere).
+pub(crate) fn system_binds() -> Vec<String> {
+    let mut args = Vec::new();
+    for dir in SYSTEM_READ {
+        let path = Path::new(dir);
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                if let Ok(target) = std::fs::read_link(path) {
+                    args.extend(["--symlink".to_owned(), target.display().to_string(), (*dir).to_owned()]);
+                }
+            }
+            Ok(_) => args.extend(["--ro-bind", dir, dir].map(String::from)),
+            Err(_) => {}
+        }
+    }
+    args
+}
+
 /// The `bwrap` options (before `--`): namespaces, the root built from an
 /// allowlist, masks, the proxy socket.
 fn bwrap_args(plan: &Plan, read: &[PathBuf], cwd: &Path, proxy: Option<&Path>) -> Vec<String> {
@@ -301,19 +320,8 @@ fn bwrap_args(plan: &Plan, read: &[PathBuf], cwd: &Path, proxy: Option<&Path>) -
     ]
     .map(String::from)
     .to_vec();
+    args.extend(system_binds());
     let mut push = |items: &[&str]| args.extend(items.iter().map(|item| (*item).to_owned()));
-    for dir in SYSTEM_READ {
-        let path = Path::new(dir);
-        match std::fs::symlink_metadata(path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                if let Ok(target) = std::fs::read_link(path) {
-                    push(&["--symlink", &target.display().to_string(), dir]);
-                }
-            }
-            Ok(_) => push(&["--ro-bind", dir, dir]),
-            Err(_) => {}
-        }
-    }
     push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"]);
     for path in read {
         let path = path.display().to_string();

@@ -12,6 +12,7 @@ mod error;
 mod load;
 mod locate;
 mod policy;
+mod sandbox;
 mod schema;
 mod validate;
 mod watch;
@@ -24,6 +25,10 @@ pub use locate::locate;
 pub use policy::{
     Action, AuditConfig, Breaker, Condition, ConditionalRoles, DomainsAllowed, Fsync, IRONCURTAIN_ROLES, LimitScope,
     PathsWithin, PinMode, PinsConfig, Policy, RateLimit, RoleCategory, Rule, RuleMatch, SqlCondition, ToolAnnotation,
+};
+pub use sandbox::{
+    SandboxDefaults, SandboxEnv, SandboxFilesystem, SandboxMechanism, SandboxMode, SandboxNetwork, SandboxPolicy,
+    SandboxSetting, ServerSandbox,
 };
 pub use schema::{
     Auth, Config, Filter, HttpFront, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ServerConfig,

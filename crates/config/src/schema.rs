@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalConfig;
 use crate::policy::{Action, AuditConfig, Breaker, PinsConfig, Policy, RateLimit};
+use crate::sandbox::{SandboxDefaults, SandboxSetting, ServerSandbox};
 use crate::watch::Watch;
 
 /// A whole configuration file.
@@ -64,6 +65,22 @@ pub struct Config {
     /// Who may use the HTTP front.
     #[serde(default, skip_serializing_if = "is_default")]
     pub auth: Auth,
+    /// The default sandbox of stdio servers and how sandboxes are set up.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub sandbox: SandboxDefaults,
+}
+
+impl Config {
+    /// The sandbox server `name` runs in, if any: its own `sandbox:`, else
+    /// the top-level default. Only stdio servers are sandboxed.
+    pub fn sandbox_of(&self, name: &str) -> Option<ServerSandbox> {
+        let server = self.servers.get(name)?;
+        if !matches!(server.transport, Transport::Stdio { .. }) {
+            return None;
+        }
+        let policy = server.sandbox.as_ref().or(self.sandbox.default.as_ref())?.policy()?;
+        Some(ServerSandbox { policy, defaults: self.sandbox.clone() })
+    }
 }
 
 /// Settings of the HTTP front.
@@ -251,12 +268,15 @@ pub struct ServerConfig {
     /// Restart the server when its code changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<Watch>,
+    /// The OS sandbox the server's process runs in (stdio servers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSetting>,
 }
 
 impl ServerConfig {
     /// A server reached by `transport`, with every other setting at its default.
     pub fn new(transport: Transport) -> ServerConfig {
-        ServerConfig { display_name: None, transport, share: false, max_processes: None, watch: None }
+        ServerConfig { display_name: None, transport, share: false, max_processes: None, watch: None, sandbox: None }
     }
 }
 

@@ -60,6 +60,12 @@ pub(crate) fn validate(config: &Config, text: &str) -> Vec<String> {
         if let Some(watch) = &server.watch {
             validate_watch(name, watch, &mut problems);
         }
+        if server.sandbox.is_some() && !matches!(server.transport, Transport::Stdio { .. }) {
+            problems.at(
+                &["servers", name, "sandbox"],
+                format!("servers.{name}: only stdio servers run in a sandbox (Warden starts their process)"),
+            );
+        }
     }
     let naming = &config.naming;
     if naming.separator.is_empty() {

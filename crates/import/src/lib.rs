@@ -41,6 +41,7 @@ mod mcptools;
 mod names;
 mod node;
 mod pyregex;
+mod sandboxes;
 mod sentinel;
 mod starter;
 mod yaml;
@@ -183,6 +184,19 @@ pub fn import_sentinel(path: &Path, text: &str) -> Result<Imported, ImportError>
 /// into a Warden config whose `policy:` section holds them.
 pub fn import_ironcurtain(input: IronCurtainInput) -> Result<Imported, ImportError> {
     let imported = ironcurtain::import(&input)?;
+    yaml::check(&imported.config, &imported.origin)?;
+    Ok(imported)
+}
+
+/// Converts IronCurtain's `mcp-servers.json` into a Warden config: its
+/// servers, each with its OS sandbox (`filesystem`, `network.allowedDomains`)
+/// in `mode` (IronCurtain's `sandboxPolicy`, `warn` by default there).
+pub fn import_ironcurtain_servers(
+    path: &Path,
+    text: &str,
+    mode: warden_config::SandboxMode,
+) -> Result<Imported, ImportError> {
+    let imported = sandboxes::import(path, text, mode)?;
     yaml::check(&imported.config, &imported.origin)?;
     Ok(imported)
 }

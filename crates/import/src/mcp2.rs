@@ -28,7 +28,7 @@ use indexmap::IndexMap;
 use warden_config::{Config, Filter, PrefixMode, Profile, ServerConfig, ServerFilters, Transport};
 
 use crate::error::ImportError;
-use crate::names::{Renames, renamed_warning};
+use crate::names::Renames;
 use crate::node::{At, Doc, Node, unknown_keys};
 use crate::{Imported, shown};
 
@@ -63,18 +63,7 @@ pub(crate) fn import(path: &Path, text: &str) -> Result<Imported, ImportError> {
     let servers_at = At::root().key("servers");
     for (original, node) in doc.map(field("servers"), &servers_at)?.unwrap_or(&empty) {
         let at = servers_at.key(original);
-        let name = match renames.add(original) {
-            Ok(None) => original.clone(),
-            Ok(Some(name)) => {
-                notes.warnings.push(renamed_warning(original, &name));
-                name
-            }
-            Err(other) => {
-                return Err(
-                    doc.error(&at, format!("servers {other:?} and {original:?} would get the same Warden name"))
-                );
-            }
-        };
+        let name = renames.server(&doc, &at, original, &mut notes.warnings)?;
         config.servers.insert(name, server(&doc, node, &at, &mut notes)?);
     }
 

@@ -28,7 +28,7 @@ use indexmap::IndexMap;
 use warden_config::{Config, PrefixMode, ServerConfig, Transport, Watch};
 
 use crate::error::ImportError;
-use crate::names::{Renames, renamed_warning};
+use crate::names::Renames;
 use crate::node::{At, Doc, Node, unknown_keys};
 use crate::{Imported, shown};
 
@@ -71,18 +71,7 @@ pub(crate) fn import(path: &Path, text: &str) -> Result<Imported, ImportError> {
     let (mut watched, mut escaped, mut env_refs, mut unknown) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (original, node) in servers {
         let at = servers_at.key(original);
-        let name = match renames.add(original) {
-            Ok(None) => original.clone(),
-            Ok(Some(name)) => {
-                warnings.push(renamed_warning(original, &name));
-                name
-            }
-            Err(other) => {
-                return Err(
-                    doc.error(&at, format!("servers {other:?} and {original:?} would get the same Warden name"))
-                );
-            }
-        };
+        let name = renames.server(&doc, &at, original, &mut warnings)?;
         let backend = backend(&doc, node, &at, &mut unknown)?;
         if backend.command.contains(char::is_whitespace) {
             warnings.push(format!(
@@ -259,7 +248,7 @@ fn env_map(doc: &Doc<'_>, node: &Node, at: &At) -> Result<IndexMap<String, Strin
 /// `text` written so that Warden's `${VAR}` expansion gives it back: `$`
 /// before `{` or `$` is doubled. With `refs`, `${NAME}` references (which
 /// mcpmon expands in env values) are kept, and their names collected.
-fn escape(text: &str, mut refs: Option<&mut Vec<String>>) -> String {
+pub(crate) fn escape(text: &str, mut refs: Option<&mut Vec<String>>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('$') {

@@ -3,6 +3,9 @@
 
 use indexmap::IndexMap;
 
+use crate::error::ImportError;
+use crate::node::{At, Doc};
+
 /// `name` with every character Warden does not accept replaced by `_`.
 pub(crate) fn sanitise(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
@@ -27,6 +30,27 @@ impl Renames {
         }
         self.names.insert(original.to_owned(), name.clone());
         Ok((name != original).then_some(name))
+    }
+
+    /// The Warden name for server `original` of `doc` (at `at`): a rename is
+    /// added to `warnings`, a clash is an error naming both servers.
+    pub(crate) fn server(
+        &mut self,
+        doc: &Doc<'_>,
+        at: &At,
+        original: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<String, ImportError> {
+        match self.add(original) {
+            Ok(None) => Ok(original.to_owned()),
+            Ok(Some(name)) => {
+                warnings.push(renamed_warning(original, &name));
+                Ok(name)
+            }
+            Err(other) => {
+                Err(doc.error(at, format!("servers {other:?} and {original:?} would get the same Warden name")))
+            }
+        }
     }
 
     /// The Warden name given to `original`, or `original` when it was never

@@ -28,6 +28,8 @@ pub struct UpstreamSpec {
     pub max_message_bytes: usize,
     /// Restart it when these files change.
     pub watch: Option<Watch>,
+    /// The OS sandbox its process runs in (stdio only).
+    pub sandbox: Option<warden_config::ServerSandbox>,
 }
 
 impl UpstreamSpec {
@@ -40,6 +42,7 @@ impl UpstreamSpec {
             supervision: config.supervision.clone(),
             max_message_bytes: config.limits.max_message_bytes,
             watch: server.watch.clone(),
+            sandbox: config.sandbox_of(name),
         })
     }
 }
@@ -136,6 +139,7 @@ impl Upstream {
             supervision: Supervision::default(),
             max_message_bytes: 0,
             watch: None,
+            sandbox: None,
         };
         let (orders, _) = watch::channel(Orders { spec: Arc::new(spec), restarts: 0, why: Arc::from(""), stop: true });
         Upstream { name, state, orders }

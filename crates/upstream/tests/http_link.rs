@@ -34,6 +34,7 @@ fn spec(url: &str) -> UpstreamSpec {
         supervision: Supervision { backoff_initial_ms: 20, backoff_max_ms: 200, ..Supervision::default() },
         max_message_bytes: 4096,
         watch: None,
+        sandbox: None,
     }
 }
 

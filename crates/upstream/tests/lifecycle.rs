@@ -45,6 +45,7 @@ fn spec(tag: &str) -> UpstreamSpec {
         supervision: Supervision { restart_grace_ms: 10_000, ..Supervision::default() },
         max_message_bytes: 1 << 20,
         watch: None,
+        sandbox: None,
     }
 }
 

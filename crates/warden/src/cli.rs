@@ -63,7 +63,7 @@ pub enum Command {
     Init(InitArgs),
     /// Convert another gateway's configuration into a Warden config.
     #[command(
-        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --lists dynamic-lists.json --sandbox ~/.ironcurtain/sandbox --protected-path ~/.ironcurtain --allowed-domains git=github.com,*.github.com"
+        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --lists dynamic-lists.json --sandbox ~/.ironcurtain/sandbox --protected-path ~/.ironcurtain --allowed-domains git=github.com,*.github.com\n  warden import ironcurtain-servers src/config/mcp-servers.json --sandbox-policy enforce"
     )]
     Import(ImportArgs),
     /// Test a policy against a table of calls, or explain one decision.
@@ -84,6 +84,21 @@ pub enum Command {
     /// Print the JSON Schema of the config file, for editors.
     #[command(after_help = "Example:\n  warden schema > warden.schema.json")]
     Schema,
+    /// What this machine supports for sandboxing servers.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+}
+
+/// `warden sandbox ...`.
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Report bwrap and its version, user namespaces, the Landlock ABI and seccomp, and each server's sandbox.
+    #[command(after_help = "Examples:\n  warden sandbox check\n  warden sandbox check --config warden.yaml")]
+    Check {
+        /// Also show the sandbox of each server of this config (and use its `sandbox.bwrap`).
+        #[arg(long, short, env = "WARDEN_CONFIG")]
+        config: Option<PathBuf>,
+    },
 }
 
 /// A config file.
@@ -142,6 +157,11 @@ pub struct WrapArgs {
     /// With --watch: only changes to files with these extensions count.
     #[arg(long, value_name = "EXT", value_delimiter = ',', requires = "watch")]
     pub ext: Vec<String>,
+    /// Run the server in an OS sandbox: `--sandbox` alone is the restrictive
+    /// default (or the config's `sandbox.default`); `--sandbox=FILE` reads the
+    /// settings (the shape of a server's `sandbox:`) from a YAML or JSON file.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "default", value_name = "PROFILE")]
+    pub sandbox: Option<String>,
     /// The server's command and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -234,6 +254,8 @@ pub enum ImportFormat {
     Sentinel,
     /// IronCurtain's compiled-policy.json (or its per-server ones) and tool-annotations.json, last (with or without sideEffects).
     Ironcurtain,
+    /// IronCurtain's mcp-servers.json: its servers with their OS sandboxes.
+    IroncurtainServers,
 }
 
 /// `warden import`.
@@ -263,6 +285,9 @@ pub struct ImportArgs {
     /// ironcurtain: the dynamic lists file.
     #[arg(long)]
     pub lists: Option<PathBuf>,
+    /// ironcurtain-servers: IronCurtain's sandboxPolicy, `enforce` or `warn` (its default).
+    #[arg(long, value_name = "enforce|warn")]
+    pub sandbox_policy: Option<String>,
 }
 
 /// `warden pins ...`.

@@ -35,6 +35,7 @@ pub fn open_audit(config: &Config) -> anyhow::Result<Option<Arc<dyn Audit>>> {
 /// approvals' channels run while the second value lives.
 pub async fn lasting(config: &Config) -> anyhow::Result<(Lasting, Option<crate::approvals::Running>)> {
     let audit = open_audit(config)?;
+    report_sandbox_denials(audit.clone());
     let approvals = crate::approvals::start(config, audit.clone()).await?;
     let approver = approvals.as_ref().map(crate::approvals::Running::approver);
     Ok((Lasting { audit, approver }, approvals))
@@ -119,5 +120,41 @@ impl HooksSource for ProfileHooks {
         let hooks = for_profile(&config, profile, self.lasting.clone()).map_err(|err| format!("{err:#}"))?;
         built.insert(key, hooks.clone());
         Ok(hooks)
+    }
+}
+
+/// Sends the sandboxes' refused connections to `audit` (and the log), as
+/// `sandbox/network` records denied by rule `sandbox.network`.
+pub fn report_sandbox_denials(audit: Option<Arc<dyn Audit>>) {
+    warden_sandbox::report::install(Arc::new(SandboxDenials { audit }));
+}
+
+struct SandboxDenials {
+    audit: Option<Arc<dyn Audit>>,
+}
+
+impl warden_sandbox::report::Reporter for SandboxDenials {
+    fn denied(&self, denial: warden_sandbox::report::Denial) {
+        let Some(audit) = self.audit.clone() else { return };
+        // Called from the proxy's task; the record is written in its own.
+        tokio::spawn(async move {
+            use warden_gateway::pipeline::{Call, Outcome, Record, Verdict};
+            let method = warden_jsonrpc::Method::Other("sandbox/network".into());
+            let target = format!("{}:{}", denial.host, denial.port);
+            let verdict = Verdict::Deny { rule: "sandbox.network".into(), reason: denial.reason };
+            let call =
+                Call { session: "sandbox", server: &denial.server, method: &method, name: &target, arguments: None };
+            let record = Record {
+                call,
+                client: None,
+                verdict: &verdict,
+                outcome: &Outcome::Refused,
+                elapsed: Default::default(),
+                approval: None,
+            };
+            if let Err(err) = audit.record(record).await {
+                tracing::error!(server = %denial.server, "cannot audit a refused connection: {err}");
+            }
+        });
     }
 }

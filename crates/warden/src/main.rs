@@ -13,6 +13,13 @@ use clap::Parser;
 use cli::Command;
 
 fn main() -> std::process::ExitCode {
+    // Inside a sandbox, before anything else (no runtime, no logging): the
+    // launcher confines itself, then runs the server. Hidden from --help.
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("sandbox-init") {
+        let code = warden_sandbox::init::run(&args[2..]);
+        return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let cli = Cli::parse();
     // Serving logs what happens; inspection commands print results and only warn.
     let quiet = !matches!(cli.command, Command::Serve(_) | Command::Wrap(_));
@@ -53,6 +60,7 @@ fn main() -> std::process::ExitCode {
             Command::Approvals(command) => commands::approvals::run(command).await,
             Command::Context(command) => commands::approvals::context(command).await,
             Command::Schema => commands::schema::run(),
+            Command::Sandbox(command) => commands::sandbox::run(command),
         }
     });
     // Upstreams are stopped by now; blocked stdin reads must not keep the process alive.

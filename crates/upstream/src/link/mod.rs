@@ -60,7 +60,8 @@ impl Link {
         let grace = Duration::from_millis(spec.supervision.shutdown_grace_ms);
         match &spec.transport {
             Transport::Stdio { command, args, env, cwd } => {
-                let command = stdio::Command { program: command, args, env, cwd: cwd.as_deref() };
+                let env = env.iter().map(|(key, value)| (key.clone(), value.clone())).collect();
+                let command = stdio::prepare(&spec.name, spec.sandbox.as_ref(), command, args, env, cwd.as_deref())?;
                 stdio::StdioLink::open(command, dispatch, outbox_rx, tail, grace).map(Link::Stdio)
             }
             Transport::Http { url, headers } => {

@@ -26,6 +26,9 @@ pub async fn run(args: EffectiveArgs) -> anyhow::Result<ExitCode> {
         config.servers.keys().filter(|name| args.server.as_ref().is_none_or(|only| only == *name)).collect();
     if args.offline {
         print_rules(&config, &view, &servers);
+        for server in servers.iter().filter(|server| config.sandbox_of(server).is_some()) {
+            println!("\n{server} sandbox: {}", crate::commands::sandbox::describe(&config, server));
+        }
         return Ok(ExitCode::SUCCESS);
     }
     // Everything is listed; the profile is applied here, to explain each item.
@@ -55,6 +58,10 @@ pub async fn run(args: EffectiveArgs) -> anyhow::Result<ExitCode> {
     for server in servers {
         let state = status.upstreams.iter().find(|u| u.name == **server).map_or("unknown", |u| u.state.as_str());
         println!("\n{server} ({state})");
+        if config.sandbox_of(server).is_some() {
+            let running = warden_sandbox::report::launch_of(server).unwrap_or_else(|| "not started".into());
+            println!("  sandbox: {}\n  running: {running}", crate::commands::sandbox::describe(&config, server));
+        }
         for kind in ItemKind::ALL {
             let of_kind: Vec<_> =
                 explained.iter().filter(|(item, _)| item.server == **server && item.kind == kind).collect();

@@ -28,6 +28,15 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
             let [file] = args.files.as_slice() else { bail!("import sentinel takes one policy file") };
             warden_import::import_sentinel(std::path::Path::new(file), &read(file)?)?
         }
+        ImportFormat::IroncurtainServers => {
+            let [file] = args.files.as_slice() else { bail!("import ironcurtain-servers takes one mcp-servers.json") };
+            let mode = match args.sandbox_policy.as_deref() {
+                None | Some("warn") => warden_config::SandboxMode::Warn,
+                Some("enforce") => warden_config::SandboxMode::Enforce,
+                Some(other) => bail!("--sandbox-policy {other:?}: expected enforce or warn"),
+            };
+            warden_import::import_ironcurtain_servers(std::path::Path::new(file), &read(file)?, mode)?
+        }
         ImportFormat::Ironcurtain => {
             let [policy, more @ .., annotations] = args.files.as_slice() else {
                 bail!("import ironcurtain takes COMPILED_POLICY.json... TOOL_ANNOTATIONS.json")

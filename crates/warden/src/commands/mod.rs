@@ -10,6 +10,7 @@ pub mod init;
 pub mod pins;
 pub mod policy;
 pub mod profiles;
+pub mod sandbox;
 pub mod schema;
 pub mod serve;
 pub mod validate;

@@ -56,6 +56,13 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     if let Err(err) = Limiter::new(&config.rate_limits, &config.breaker) {
         problems.push(err.to_string());
     }
+    for name in config.servers.keys() {
+        if let Some(sandbox) = config.sandbox_of(name)
+            && let Err(err) = warden_sandbox::plan::Plan::resolve(name, &sandbox)
+        {
+            problems.push(format!("servers.{name}.sandbox: {err}"));
+        }
+    }
     if !problems.is_empty() {
         eprintln!("{}: {} problem(s):", args.config.display(), problems.len());
         for problem in problems {

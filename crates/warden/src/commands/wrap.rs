@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use warden_config::{Config, PrefixMode, ServerConfig, Transport, Watch};
+use warden_config::{Config, PrefixMode, SandboxSetting, ServerConfig, Transport, Watch};
 use warden_gateway::front::serve_stdio;
 
 use crate::cli::WrapArgs;
@@ -32,6 +32,11 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     if !args.watch.is_empty() {
         server.watch = Some(Watch { extensions: args.ext.clone(), ..Watch::new(args.watch.clone()) });
     }
+    server.sandbox = match args.sandbox.as_deref() {
+        None => None,
+        Some("default") => Some(config.sandbox.default.clone().unwrap_or(SandboxSetting::Enabled(true))),
+        Some(file) => Some(read_sandbox(Path::new(file))?),
+    };
     config.servers.insert(name, server);
     // Drop-in use: the client sees the server's own names.
     config.naming.prefix = PrefixMode::Never;
@@ -48,4 +53,11 @@ fn server_name(command: &str) -> String {
     let stem = Path::new(command).file_stem().and_then(|stem| stem.to_str()).unwrap_or("server");
     let name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
     if name.is_empty() { "server".into() } else { name }
+}
+
+/// A sandbox policy from a YAML or JSON file (the shape of a server's `sandbox:`).
+fn read_sandbox(path: &Path) -> anyhow::Result<SandboxSetting> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read the sandbox file {}", path.display()))?;
+    serde_saphyr::from_str(&text).with_context(|| format!("{}: not a sandbox policy", path.display()))
 }

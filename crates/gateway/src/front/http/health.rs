@@ -41,6 +41,7 @@ pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) 
                 "upstreams": status.upstreams.iter().map(|upstream| json!({
                     "name": upstream.name,
                     "state": upstream.state,
+                    "sandbox": warden_sandbox::report::launch_of(&upstream.name),
                 })).collect::<Vec<_>>(),
                 "collisions": status.collisions,
             })

@@ -1,9 +1,9 @@
 //! A child process speaking newline-delimited JSON-RPC on stdin and stdout.
 
+mod launch;
 mod pipes;
 mod process;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,19 +15,8 @@ use crate::connection::{Connection, Outgoing};
 use crate::dispatch::Dispatch;
 use crate::error::UpstreamError;
 use crate::stderr::{self, StderrTail};
+pub(crate) use launch::{Prepared, prepare};
 use process::Process;
-
-/// What describes the process to start.
-pub(crate) struct Command<'a, E> {
-    /// The program.
-    pub program: &'a str,
-    /// Its arguments.
-    pub args: &'a [String],
-    /// Extra environment variables.
-    pub env: E,
-    /// Its working directory.
-    pub cwd: Option<&'a Path>,
-}
 
 /// A running upstream process with the tasks that move its bytes.
 pub(crate) struct StdioLink {
@@ -36,25 +25,28 @@ pub(crate) struct StdioLink {
     connection: Arc<Connection>,
     tail: Arc<StderrTail>,
     grace: Duration,
+    /// The sandbox's egress proxy, stopped with the link.
+    _proxy: Option<Box<warden_sandbox::proxy::Proxy>>,
 }
 
 impl StdioLink {
     /// Starts the process: its stdin is fed from `outbox`, its stdout goes to
     /// `dispatch`, its stderr to `tail` and the log.
-    pub fn open<'a>(
-        command: Command<'a, impl IntoIterator<Item = (&'a String, &'a String)>>,
+    pub fn open(
+        mut command: Prepared,
         dispatch: Dispatch,
         outbox: mpsc::UnboundedReceiver<Outgoing>,
         tail: Arc<StderrTail>,
         grace: Duration,
     ) -> Result<StdioLink, String> {
-        let (process, pipes) = Process::spawn(command.program, command.args, command.env, command.cwd)
-            .map_err(|err| format!("failed to start '{}': {err}", command.program))?;
+        let (process, pipes) = Process::spawn(&command)
+            .map_err(|err| format!("failed to start '{}': {err}", command.program.display()))?;
         let connection = dispatch.connection().clone();
         tokio::spawn(pipes::write_all(outbox, pipes.stdin));
         tokio::spawn(stderr::pump(connection.name().into(), pipes.stderr, tail.clone()));
-        let reader = tokio::spawn(pipes::read_all(pipes.stdout, dispatch));
-        Ok(StdioLink { process, reader, connection, tail, grace })
+        let reader = tokio::spawn(pipes::read_all(pipes.stdout, dispatch, command.sandboxed));
+        let proxy = command.proxy.take().map(Box::new);
+        Ok(StdioLink { process, reader, connection, tail, grace, _proxy: proxy })
     }
 
     /// The connection to the process.

@@ -1,6 +1,5 @@
 //! Starting an upstream's process in its own process group.
 
-use std::path::Path;
 use std::process::Stdio;
 
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
@@ -23,22 +22,20 @@ pub(crate) struct Process {
 }
 
 impl Process {
-    /// Starts `command` with `args`, extra `env` variables, in `cwd` if given.
-    pub fn spawn<'a>(
-        command: &str,
-        args: &[String],
-        env: impl IntoIterator<Item = (&'a String, &'a String)>,
-        cwd: Option<&Path>,
-    ) -> std::io::Result<(Process, Pipes)> {
-        let mut cmd = Command::new(command);
-        cmd.args(args)
-            .envs(env)
+    /// Starts `command`.
+    pub fn spawn(command: &super::Prepared) -> std::io::Result<(Process, Pipes)> {
+        let mut cmd = Command::new(&command.program);
+        if command.clear_env {
+            cmd.env_clear();
+        }
+        cmd.args(&command.args)
+            .envs(command.env.iter().map(|(key, value)| (key, value)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        if let Some(dir) = cwd {
+        if let Some(dir) = &command.cwd {
             cmd.current_dir(dir);
         }
         // If Warden dies without stopping it (SIGKILL, a crash), the kernel

@@ -1,0 +1,118 @@
+//! The in-sandbox side: Warden re-executed as `warden sandbox-init`. It
+//! starts the loopback forwarder to the proxy, drops what it can, applies
+//! Landlock and seccomp to itself, then starts the server (which inherits
+//! all of it) and waits for it. Confinement happens here, before the
+//! server's `exec`, so nothing runs between `fork` and `exec`.
+
+mod forward;
+#[cfg(target_os = "linux")]
+mod landlock;
+#[cfg(target_os = "linux")]
+mod seccomp;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// What the launcher tells `sandbox-init` to apply (paths as seen inside).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InitPlan {
+    /// Readable (and executable) paths.
+    pub read: Vec<PathBuf>,
+    /// Writable paths.
+    pub write: Vec<PathBuf>,
+    /// Listen on this loopback port and forward to this Unix socket.
+    pub forward: Option<(u16, PathBuf)>,
+    /// Refuse new IPv4 and IPv6 sockets too (no network namespace).
+    pub deny_inet: bool,
+    /// Empty the capability bounding set (no user namespace did it).
+    pub drop_capabilities: bool,
+}
+
+impl InitPlan {
+    /// As one command-line argument.
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// From [`InitPlan::encode`]'s output.
+    pub fn decode(text: &str) -> Result<InitPlan, String> {
+        serde_json::from_str(text).map_err(|err| format!("bad sandbox plan: {err}"))
+    }
+}
+
+/// Runs `sandbox-init`: `args` are `--plan JSON -- PROGRAM ARGS...`.
+/// Returns the exit code to leave with; never returns while the server runs.
+pub fn run(args: &[String]) -> i32 {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err(why) => {
+            eprintln!("[SANDBOX BLOCKED] warden sandbox-init: {why}");
+            126
+        }
+    }
+}
+
+fn run_inner(args: &[String]) -> Result<i32, String> {
+    let [flag, plan, dashes, program, rest @ ..] = args else {
+        return Err("usage: warden sandbox-init --plan JSON -- PROGRAM [ARGS...]".into());
+    };
+    if flag != "--plan" || dashes != "--" {
+        return Err("usage: warden sandbox-init --plan JSON -- PROGRAM [ARGS...]".into());
+    }
+    let plan = InitPlan::decode(plan)?;
+    // The forwarder's threads start before the restrictions below, which
+    // apply to this thread and what it starts: they keep their Unix socket.
+    if let Some((port, socket)) = &plan.forward {
+        forward::start(*port, socket.clone()).map_err(|err| format!("cannot start the proxy forwarder: {err}"))?;
+    }
+    confine(&plan)?;
+    let status = std::process::Command::new(program)
+        .args(rest)
+        .status()
+        .map_err(|err| format!("cannot start {program}: {err}"))?;
+    use std::os::unix::process::ExitStatusExt;
+    Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
+/// Applies the plan to this thread: no_new_privs, capabilities, Landlock, seccomp.
+#[cfg(target_os = "linux")]
+fn confine(plan: &InitPlan) -> Result<(), String> {
+    set_no_new_privs()?;
+    if plan.drop_capabilities {
+        drop_bounding_set();
+    }
+    landlock::apply(&plan.read, &plan.write, plan.deny_inet)?;
+    seccomp::apply(plan.deny_inet)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn confine(_plan: &InitPlan) -> Result<(), String> {
+    Err("sandboxes are only supported on Linux".into())
+}
+
+#[cfg(target_os = "linux")]
+fn set_no_new_privs() -> Result<(), String> {
+    // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes no pointers.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(format!("cannot set no_new_privs: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Clears the ambient capabilities and drops every capability from the
+/// bounding set, so that a root server regains none when it executes a program.
+#[cfg(target_os = "linux")]
+fn drop_bounding_set() {
+    // SAFETY: PR_CAP_AMBIENT_CLEAR_ALL takes no pointers.
+    unsafe {
+        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    }
+    for capability in 0..64 {
+        // SAFETY: PR_CAPBSET_DROP takes a capability number; unknown numbers
+        // fail with EINVAL, which is ignored.
+        unsafe {
+            libc::prctl(libc::PR_CAPBSET_DROP, capability, 0, 0, 0);
+        }
+    }
+}

@@ -1,0 +1,408 @@
+//! Turning a server's command into a sandboxed one: the `bwrap` argv, or the
+//! Landlock-only launcher, the environment, and the server's egress proxy.
+
+use std::path::{Path, PathBuf};
+
+use warden_config::{SandboxMechanism, SandboxMode};
+
+use crate::SandboxError;
+use crate::check::{Support, which};
+use crate::init::InitPlan;
+use crate::plan::{ETC_SECRETS, Plan, SYSTEM_READ};
+use crate::proxy::Proxy;
+
+/// The loopback port the in-sandbox forwarder listens on.
+pub const PROXY_PORT: u16 = 3128;
+/// Where the proxy's socket appears inside a `bwrap` sandbox.
+pub const PROXY_SOCKET: &str = "/run/warden/proxy.sock";
+
+/// The command as configured.
+#[derive(Debug, Clone)]
+pub struct Command<'a> {
+    /// The program (looked up in `PATH`).
+    pub program: &'a str,
+    /// Its arguments.
+    pub args: &'a [String],
+    /// The transport's `env` (secrets for this server only).
+    pub env: Vec<(String, String)>,
+    /// Its working directory.
+    pub cwd: Option<&'a Path>,
+}
+
+/// What to start instead: a program, its arguments, the complete
+/// environment (nothing is inherited) and what must live as long as it.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The program to run.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Its whole environment.
+    pub env: Vec<(String, String)>,
+    /// Its working directory.
+    pub cwd: Option<PathBuf>,
+    /// The server's egress proxy, stopped when dropped.
+    pub proxy: Option<Proxy>,
+    /// How it is confined, for logs and status.
+    pub confinement: String,
+}
+
+/// How a server ends up being started.
+#[derive(Debug)]
+pub enum Launch {
+    /// Sandboxed.
+    Sandboxed(Prepared),
+    /// Not sandboxed, because the sandbox could not be set up and the mode
+    /// is `warn`: start it as configured, and say so.
+    Unsandboxed {
+        /// Why.
+        warning: String,
+    },
+}
+
+/// Prepares `command` to run under `plan`, with `init` (Warden's own binary)
+/// as the in-sandbox launcher. In `enforce` mode any failure is an error; in
+/// `warn` mode it becomes [`Launch::Unsandboxed`].
+pub fn prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Launch, SandboxError> {
+    match try_prepare(plan, command, init) {
+        Ok(prepared) => Ok(Launch::Sandboxed(prepared)),
+        Err(err) if plan.mode == SandboxMode::Warn => Ok(Launch::Unsandboxed {
+            warning: format!("server '{}' runs WITHOUT its sandbox (mode: warn): {err}", plan.server),
+        }),
+        Err(err) => Err(SandboxError::Unsupported(format!(
+            "server '{}' was not started because its sandbox cannot be set up (mode: enforce): {err}",
+            plan.server
+        ))),
+    }
+}
+
+/// Which mechanism this machine and the settings allow.
+enum Mechanism {
+    /// `bwrap`, and whether it knows `--disable-userns` (0.8.0 and later).
+    Bwrap(PathBuf, bool),
+    LandlockOnly,
+}
+
+fn choose(plan: &Plan) -> Result<Mechanism, SandboxError> {
+    if !cfg!(target_os = "linux") {
+        return Err(SandboxError::Unsupported(
+            "OS sandboxes are only supported on Linux (bubblewrap, Landlock, seccomp)".into(),
+        ));
+    }
+    let support = Support::cached(plan.bwrap.as_deref());
+    let landlock_only = || {
+        if plan.network.is_some() {
+            return Err(SandboxError::Unsupported(
+                "a network allowlist needs user namespaces (bwrap) to be enforced; with Landlock alone only `network: {allow: []}` (no network) is possible".into(),
+            ));
+        }
+        if support.landlock_abi == 0 || !support.seccomp {
+            return Err(SandboxError::Unsupported("Landlock and seccomp are not available on this kernel".into()));
+        }
+        Ok(Mechanism::LandlockOnly)
+    };
+    let bwrap = || match (&support.bwrap, &support.user_namespaces) {
+        (Ok((path, version)), Ok(())) => Ok(Mechanism::Bwrap(path.clone(), disables_userns(version))),
+        (Err(why), _) => Err(SandboxError::Unsupported(format!("bwrap is unavailable: {why}"))),
+        (_, Err(why)) => Err(SandboxError::Unsupported(format!("bwrap cannot create user namespaces: {why}"))),
+    };
+    match plan.mechanism {
+        SandboxMechanism::Bwrap => bwrap(),
+        SandboxMechanism::Landlock => landlock_only(),
+        SandboxMechanism::Auto => bwrap().or_else(|bwrap_err| {
+            landlock_only().map_err(|err| SandboxError::Unsupported(format!("{bwrap_err}; and {err}")))
+        }),
+    }
+}
+
+fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepared, SandboxError> {
+    let mechanism = choose(plan)?;
+    let found = which(command.program)
+        .ok_or_else(|| SandboxError::Unsupported(format!("program '{}' not found in PATH", command.program)))?;
+    // A relative program (`./server`) must not depend on the cwd inside.
+    let found = std::path::absolute(&found).unwrap_or(found);
+    let program = found.canonicalize().unwrap_or_else(|_| found.clone());
+    std::fs::create_dir_all(&plan.state_dir)
+        .map_err(|err| SandboxError::io(format!("cannot create {}", plan.state_dir.display()), err))?;
+    let bwrap = matches!(mechanism, Mechanism::Bwrap(..));
+    let tmp = if bwrap { PathBuf::from("/tmp") } else { plan.state_dir.join("tmp") };
+    if !bwrap {
+        std::fs::create_dir_all(&tmp)
+            .map_err(|err| SandboxError::io(format!("cannot create {}", tmp.display()), err))?;
+    }
+    // As unsandboxed: the configured cwd, else Warden's own when the
+    // sandbox shows it (relative paths in arguments keep working), else the
+    // state directory.
+    let visible = |dir: &Path| {
+        plan.read.iter().chain(&plan.write).any(|shown| dir.starts_with(shown))
+            && !plan.deny.iter().any(|denied| dir.starts_with(denied))
+    };
+    let cwd = match command.cwd {
+        Some(cwd) => cwd.to_path_buf(),
+        None => std::env::current_dir().ok().filter(|dir| visible(dir)).unwrap_or_else(|| plan.state_dir.clone()),
+    };
+    let env = environment(plan, command.env, &tmp);
+
+    // What the server may read, besides the system: its program (or its
+    // runtime's prefix), Warden's launcher, the policy's paths, its cwd.
+    // Both where PATH found it and what that links to: `npx` is a link
+    // into npm's package, and node sits beside the link.
+    let mut read = vec![runtime_prefix(&found), runtime_prefix(&program), init.to_path_buf()];
+    read.dedup();
+    read.extend(plan.read.iter().cloned());
+    if command.cwd.is_some() {
+        read.push(cwd.clone());
+    }
+    read.retain(|path| !plan.deny.iter().any(|denied| path.starts_with(denied)));
+    let mut landlock_read: Vec<PathBuf> = SYSTEM_READ.iter().chain(&["/dev", "/proc"]).map(PathBuf::from).collect();
+    landlock_read.extend(read.iter().cloned());
+    let mut landlock_write = plan.write.clone();
+    landlock_write.push(PathBuf::from("/dev/null"));
+    landlock_write.push(tmp.clone());
+    let mut deny = plan.deny.clone();
+    deny.extend(ETC_SECRETS.iter().map(PathBuf::from));
+
+    let init_plan = InitPlan {
+        read: crate::paths::carve(&landlock_read, &deny),
+        write: crate::paths::carve(&landlock_write, &deny),
+        forward: plan.network.as_ref().map(|_| (PROXY_PORT, PathBuf::from(PROXY_SOCKET))),
+        deny_inet: !bwrap,
+        drop_capabilities: !bwrap,
+    };
+    let mut init_args = vec!["sandbox-init".to_owned(), "--plan".to_owned(), init_plan.encode(), "--".to_owned()];
+    init_args.push(found.display().to_string());
+    init_args.extend(command.args.iter().cloned());
+
+    match mechanism {
+        Mechanism::LandlockOnly => Ok(Prepared {
+            program: init.to_path_buf(),
+            args: init_args,
+            env,
+            cwd: Some(cwd),
+            proxy: None,
+            confinement: "landlock+seccomp (no user namespaces): no network".into(),
+        }),
+        Mechanism::Bwrap(bwrap_path, disable_userns) => {
+            let proxy = match &plan.network {
+                Some(list) => Some(Proxy::start(&plan.server, list.clone(), &socket_path(&plan.server)?)?),
+                None => None,
+            };
+            let mut args = bwrap_args(plan, &read, &cwd, proxy.as_ref().map(Proxy::socket));
+            if !disable_userns {
+                // Older bwrap cannot forbid nested user namespaces; seccomp
+                // still refuses unshare(2) (clone(2) with CLONE_NEWUSER is not filtered).
+                args.retain(|arg| arg != "--disable-userns");
+            }
+            for (key, value) in &env {
+                args.extend(["--setenv".into(), key.clone(), value.clone()]);
+            }
+            args.push("--".into());
+            args.push(init.display().to_string());
+            args.extend(init_args);
+            let confinement = match &plan.network {
+                Some(list) => format!("bwrap+landlock+seccomp; network through Warden's proxy: {}", list.describe()),
+                None => "bwrap+landlock+seccomp; no network".into(),
+            };
+            Ok(Prepared { program: bwrap_path, args, env: Vec::new(), cwd: None, proxy, confinement })
+        }
+    }
+}
+
+/// Whether `bwrap --version`'s `version` (`bubblewrap 0.8.0`) is 0.8.0 or
+/// later, which added `--disable-userns`.
+fn disables_userns(version: &str) -> bool {
+    let numbers: Vec<u32> =
+        version.rsplit(' ').next().unwrap_or_default().split('.').map_while(|part| part.parse().ok()).collect();
+    matches!(numbers.as_slice(), [major, ..] if *major > 0)
+        || matches!(numbers.as_slice(), [0, minor, ..] if *minor >= 8)
+}
+
+/// The environment: nothing of Warden's but `PATH` and what `env.pass`
+/// names, then the transport's `env`, then `env.set`, then the proxy's.
+fn environment(plan: &Plan, transport: Vec<(String, String)>, tmp: &Path) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = Vec::new();
+    let mut set = |key: &str, value: String| {
+        env.retain(|(existing, _)| existing != key);
+        env.push((key.to_owned(), value));
+    };
+    set("PATH", std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()));
+    set("HOME", plan.state_dir.display().to_string());
+    set("TMPDIR", tmp.display().to_string());
+    set("WARDEN_SANDBOX", "1".into());
+    for name in &plan.env_pass {
+        if let Ok(value) = std::env::var(name) {
+            set(name, value);
+        }
+    }
+    for (key, value) in transport.into_iter().chain(plan.env_set.iter().cloned()) {
+        set(&key, value);
+    }
+    if plan.network.is_some() {
+        let proxy = format!("http://127.0.0.1:{PROXY_PORT}");
+        for key in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"] {
+            set(key, proxy.clone());
+        }
+        for key in ["NO_PROXY", "no_proxy"] {
+            set(key, "localhost,127.0.0.1,::1".into());
+        }
+        // Node's fetch ignores the proxy variables without it.
+        set("NODE_USE_ENV_PROXY", "1".into());
+    }
+    env
+}
+
+/// What must be visible for `program` to run: its runtime's prefix when it
+/// lives in a `bin` directory (node, python, a venv), else the file itself.
+fn runtime_prefix(program: &Path) -> PathBuf {
+    let home = crate::paths::home();
+    match program.parent() {
+        Some(bin) if bin.file_name().is_some_and(|name| name == "bin") => match bin.parent() {
+            Some(prefix) if prefix != Path::new("/") && Some(prefix) != home.as_deref() => prefix.to_path_buf(),
+            _ => program.to_path_buf(),
+        },
+        _ => program.to_path_buf(),
+    }
+}
+
+/// A fresh socket path for `server`'s proxy, in a directory only Warden's
+/// user can enter.
+fn socket_path(server: &str) -> Result<PathBuf, SandboxError> {
+    use std::os::unix::fs::PermissionsExt;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let dir = std::env::temp_dir().join(format!("warden-sandbox-{uid}"));
+    std::fs::create_dir_all(&dir).map_err(|err| SandboxError::io(format!("cannot create {}", dir.display()), err))?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|err| SandboxError::io(format!("cannot restrict {}", dir.display()), err))?;
+    let short: String = server.chars().filter(char::is_ascii_alphanumeric).take(24).collect();
+    Ok(dir.join(format!("{short}-{}-{}.sock", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))))
+}
+
+/// The system directories, read-only, as this machine has them (`/bin` a
+/// link into `/usr` on merged systems, a directory elsewhere).
+pub(crate) fn system_binds() -> Vec<String> {
+    let mut args = Vec::new();
+    for dir in SYSTEM_READ {
+        let path = Path::new(dir);
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                if let Ok(target) = std::fs::read_link(path) {
+                    args.extend(["--symlink".to_owned(), target.display().to_string(), (*dir).to_owned()]);
+                }
+            }
+            Ok(_) => args.extend(["--ro-bind", dir, dir].map(String::from)),
+            Err(_) => {}
+        }
+    }
+    args
+}
+
+/// The `bwrap` options (before `--`): namespaces, the root built from an
+/// allowlist, masks, the proxy socket.
+fn bwrap_args(plan: &Plan, read: &[PathBuf], cwd: &Path, proxy: Option<&Path>) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--new-session",
+        "--die-with-parent",
+        "--unshare-user",
+        "--disable-userns",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-net",
+        "--unshare-cgroup-try",
+        "--cap-drop",
+        "ALL",
+        "--clearenv",
+        "--hostname",
+        "sandbox",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(system_binds());
+    let mut push = |items: &[&str]| args.extend(items.iter().map(|item| (*item).to_owned()));
+    push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"]);
+    for path in read {
+        let path = path.display().to_string();
+        push(&["--ro-bind-try", &path, &path]);
+    }
+    for path in &plan.write {
+        let path = path.display().to_string();
+        push(&["--bind-try", &path, &path]);
+    }
+    // Masks go last, over whatever bind exposed them.
+    let visible: Vec<&PathBuf> = read.iter().chain(&plan.write).collect();
+    let secrets = ETC_SECRETS.iter().map(PathBuf::from);
+    for denied in plan.deny.iter().cloned().chain(secrets) {
+        let exposed = denied.starts_with("/etc") || visible.iter().any(|shown| denied.starts_with(shown));
+        let text = denied.display().to_string();
+        match std::fs::metadata(&denied) {
+            Ok(meta) if exposed && meta.is_dir() => push(&["--perms", "0", "--tmpfs", &text, "--remount-ro", &text]),
+            Ok(_) if exposed => push(&["--ro-bind", "/dev/null", &text]),
+            _ => {}
+        }
+    }
+    if let Some(socket) = proxy {
+        push(&["--bind", &socket.display().to_string(), PROXY_SOCKET]);
+    }
+    push(&["--chdir", &cwd.display().to_string()]);
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use warden_config::{SandboxDefaults, SandboxPolicy, ServerSandbox};
+
+    use super::*;
+
+    #[test]
+    fn the_root_is_built_from_an_allowlist_with_every_namespace_private() {
+        let sandbox = ServerSandbox { policy: SandboxPolicy::default(), defaults: SandboxDefaults::default() };
+        let plan = Plan::resolve("fs", &sandbox).unwrap();
+        let args = bwrap_args(&plan, &[PathBuf::from("/opt/project")], Path::new("/opt/project"), None);
+        for pair in args.windows(3) {
+            assert!(!(pair[0].contains("bind") && pair[1] == "/" && pair[2] == "/"), "binds / : {args:?}");
+        }
+        for flag in [
+            "--unshare-user",
+            "--unshare-net",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--clearenv",
+            "--new-session",
+            "--die-with-parent",
+            "--disable-userns",
+        ] {
+            assert!(args.iter().any(|arg| arg == flag), "{flag} missing: {args:?}");
+        }
+        assert!(args.windows(2).any(|pair| pair[0] == "--cap-drop" && pair[1] == "ALL"));
+        assert!(args.windows(3).any(|pair| pair[0] == "--ro-bind-try" && pair[1] == "/opt/project"));
+        assert!(!args.iter().any(|arg| arg == "/home" || arg == "/run/user"));
+    }
+
+    #[test]
+    fn disable_userns_needs_bwrap_0_8() {
+        assert!(disables_userns("bubblewrap 0.8.0"));
+        assert!(disables_userns("bubblewrap 0.11.1"));
+        assert!(disables_userns("bubblewrap 1.0"));
+        assert!(!disables_userns("bubblewrap 0.6.1"));
+        assert!(!disables_userns("something else"));
+    }
+
+    #[test]
+    fn the_environment_is_cleared_except_what_is_passed() {
+        let mut policy = SandboxPolicy::default();
+        policy.env.pass = vec!["PATH".into()];
+        policy.env.set.insert("MODE".into(), "test".into());
+        policy.network.allow = vec!["api.github.com:443".into()];
+        let plan = Plan::resolve("gh", &ServerSandbox { policy, defaults: SandboxDefaults::default() }).unwrap();
+        let env = environment(&plan, vec![("TOKEN".into(), "t".into())], Path::new("/tmp"));
+        let keys: Vec<&str> = env.iter().map(|(key, _)| key.as_str()).collect();
+        for key in ["PATH", "HOME", "TOKEN", "MODE", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "NODE_USE_ENV_PROXY"] {
+            assert!(keys.contains(&key), "{key} missing: {keys:?}");
+        }
+        assert!(!keys.contains(&"USER") && !keys.contains(&"SSH_AUTH_SOCK"), "{keys:?}");
+    }
+}

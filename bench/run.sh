@@ -260,7 +260,7 @@ http_bench() {
 start_mcp_proxy() {
     local log="$tmp/server-$1.log" config="$tmp/mcp-proxy.toml" port i
     port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-    printf '[proxy]\nname = "bench"\nseparator = "__"\n\n[proxy.listen]\nhost = "127.0.0.1"\nport = %s\n\n[[backends]]\nname = "fixture"\ntransport = "stdio"\ncommand = "%s"\n' \
+    printf '[proxy]\nname = "bench"\nseparator = "__"\n\n[proxy.listen]\nhost = "127.0.0.1"\nport = %s\n\n[observability]\nlog_level = "warn"\n\n[[backends]]\nname = "fixture"\ntransport = "stdio"\ncommand = "%s"\n' \
         "$port" "$fixture" >"$config"
     RUST_LOG=warn "$mcp_proxy" --config "$config" >"$log" 2>&1 &
     server_pid=$!

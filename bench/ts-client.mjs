@@ -54,6 +54,7 @@ async function phase(name, inFlight) {
   console.log(JSON.stringify({
     label: options.label ?? "", phase: name, calls: latencies.length, concurrency: inFlight,
     calls_per_sec: latencies.length / seconds, p50_us: at(0.5), p90_us: at(0.9), p99_us: at(0.99),
+    max_us: latencies[latencies.length - 1], errors: 0,
   }));
 }
 

@@ -16,10 +16,14 @@ pub struct Denial {
     pub reason: String,
 }
 
-/// Receives every refused connection.
+/// Receives every refused connection, and every server started without its
+/// sandbox (`mode: warn` when the sandbox cannot be set up).
 pub trait Reporter: Send + Sync {
     /// Records `denial`.
     fn denied(&self, denial: Denial);
+
+    /// Records that `server` was started unsandboxed, and why.
+    fn unsandboxed(&self, server: &str, warning: &str);
 }
 
 static REPORTER: OnceLock<Arc<dyn Reporter>> = OnceLock::new();
@@ -34,6 +38,14 @@ pub(crate) fn denied(denial: Denial) {
     tracing::warn!(server = %denial.server, host = %denial.host, port = denial.port, "sandbox refused a connection: {}", denial.reason);
     if let Some(reporter) = REPORTER.get() {
         reporter.denied(denial);
+    }
+}
+
+/// Reports that `server` was started unsandboxed (always logged by the
+/// caller).
+pub fn unsandboxed(server: &str, warning: &str) {
+    if let Some(reporter) = REPORTER.get() {
+        reporter.unsandboxed(server, warning);
     }
 }
 

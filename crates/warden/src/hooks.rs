@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use anyhow::Context;
 use warden_audit::{AuditLog, AuditSettings, Fsync};
 use warden_config::{Config, PinMode, Policy, ProfilePolicy};
-use warden_gateway::pipeline::{Approver, Audit, Guard, Guards, Hooks, HooksSource, Pins};
+use warden_gateway::pipeline::{
+    Approver, Audit, Call, Guard, Guards, Hooks, HooksSource, Outcome, Pins, Record, Verdict,
+};
 use warden_limits::Limiter;
 use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
@@ -135,25 +137,57 @@ struct SandboxDenials {
 
 impl warden_sandbox::report::Reporter for SandboxDenials {
     fn denied(&self, denial: warden_sandbox::report::Denial) {
+        let target = format!("{}:{}", denial.host, denial.port);
+        let verdict = Verdict::Deny { rule: "sandbox.network".into(), reason: denial.reason };
+        self.record("sandbox/network", denial.server, target, None, verdict, Outcome::Refused);
+    }
+
+    fn unsandboxed(&self, server: &str, warning: &str) {
+        // `mode: warn` let it start without its sandbox: loudly, in the audit too.
+        let details = serde_json::json!({ "mode": "warn", "warning": warning }).to_string();
+        self.record(
+            "sandbox/unsandboxed",
+            server.to_owned(),
+            server.to_owned(),
+            Some(details),
+            Verdict::Allow,
+            Outcome::Result,
+        );
+    }
+}
+
+impl SandboxDenials {
+    /// Writes one record about server `server`'s sandbox, in a task of its
+    /// own (the callers are the proxy's and the launcher's tasks).
+    fn record(
+        &self,
+        method: &str,
+        server: String,
+        name: String,
+        arguments: Option<String>,
+        verdict: Verdict,
+        outcome: Outcome,
+    ) {
         let Some(audit) = self.audit.clone() else { return };
-        // Called from the proxy's task; the record is written in its own.
+        let method = warden_jsonrpc::Method::Other(method.into());
         tokio::spawn(async move {
-            use warden_gateway::pipeline::{Call, Outcome, Record, Verdict};
-            let method = warden_jsonrpc::Method::Other("sandbox/network".into());
-            let target = format!("{}:{}", denial.host, denial.port);
-            let verdict = Verdict::Deny { rule: "sandbox.network".into(), reason: denial.reason };
-            let call =
-                Call { session: "sandbox", server: &denial.server, method: &method, name: &target, arguments: None };
+            let call = Call {
+                session: "sandbox",
+                server: &server,
+                method: &method,
+                name: &name,
+                arguments: arguments.as_deref(),
+            };
             let record = Record {
                 call,
                 client: None,
                 verdict: &verdict,
-                outcome: &Outcome::Refused,
+                outcome: &outcome,
                 elapsed: Default::default(),
                 approval: None,
             };
             if let Err(err) = audit.record(record).await {
-                tracing::error!(server = %denial.server, "cannot audit a refused connection: {err}");
+                tracing::error!(server = %server, "cannot audit the sandbox's {}: {err}", method.as_str());
             }
         });
     }

@@ -262,6 +262,16 @@ fn enforce_without_bwrap_refuses_to_start_and_warn_starts_unsandboxed() {
     assert!(client.stderr().contains("WITHOUT its sandbox"), "{}", client.stderr());
     // Unsandboxed, as warned: Warden's environment is inherited.
     assert!(probe(&mut client, "env", json!({})).unwrap().contains("LEAKED_VAR=leaked"));
+    // And the audit log says so, with the reason.
+    let audit = std::fs::read_to_string(world.audit()).unwrap_or_default();
+    let unsandboxed: Vec<Value> = audit
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|record| record["method"] == "sandbox/unsandboxed")
+        .collect();
+    assert_eq!(unsandboxed.len(), 1, "one record for the one unsandboxed start: {audit}");
+    assert_eq!(unsandboxed[0]["server"], "probe");
+    assert!(unsandboxed[0].to_string().contains("bwrap is unavailable"), "{audit}");
 }
 
 #[test]

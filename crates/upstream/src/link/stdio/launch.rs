@@ -67,6 +67,7 @@ pub(crate) fn prepare(
         Launch::Unsandboxed { warning } => {
             tracing::warn!(server = name, "{warning}");
             warden_sandbox::report::launched(name, format!("UNSANDBOXED: {warning}"));
+            warden_sandbox::report::unsandboxed(name, &warning);
             Ok(plain(env))
         }
     }

@@ -15,6 +15,9 @@ impl Reporter for Collect {
     fn denied(&self, denial: Denial) {
         self.0.lock().unwrap().push(denial);
     }
+
+    // The proxy never starts servers: nothing to collect.
+    fn unsandboxed(&self, _server: &str, _warning: &str) {}
 }
 
 async fn exchange(socket: &std::path::Path, request: &str) -> String {

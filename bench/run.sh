@@ -215,13 +215,26 @@ start_warden_http() {
 # Streamable HTTP on a free port (it binds every interface; only loopback is
 # used); sets server_pid and server_url.
 start_supergateway() {
-    local log="$tmp/server-$1.log" port i
-    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    local log="$tmp/server-$1.log" port
+    port="$(free_port)"
     node "$supergateway_js" --stdio "$(printf '%q' "$fixture")" --outputTransport streamableHttp --stateful \
         --port "$port" --logLevel none >"$log" 2>&1 &
     server_pid=$!
     live_servers+=("$server_pid")
     server_url="http://127.0.0.1:$port/mcp"
+    wait_for_port "$port" supergateway "$log"
+}
+
+# free_port: a free loopback port.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_for_port PORT NAME LOG: waits until the server just started
+# (server_pid) accepts connections on PORT; shows LOG and exits if it dies
+# or never does.
+wait_for_port() {
+    local port="$1" name="$2" log="$3" i
     for ((i = 0; i < 200; i++)); do
         if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
             return 0
@@ -229,7 +242,7 @@ start_supergateway() {
         kill -0 "$server_pid" 2>/dev/null || break
         sleep 0.05
     done
-    echo "run.sh: supergateway did not start; its log (last 30 lines):" >&2
+    echo "run.sh: $name did not start; its log (last 30 lines):" >&2
     tail -n 30 "$log" >&2
     exit 1
 }
@@ -258,24 +271,15 @@ http_bench() {
 # start_mcp_proxy NAME: joshrotenberg/mcp-proxy (the Rust tower-mcp gateway)
 # in front of the fixture; sets server_pid and server_url.
 start_mcp_proxy() {
-    local log="$tmp/server-$1.log" config="$tmp/mcp-proxy.toml" port i
-    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    local log="$tmp/server-$1.log" config="$tmp/mcp-proxy.toml" port
+    port="$(free_port)"
     printf '[proxy]\nname = "bench"\nseparator = "__"\n\n[proxy.listen]\nhost = "127.0.0.1"\nport = %s\n\n[observability]\nlog_level = "warn"\n\n[[backends]]\nname = "fixture"\ntransport = "stdio"\ncommand = "%s"\n' \
         "$port" "$fixture" >"$config"
     RUST_LOG=warn "$mcp_proxy" --config "$config" >"$log" 2>&1 &
     server_pid=$!
     live_servers+=("$server_pid")
     server_url="http://127.0.0.1:$port/"
-    for ((i = 0; i < 200; i++)); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-            return 0
-        fi
-        kill -0 "$server_pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    echo "run.sh: mcp-proxy did not start; its log (last 30 lines):" >&2
-    tail -n 30 "$log" >&2
-    exit 1
+    wait_for_port "$port" mcp-proxy "$log"
 }
 
 # ping_bench LABEL: `ping`, which a gateway answers itself, over HTTP:

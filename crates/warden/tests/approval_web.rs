@@ -39,10 +39,17 @@ async fn approving_on_the_page_in_chromium_runs_exactly_the_call_shown() {
 
     let mut browser = Browser::start(1100, 760).await;
     browser.navigate(&url).await;
-    browser.wait_until("document.getElementById('token')").await;
+    // A click before the layout settles can miss the field: wait for the
+    // loaded page, and check where the focus went before typing.
+    browser.wait_until("document.readyState === 'complete' && document.getElementById('token')").await;
     browser.click("#token").await;
+    if browser.eval("document.activeElement && document.activeElement.id").await != json!("token") {
+        browser.eval("document.getElementById('token').focus()").await;
+    }
     browser.type_text(TOKEN).await;
+    browser.wait_until(&format!("document.getElementById('token').value === '{TOKEN}'")).await;
     browser.click("button[type=submit]").await;
+    browser.wait_until("document.querySelector('meta[name=csrf-token]')").await;
     browser.wait_until("document.querySelector('article.pending')").await;
 
     let tool = browser.eval("document.querySelector('article.pending .tool').textContent").await;

@@ -129,7 +129,13 @@ impl Browser {
     pub async fn wait_until(&mut self, expression: &str) {
         let deadline = Instant::now() + PATIENCE;
         while self.eval(&format!("!!({expression})")).await != json!(true) {
-            assert!(Instant::now() < deadline, "the page never satisfied {expression}");
+            if Instant::now() >= deadline {
+                // Say what the page showed instead, for whoever reads the failure.
+                let shown = self
+                    .eval("location.href + ' | ' + (document.body ? document.body.innerText.slice(0, 400) : '')")
+                    .await;
+                panic!("the page never satisfied {expression}; it showed: {shown}");
+            }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }

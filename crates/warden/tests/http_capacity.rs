@@ -208,11 +208,12 @@ fn half_open_connections_beyond_the_descriptor_limit_never_lock_the_front() {
     let held = half_open(&warden.addr, 400, "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n");
     assert!(held.len() > 256, "more connections than descriptors were attempted");
     a_fresh_client_is_served(&warden);
-    // Idle keep-alive connections are closed after the header timeout too.
-    let open = status_of_connections(&warden);
+    // The header timeout closes them from Warden's side while the attacker
+    // still holds them open: only the status request itself stays.
+    support::http::eventually("the half-open connections to be closed by the header timeout", || {
+        status_of_connections(&warden) <= 1
+    });
     drop(held);
-    support::http::eventually("the half-open connections to be closed", || status_of_connections(&warden) <= 1);
-    assert!(open >= 1);
 }
 
 fn status_of_connections(warden: &HttpWarden) -> u64 {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
@@ -76,58 +76,49 @@ pub async fn serve_stdio<E: std::fmt::Display>(
 /// read. Anything else (a file, a terminal) goes through tokio's blocking
 /// reader.
 fn stdin() -> Box<dyn AsyncRead + Unpin + Send> {
-    match std::io::stdin().as_fd().try_clone_to_owned().map(Stdio::of) {
-        Ok(Stdio::Pipe(fd)) => match pipe::Receiver::from_owned_fd(fd) {
-            Ok(pipe) => Box::new(pipe),
-            Err(_) => Box::new(tokio::io::stdin()),
-        },
-        Ok(Stdio::Socket(fd)) => match socket(fd) {
-            Ok(socket) => Box::new(socket),
-            Err(_) => Box::new(tokio::io::stdin()),
-        },
-        Ok(Stdio::Other) | Err(_) => Box::new(tokio::io::stdin()),
+    let blocking = || -> Box<dyn AsyncRead + Unpin + Send> { Box::new(tokio::io::stdin()) };
+    match Stdio::of(std::io::stdin().as_fd()) {
+        Stdio::Pipe(fd) => pipe::Receiver::from_owned_fd(fd).map_or_else(|_| blocking(), |pipe| Box::new(pipe)),
+        Stdio::Socket(socket) => Box::new(socket),
+        Stdio::Other => blocking(),
     }
 }
 
 /// Stdout as an async sink, through the event loop when it is a pipe or a
 /// socket (as for stdin).
 fn stdout() -> Box<dyn AsyncWrite + Unpin + Send> {
-    match std::io::stdout().as_fd().try_clone_to_owned().map(Stdio::of) {
-        Ok(Stdio::Pipe(fd)) => match pipe::Sender::from_owned_fd(fd) {
-            Ok(pipe) => Box::new(pipe),
-            Err(_) => Box::new(tokio::io::stdout()),
-        },
-        Ok(Stdio::Socket(fd)) => match socket(fd) {
-            Ok(socket) => Box::new(socket),
-            Err(_) => Box::new(tokio::io::stdout()),
-        },
-        Ok(Stdio::Other) | Err(_) => Box::new(tokio::io::stdout()),
+    let blocking = || -> Box<dyn AsyncWrite + Unpin + Send> { Box::new(tokio::io::stdout()) };
+    match Stdio::of(std::io::stdout().as_fd()) {
+        Stdio::Pipe(fd) => pipe::Sender::from_owned_fd(fd).map_or_else(|_| blocking(), |pipe| Box::new(pipe)),
+        Stdio::Socket(socket) => Box::new(socket),
+        Stdio::Other => blocking(),
     }
 }
 
-/// What a standard stream is connected to.
+/// What a standard stream is connected to: a pipe (its own copy of the
+/// descriptor), a Unix socket (registered with the event loop), or anything
+/// else.
 enum Stdio {
     Pipe(OwnedFd),
-    Socket(OwnedFd),
+    Socket(tokio::net::UnixStream),
     Other,
 }
 
 impl Stdio {
-    fn of(fd: OwnedFd) -> Stdio {
-        let file = std::fs::File::from(fd);
+    fn of(fd: BorrowedFd<'_>) -> Stdio {
+        let Ok(file) = fd.try_clone_to_owned().map(std::fs::File::from) else { return Stdio::Other };
         match file.metadata().map(|metadata| metadata.file_type()) {
             Ok(kind) if kind.is_fifo() => Stdio::Pipe(file.into()),
-            Ok(kind) if kind.is_socket() => Stdio::Socket(file.into()),
+            Ok(kind) if kind.is_socket() => {
+                let socket = std::os::unix::net::UnixStream::from(OwnedFd::from(file));
+                match socket.set_nonblocking(true).and_then(|()| tokio::net::UnixStream::from_std(socket)) {
+                    Ok(socket) => Stdio::Socket(socket),
+                    Err(_) => Stdio::Other,
+                }
+            }
             _ => Stdio::Other,
         }
     }
-}
-
-/// A Unix stream socket, registered with the event loop.
-fn socket(fd: OwnedFd) -> std::io::Result<tokio::net::UnixStream> {
-    let socket = std::os::unix::net::UnixStream::from(fd);
-    socket.set_nonblocking(true)?;
-    tokio::net::UnixStream::from_std(socket)
 }
 
 /// Writes each message as one line, flushing when the queue is empty.

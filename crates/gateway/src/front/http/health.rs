@@ -53,7 +53,7 @@ pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) 
         "connections": {
             "open": front.connections.len(),
             "max": front.connections.max_total(),
-            "openFilesLimit": front.open_files.or_else(super::descriptors::open_files_limit),
+            "openFilesLimit": super::descriptors::open_files_limit(),
         },
     });
     ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()

@@ -74,8 +74,6 @@ struct Front {
     places: Arc<tokio::sync::Semaphore>,
     /// The open client connections.
     connections: Arc<Connections>,
-    /// The open-file limit in force.
-    open_files: Option<u64>,
 }
 
 impl HttpFront {
@@ -116,7 +114,6 @@ impl HttpFront {
             budget: ProcessBudget::new(config.http.process_budget),
             places: Arc::new(tokio::sync::Semaphore::new(config.http.max_sessions)),
             connections: Connections::new(max_connections, per_address),
-            open_files,
         };
         HttpFront { front: Arc::new(front) }
     }

@@ -11,6 +11,7 @@
 pub mod catalog;
 pub mod front;
 mod inbound;
+pub mod modern;
 mod outbound;
 mod outlet;
 pub mod pipeline;

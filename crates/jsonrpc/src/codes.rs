@@ -22,6 +22,13 @@ pub enum ErrorCode {
     UpstreamUnavailable,
     /// The request was refused before it reached an upstream (policy, approval).
     Refused,
+    /// 2026-07-28: an HTTP header does not match the body, or a required
+    /// one is missing.
+    HeaderMismatch,
+    /// 2026-07-28: the request needs a client capability it did not declare.
+    MissingClientCapability,
+    /// 2026-07-28: the requested protocol revision is not spoken here.
+    UnsupportedProtocolVersion,
 }
 
 impl ErrorCode {
@@ -36,6 +43,9 @@ impl ErrorCode {
             ErrorCode::ResourceNotFound => -32002,
             ErrorCode::UpstreamUnavailable => -32010,
             ErrorCode::Refused => -32011,
+            ErrorCode::HeaderMismatch => -32020,
+            ErrorCode::MissingClientCapability => -32021,
+            ErrorCode::UnsupportedProtocolVersion => -32022,
         }
     }
 }

@@ -12,6 +12,7 @@ mod codes;
 mod frame;
 mod lines;
 mod method;
+mod object;
 mod oversized;
 mod splice;
 
@@ -20,5 +21,6 @@ pub use codes::ErrorCode;
 pub use frame::{Frame, FrameError, Kind, span_in};
 pub use lines::{Line, LineReader};
 pub use method::Method;
+pub use object::Members;
 pub use oversized::guess_id;
 pub use splice::{Splice, json_string};

@@ -2,6 +2,7 @@
 
 mod http;
 mod stdio;
+mod stdio_era;
 
 pub use http::HttpFront;
 /// Host and secret checks the HTTP front uses, for Warden's other pages.

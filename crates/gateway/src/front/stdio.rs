@@ -13,6 +13,8 @@ use tokio::sync::mpsc;
 use warden_config::Config;
 use warden_jsonrpc::{Line, LineReader};
 
+use super::stdio_era::StdioEra;
+use crate::modern::LaneOutlet;
 use crate::pipeline::Hooks;
 use crate::session::Session;
 
@@ -30,7 +32,9 @@ pub async fn serve_stdio<E: std::fmt::Display>(
     started: impl FnOnce(&Session) -> Result<(), E>,
 ) -> std::io::Result<()> {
     let (to_client, outgoing) = mpsc::unbounded_channel();
-    let session = Session::start(config.clone(), hooks, to_client);
+    let outlet = LaneOutlet::with_fallback(to_client.clone());
+    let session = Session::start(config.clone(), hooks, outlet.clone());
+    let mut era = StdioEra::new(session.clone(), outlet, to_client);
     if let Err(err) = started(&session) {
         tracing::warn!("{err}");
     }
@@ -53,7 +57,7 @@ pub async fn serve_stdio<E: std::fmt::Display>(
             _ = interrupt.recv() => break Ok(()),
         };
         match line {
-            Ok(Line::Text(text)) => session.handle(text),
+            Ok(Line::Text(text)) => era.handle(text),
             Ok(Line::TooLong { bytes, head, tail }) => session.reject_oversized(bytes, &head, &tail),
             Ok(Line::NotUtf8) => session.reject_not_utf8(),
             Ok(Line::Eof) => break Ok(()),
@@ -62,6 +66,7 @@ pub async fn serve_stdio<E: std::fmt::Display>(
     };
     tracing::info!(session = session.id(), "client disconnected; stopping upstreams");
     session.shutdown().await;
+    drop(era);
     drop(session);
     if !client_gone {
         // Answers still queued (errors for requests the shutdown ended) get a moment to go out.

@@ -22,7 +22,7 @@ use super::{Front, sse};
 use crate::inbound::SUPPORTED_VERSIONS;
 
 /// The session header of Streamable HTTP.
-pub(super) const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// POST `/mcp`.
 pub(super) async fn post_hub(State(front): State<Arc<Front>>, headers: HeaderMap, body: Body) -> Response {
@@ -106,6 +106,9 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
     }
     let text = read_body(body, front.max_message_bytes, front.body_timeout()).await?;
     let frame = parse(text)?;
+    if super::modern::is_modern(&headers, &frame) {
+        return super::modern::post(&front, scope, config, &caller, &headers, frame, accepts.json).await;
+    }
     let Some(session_id) = session_id(&headers) else {
         if frame.kind() == Kind::Request && frame.method() == Some(&Method::Initialize) {
             return initialize(&front, scope, config, &caller, &headers, frame).await;

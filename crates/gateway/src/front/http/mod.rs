@@ -16,6 +16,7 @@ mod descriptors;
 mod health;
 mod legacy;
 mod mcp;
+mod modern;
 mod reply;
 mod sessions;
 mod sse;
@@ -74,6 +75,20 @@ struct Front {
     places: Arc<tokio::sync::Semaphore>,
     /// The open client connections.
     connections: Arc<Connections>,
+    /// The lanes serving modern (2026-07-28) requests, one per endpoint,
+    /// principal and profile.
+    lanes: tokio::sync::Mutex<HashMap<LaneKey, LaneEntry>>,
+    /// Seals the `requestState` of modern requests.
+    sealer: Arc<crate::modern::Sealer>,
+}
+
+/// Which lane serves a modern request: its endpoint, its caller, its profile.
+type LaneKey = (Option<String>, Option<Arc<str>>, Option<String>);
+
+/// A lane and its share of the session places and process budget.
+struct LaneEntry {
+    lane: crate::modern::Lane,
+    _reservation: Reservation,
 }
 
 impl HttpFront {
@@ -114,6 +129,8 @@ impl HttpFront {
             budget: ProcessBudget::new(config.http.process_budget),
             places: Arc::new(tokio::sync::Semaphore::new(config.http.max_sessions)),
             connections: Connections::new(max_connections, per_address),
+            lanes: tokio::sync::Mutex::default(),
+            sealer: Arc::new(crate::modern::Sealer::new()),
         };
         HttpFront { front: Arc::new(front) }
     }
@@ -145,6 +162,9 @@ impl HttpFront {
                 ending.spawn(sessions::end(entry));
             }
         }
+        for (_, entry) in self.front.lanes.lock().await.drain() {
+            ending.spawn(async move { entry.lane.shutdown().await });
+        }
         while ending.join_next().await.is_some() {}
         self.front.pool.shutdown().await;
     }
@@ -157,6 +177,14 @@ impl HttpFront {
             match self.front.hooks.hooks(entry.profile.as_deref()) {
                 Ok(hooks) => entry.session.set_hooks(hooks),
                 Err(err) => tracing::error!(session = %entry.id, "reload: keeping the previous hooks: {err}"),
+            }
+        }
+        if let Ok(lanes) = self.front.lanes.try_lock() {
+            for ((_, _, profile), entry) in lanes.iter() {
+                match self.front.hooks.hooks(profile.as_deref()) {
+                    Ok(hooks) => entry.lane.session().set_hooks(hooks),
+                    Err(err) => tracing::error!("reload: a modern lane keeps its previous hooks: {err}"),
+                }
             }
         }
     }
@@ -185,6 +213,12 @@ impl HttpFront {
                 continue;
             }
             entry.session.apply(scoped);
+        }
+        // Lanes start anew with the new configuration when next used.
+        if let Ok(mut lanes) = self.front.lanes.try_lock() {
+            for (_, entry) in lanes.drain() {
+                tokio::spawn(async move { entry.lane.shutdown().await });
+            }
         }
         *self.front.endpoints.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = endpoints;
     }
@@ -218,6 +252,18 @@ async fn reap(front: Arc<Front>) {
         for entry in front.sessions.take_expired(streamed, never_streamed) {
             tracing::info!(session = %entry.id, "ending an idle session");
             tokio::spawn(sessions::end(entry));
+        }
+        let mut lanes = front.lanes.lock().await;
+        let idle: Vec<LaneKey> = lanes
+            .iter()
+            .filter(|(_, entry)| !entry.lane.busy() && entry.lane.idle_for() >= never_streamed)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in idle {
+            if let Some(entry) = lanes.remove(&key) {
+                tracing::info!(scope = ?key.0, "ending an idle modern lane");
+                tokio::spawn(async move { entry.lane.shutdown().await });
+            }
         }
     }
 }
@@ -282,6 +328,37 @@ impl Front {
         let claim = self.sessions.insert(entry);
         tracing::info!(session = %claim.id, owner = ?claim.owner, profile = ?claim.profile, scope = ?claim.scope, legacy, "HTTP session started");
         Ok(claim)
+    }
+
+    /// The lane that serves the caller's modern requests on endpoint
+    /// `scope`, started (with room made as for a session) on first use.
+    async fn lane(
+        &self,
+        scope: Option<String>,
+        config: Arc<Config>,
+        caller: &Caller,
+        headers: &HeaderMap,
+        first: &warden_jsonrpc::Frame,
+    ) -> Result<crate::modern::Lane, Refusal> {
+        let profile = self.access.profile(caller, headers)?;
+        let key: LaneKey = (scope, caller.name.clone(), profile);
+        let mut lanes = self.lanes.lock().await;
+        if let Some(entry) = lanes.get(&key) {
+            return Ok(entry.lane.clone());
+        }
+        let failed = |why: &str| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, why);
+        let hooks = self.hooks.hooks(key.2.as_deref()).map_err(|err| failed(&err))?;
+        let reservation = self.make_room(budget::processes_of(&config, &self.pool)).await?;
+        let outlet = crate::modern::LaneOutlet::default();
+        let session = Session::start_in(config, hooks, outlet.clone(), Some(self.pool.clone()));
+        if let Some(name) = &caller.name {
+            session.set_principal(name.clone());
+        }
+        let client_info = crate::modern::envelope::client_info(first);
+        let lane = crate::modern::Lane::over(session, &outlet, self.sealer.clone(), client_info.as_deref());
+        tracing::info!(scope = ?key.0, owner = ?key.1, profile = ?key.2, "modern lane started");
+        lanes.insert(key, LaneEntry { lane: lane.clone(), _reservation: reservation });
+        Ok(lane)
     }
 
     /// Ends idle sessions, least recently used first, until there is room

@@ -1,0 +1,174 @@
+//! Streamable HTTP in the 2026-07-28 revision: a request carries its
+//! envelope and the headers that mirror it, needs no session, and is served
+//! by its caller's lane (see [`crate::modern`]).
+//!
+//! The status codes are exact, because clients detect the era from them:
+//! 400 with -32602 (envelope), -32020 (headers), -32021 (capability) or
+//! -32022 (version); 404 with -32601 (method); 202 for a notification.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use warden_config::Config;
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Members};
+
+use super::Front;
+use super::access::Caller;
+use super::mcp::SESSION_HEADER;
+use super::reply::Refusal;
+use crate::modern::{self, Envelope, EnvelopeError, Piece, Reply};
+
+/// Whether a POST is for the modern era: its body carries the envelope, or
+/// it names a revision after the handshake-based ones and opens no session
+/// (a modern request whose envelope is missing is refused as one).
+pub(super) fn is_modern(headers: &HeaderMap, frame: &Frame) -> bool {
+    if modern::is_modern(frame) || frame.method().is_some_and(|method| method.as_str() == "server/discover") {
+        return true;
+    }
+    let version = header_text(headers, "mcp-protocol-version");
+    let opens_session = headers.contains_key(SESSION_HEADER)
+        || frame.method().is_some_and(|method| *method == warden_jsonrpc::Method::Initialize);
+    version.is_some_and(|version| !modern::is_legacy_version(version)) && !opens_session
+}
+
+/// Serves one modern POST.
+pub(super) async fn post(
+    front: &Arc<Front>,
+    scope: Option<String>,
+    config: Arc<Config>,
+    caller: &Caller,
+    headers: &HeaderMap,
+    frame: Frame,
+    json: bool,
+) -> Result<Response, Refusal> {
+    if frame.kind() != Kind::Request {
+        // 2026-07-28 defines no client notifications over HTTP: accepted, ignored.
+        return Ok(StatusCode::ACCEPTED.into_response());
+    }
+    let id = frame.id().unwrap_or("null").to_owned();
+    let envelope = match check(headers, &frame) {
+        Ok(envelope) => envelope,
+        Err(err) => return Ok(answer(err.response(Some(&id)), true)),
+    };
+    let lane = front.lane(scope, config, caller, headers, &frame).await.map_err(|refusal| refusal.for_id(Some(&id)))?;
+    let mut reply = lane.serve(frame, &envelope).await;
+    match reply.next().await {
+        Some(Piece::Last(text)) => Ok(answer(text, json)),
+        Some(Piece::Note(first)) => Ok(stream(first, reply, front.keep_alive())),
+        None => {
+            Err(Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "the request ended without an answer")
+                .for_id(Some(&id)))
+        }
+    }
+}
+
+/// The envelope, once it and the headers that mirror it agree.
+fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> {
+    let envelope = Envelope::read(frame)?;
+    let mismatch = |message: String| EnvelopeError { code: ErrorCode::HeaderMismatch, message, data: None };
+    match header_text(headers, "mcp-protocol-version") {
+        None => return Err(mismatch("Header mismatch: the MCP-Protocol-Version header is required".into())),
+        Some(version) if version != envelope.version => {
+            return Err(mismatch(format!(
+                "Header mismatch: MCP-Protocol-Version header value '{version}' does not match body value '{}'",
+                envelope.version
+            )));
+        }
+        Some(_) => {}
+    }
+    envelope.check_version()?;
+    let method = frame.method().map(|method| method.as_str()).unwrap_or_default();
+    match header_text(headers, "mcp-method") {
+        None => return Err(mismatch("Header mismatch: the Mcp-Method header is required".into())),
+        Some(value) if value != method => {
+            return Err(mismatch(format!(
+                "Header mismatch: Mcp-Method header value '{value}' does not match body value '{method}'"
+            )));
+        }
+        Some(_) => {}
+    }
+    if matches!(method, "tools/call" | "prompts/get" | "resources/read") {
+        let key = if method == "resources/read" { "uri" } else { "name" };
+        let body = frame
+            .params()
+            .and_then(|params| Members::parse(params).ok())
+            .and_then(|params| params.get(key).and_then(|raw| serde_json::from_str::<String>(raw).ok()));
+        let Some(value) = header_text(headers, "mcp-name") else {
+            return Err(mismatch(format!("Header mismatch: the Mcp-Name header is required for {method}")));
+        };
+        let decoded = decode(value).ok_or_else(|| mismatch("Header mismatch: Mcp-Name is not valid".into()))?;
+        if body.as_deref() != Some(decoded.as_str()) {
+            return Err(mismatch(format!(
+                "Header mismatch: Mcp-Name header value '{decoded}' does not match body value '{}'",
+                body.unwrap_or_default()
+            )));
+        }
+    }
+    Ok(envelope)
+}
+
+/// A header's value, trimmed, if present and text.
+fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim)
+}
+
+/// A header value in the clear, or Base64-decoded from `=?base64?…?=`.
+fn decode(value: &str) -> Option<String> {
+    match value.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
+        Some(encoded) => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(value.to_owned()),
+    }
+}
+
+/// One final message as a JSON body (or a one-event stream for a client
+/// that takes only streams), with the status its error code calls for.
+fn answer(text: String, json: bool) -> Response {
+    let status = match modern::results::error_code(&text) {
+        Some(-32601) => StatusCode::NOT_FOUND,
+        Some(-32022..=-32020) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    };
+    if json || status != StatusCode::OK {
+        return (status, [(header::CONTENT_TYPE, "application/json")], text).into_response();
+    }
+    let events = futures_util::stream::once(async move { Ok::<_, Infallible>(Event::default().data(text)) });
+    Sse::new(events).into_response()
+}
+
+/// Notifications, then the final message, as an event stream. The stream
+/// owns the reply: a client that goes away cancels the request.
+fn stream(first: String, reply: Reply, keep_alive: std::time::Duration) -> Response {
+    let events = futures_util::stream::unfold((Some(first), Some(reply)), |(first, reply)| async move {
+        if let Some(first) = first {
+            return Some((Ok::<_, Infallible>(Event::default().data(first)), (None, reply)));
+        }
+        let mut reply = reply?;
+        match reply.next().await? {
+            Piece::Note(text) => Some((Ok(Event::default().data(text)), (None, Some(reply)))),
+            // The last message ends the stream.
+            Piece::Last(text) => Some((Ok(Event::default().data(text)), (None, None))),
+        }
+    });
+    let mut response = Sse::new(events).keep_alive(KeepAlive::new().interval(keep_alive)).into_response();
+    response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode;
+
+    #[test]
+    fn header_values_decode() {
+        assert_eq!(decode("us-west1").as_deref(), Some("us-west1"));
+        assert_eq!(decode("=?base64?SGVsbG8sIOS4lueVjA==?=").as_deref(), Some("Hello, 世界"));
+        assert_eq!(decode("=?base64?!!?="), None);
+    }
+}

@@ -1,0 +1,143 @@
+//! Which revision a stdio client speaks, and serving it.
+//!
+//! One client holds the connection, so the era is chosen once, by how the
+//! client opens: `initialize` pins the 2025 era (the session serves the
+//! client as before); an enveloped request pins 2026-07-28, and a lane takes
+//! the session over. `server/discover` is answered either way without
+//! pinning: a dual-era client may probe with it and still fall back to
+//! `initialize`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, error_response};
+
+use crate::modern::{self, Envelope, Lane, LaneOutlet, Piece, Sealer};
+use crate::session::Session;
+
+/// The era of the stdio client, once known.
+pub(super) struct StdioEra {
+    session: Session,
+    outlet: LaneOutlet,
+    to_client: mpsc::UnboundedSender<String>,
+    era: Era,
+}
+
+enum Era {
+    Undecided,
+    Legacy,
+    Modern { lane: Lane, running: HashMap<String, JoinHandle<()>> },
+}
+
+impl StdioEra {
+    /// A client not yet heard from, served by `session`, whose outlet is
+    /// `outlet` (falling back to `to_client`, stdout).
+    pub fn new(session: Session, outlet: LaneOutlet, to_client: mpsc::UnboundedSender<String>) -> StdioEra {
+        StdioEra { session, outlet, to_client, era: Era::Undecided }
+    }
+
+    /// Takes one message from the client.
+    pub fn handle(&mut self, text: String) {
+        let frame = match Frame::parse(text.clone()) {
+            Ok(frame) => frame,
+            // The session answers what cannot be parsed, in either era.
+            Err(_) => return self.session.handle(text),
+        };
+        let enveloped = frame.kind() == Kind::Request && modern::is_modern(&frame);
+        let discover = frame.method().is_some_and(|method| method.as_str() == "server/discover");
+        match &mut self.era {
+            Era::Undecided if discover && !enveloped => {
+                self.refuse(&frame, modern::envelope::Envelope::read(&frame).err())
+            }
+            Era::Undecided if enveloped => {
+                if discover {
+                    return self.discover(&frame);
+                }
+                let sealer = Arc::new(Sealer::new());
+                let info = modern::envelope::client_info(&frame);
+                let lane = Lane::over(self.session.clone(), &self.outlet, sealer, info.as_deref());
+                self.era = Era::Modern { lane, running: HashMap::new() };
+                self.handle_modern(frame);
+            }
+            Era::Undecided => {
+                if frame.kind() == Kind::Request {
+                    self.era = Era::Legacy;
+                }
+                self.session.handle_frame(frame);
+            }
+            Era::Legacy if enveloped => {
+                let message = "this connection was opened with initialize (MCP 2025-11-25 or earlier): requests carry no 2026-07-28 envelope here";
+                let _ = self.to_client.send(error_response(frame.id(), ErrorCode::InvalidRequest, message, None));
+            }
+            Era::Legacy => self.session.handle_frame(frame),
+            Era::Modern { .. } => self.handle_modern(frame),
+        }
+    }
+
+    /// `server/discover` before the era is known.
+    fn discover(&self, frame: &Frame) {
+        match Envelope::read(frame).and_then(|envelope| envelope.check_version()) {
+            Ok(()) => {
+                let _ = self.to_client.send(modern::discover::answer(frame.id().unwrap_or("null")));
+            }
+            Err(err) => self.refuse(frame, Some(err)),
+        }
+    }
+
+    fn refuse(&self, frame: &Frame, err: Option<modern::EnvelopeError>) {
+        if let Some(err) = err {
+            let _ = self.to_client.send(err.response(frame.id()));
+        }
+    }
+
+    /// A message on a modern connection.
+    fn handle_modern(&mut self, frame: Frame) {
+        let Era::Modern { lane, running } = &mut self.era else { return };
+        running.retain(|_, task| !task.is_finished());
+        match frame.kind() {
+            Kind::Request => {}
+            // Cancelling a request (or a listen stream) drops its reply.
+            Kind::Notification if frame.method().is_some_and(|m| *m == warden_jsonrpc::Method::Cancelled) => {
+                let id = frame
+                    .params()
+                    .and_then(|params| Members::parse(params).ok())
+                    .and_then(|params| params.get("requestId").map(str::to_owned));
+                if let Some(task) = id.and_then(|id| running.remove(&id)) {
+                    task.abort();
+                }
+                return;
+            }
+            _ => return,
+        }
+        let id = frame.id().unwrap_or("null").to_owned();
+        let envelope = if modern::is_modern(&frame) {
+            Envelope::read(&frame).and_then(|envelope| envelope.check_version().map(|()| envelope))
+        } else if frame.method().is_some_and(|method| *method == warden_jsonrpc::Method::Initialize) {
+            let message = "this connection speaks MCP 2026-07-28 (its first request carried the envelope): initialize is not part of it";
+            let _ = self.to_client.send(error_response(Some(&id), ErrorCode::MethodNotFound, message, None));
+            return;
+        } else {
+            Envelope::read(&frame)
+        };
+        let envelope = match envelope {
+            Ok(envelope) => envelope,
+            Err(err) => {
+                let _ = self.to_client.send(err.response(Some(&id)));
+                return;
+            }
+        };
+        let (lane, to_client) = (lane.clone(), self.to_client.clone());
+        let task = tokio::spawn(async move {
+            let mut reply = lane.serve(frame, &envelope).await;
+            while let Some(piece) = reply.next().await {
+                let (Piece::Note(text) | Piece::Last(text)) = piece;
+                if to_client.send(text).is_err() {
+                    return;
+                }
+            }
+        });
+        running.insert(id, task);
+    }
+}

@@ -1,0 +1,215 @@
+//! The per-request envelope of 2026-07-28: `params._meta` names the
+//! revision, the client's capabilities and who it is, on every request.
+
+use serde::Deserialize;
+use warden_jsonrpc::{ErrorCode, Frame, Members, json_string};
+
+use super::{MODERN_VERSIONS, meta};
+
+/// What a modern request says about its client.
+#[derive(Debug, Clone, Default)]
+pub struct Envelope {
+    /// The revision the request is written in.
+    pub version: String,
+    /// What the client can do for this request.
+    pub capabilities: Capabilities,
+    /// `clientInfo` as `name/version`, for audit records.
+    pub client: Option<String>,
+    /// The log level the client asked for, if any: without it, the request
+    /// gets no `notifications/message`.
+    pub log_level: Option<String>,
+}
+
+/// The client capabilities an upstream's input request may need.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// `elicitation` (form mode, the default).
+    pub elicitation_form: bool,
+    /// `elicitation.url`.
+    pub elicitation_url: bool,
+    /// `sampling`.
+    pub sampling: bool,
+    /// `roots`.
+    pub roots: bool,
+}
+
+impl Capabilities {
+    /// Whether an input request of `method` (with `params`) may be sent to
+    /// this client; if not, the capability it lacks, as the JSON object
+    /// `MissingRequiredClientCapability` names it with.
+    pub fn lacks_for(&self, method: &str, params: Option<&str>) -> Option<&'static str> {
+        match method {
+            "elicitation/create" => {
+                let url = params.is_some_and(|params| {
+                    Members::parse(params).ok().and_then(|members| members.get("mode")) == Some("\"url\"")
+                });
+                if url {
+                    (!self.elicitation_url).then_some(r#"{"elicitation":{"url":{}}}"#)
+                } else {
+                    (!self.elicitation_form).then_some(r#"{"elicitation":{}}"#)
+                }
+            }
+            "sampling/createMessage" => (!self.sampling).then_some(r#"{"sampling":{}}"#),
+            "roots/list" => (!self.roots).then_some(r#"{"roots":{}}"#),
+            _ => Some("{}"),
+        }
+    }
+}
+
+/// Why a request's envelope is refused: a JSON-RPC error to answer with
+/// (HTTP 400 on the HTTP front).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvelopeError {
+    /// The code.
+    pub code: ErrorCode,
+    /// What is wrong.
+    pub message: String,
+    /// `error.data`, as JSON text.
+    pub data: Option<String>,
+}
+
+impl EnvelopeError {
+    fn invalid(message: impl Into<String>) -> EnvelopeError {
+        EnvelopeError { code: ErrorCode::InvalidParams, message: message.into(), data: None }
+    }
+
+    /// The error answering `id`.
+    pub fn response(&self, id: Option<&str>) -> String {
+        warden_jsonrpc::error_response(id, self.code, &self.message, self.data.as_deref())
+    }
+}
+
+/// Whether `frame` carries the modern envelope (the protocol version in
+/// `params._meta`). Cheap for requests that do not: a substring test first.
+pub fn is_modern(frame: &Frame) -> bool {
+    frame.params().is_some_and(|params| params.contains(meta::PROTOCOL_VERSION)) && version_of(frame).is_some()
+}
+
+/// The request's `clientInfo` (JSON text), to name the client upstream.
+pub fn client_info(frame: &Frame) -> Option<String> {
+    let params = Members::parse(frame.params()?).ok()?;
+    let meta = Members::parse(params.get("_meta")?).ok()?;
+    meta.get(meta::CLIENT_INFO).filter(|raw| raw.trim_start().starts_with('{')).map(str::to_owned)
+}
+
+fn version_of(frame: &Frame) -> Option<String> {
+    let params = Members::parse(frame.params()?).ok()?;
+    let meta = Members::parse(params.get("_meta")?).ok()?;
+    serde_json::from_str(meta.get(meta::PROTOCOL_VERSION)?).ok()
+}
+
+#[derive(Deserialize, Default)]
+struct ClientCapabilities {
+    #[serde(default)]
+    elicitation: Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(default)]
+    sampling: Option<serde_json::Value>,
+    #[serde(default)]
+    roots: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct ClientInfo {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    version: Option<String>,
+}
+
+impl Envelope {
+    /// Reads the envelope of a modern request: the version and the
+    /// capabilities are required (whether Warden speaks that version is
+    /// [`check_version`](Envelope::check_version)'s call).
+    pub fn read(frame: &Frame) -> Result<Envelope, EnvelopeError> {
+        let params = frame.params().ok_or_else(|| EnvelopeError::invalid("params with _meta are required"))?;
+        let params = Members::parse(params).map_err(|_| EnvelopeError::invalid("params must be an object"))?;
+        let meta = params.get("_meta").ok_or_else(|| {
+            EnvelopeError::invalid(format!("params._meta is required (with {})", meta::PROTOCOL_VERSION))
+        })?;
+        let meta = Members::parse(meta).map_err(|_| EnvelopeError::invalid("params._meta must be an object"))?;
+        let version: String = meta
+            .get(meta::PROTOCOL_VERSION)
+            .and_then(|raw| serde_json::from_str(raw).ok())
+            .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::PROTOCOL_VERSION)))?;
+        let capabilities = meta
+            .get(meta::CLIENT_CAPABILITIES)
+            .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::CLIENT_CAPABILITIES)))?;
+        let capabilities: ClientCapabilities = serde_json::from_str(capabilities)
+            .map_err(|_| EnvelopeError::invalid(format!("{} must be an object", meta::CLIENT_CAPABILITIES)))?;
+        let client =
+            meta.get(meta::CLIENT_INFO).and_then(|raw| serde_json::from_str::<ClientInfo>(raw).ok()).and_then(|info| {
+                match (info.name, info.version) {
+                    (Some(name), Some(version)) => Some(format!("{name}/{version}")),
+                    (name, _) => name,
+                }
+            });
+        let log_level = meta.get(meta::LOG_LEVEL).and_then(|raw| serde_json::from_str(raw).ok());
+        let elicitation = capabilities.elicitation.as_ref();
+        Ok(Envelope {
+            version,
+            capabilities: Capabilities {
+                elicitation_form: elicitation.is_some_and(|modes| modes.is_empty() || modes.contains_key("form")),
+                elicitation_url: elicitation.is_some_and(|modes| modes.contains_key("url")),
+                sampling: capabilities.sampling.is_some_and(|value| !value.is_null()),
+                roots: capabilities.roots.is_some_and(|value| !value.is_null()),
+            },
+            client,
+            log_level,
+        })
+    }
+}
+
+impl Envelope {
+    /// Refuses a revision Warden does not speak.
+    pub fn check_version(&self) -> Result<(), EnvelopeError> {
+        if MODERN_VERSIONS.contains(&self.version.as_str()) { Ok(()) } else { Err(unsupported(&self.version)) }
+    }
+}
+
+/// `UnsupportedProtocolVersion`, naming what Warden speaks.
+pub fn unsupported(requested: &str) -> EnvelopeError {
+    let supported: Vec<String> = MODERN_VERSIONS.iter().map(|version| json_string(version)).collect();
+    EnvelopeError {
+        code: ErrorCode::UnsupportedProtocolVersion,
+        message: format!("Unsupported protocol version {requested:?} (supported: {})", MODERN_VERSIONS.join(", ")),
+        data: Some(format!(r#"{{"supported":[{}],"requested":{}}}"#, supported.join(","), json_string(requested))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(params: &str) -> Frame {
+        Frame::parse(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{params}}}"#)).unwrap()
+    }
+
+    #[test]
+    fn reads_a_modern_envelope() {
+        let f = frame(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}},"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}"#,
+        );
+        assert!(is_modern(&f));
+        let envelope = Envelope::read(&f).unwrap();
+        assert_eq!(envelope.client.as_deref(), Some("c/1"));
+        assert!(envelope.capabilities.sampling && envelope.capabilities.elicitation_url);
+        assert!(!envelope.capabilities.elicitation_form && !envelope.capabilities.roots);
+        assert_eq!(envelope.capabilities.lacks_for("roots/list", None), Some(r#"{"roots":{}}"#));
+        assert_eq!(envelope.capabilities.lacks_for("elicitation/create", Some(r#"{"mode":"url"}"#)), None);
+    }
+
+    #[test]
+    fn refuses_what_is_missing_or_unknown() {
+        assert!(!is_modern(&frame(r#"{"_meta":{"progressToken":1}}"#)));
+        let missing = Envelope::read(&frame(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#));
+        assert_eq!(missing.unwrap_err().code, ErrorCode::InvalidParams);
+        let old = Envelope::read(&frame(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}"#,
+        ))
+        .unwrap()
+        .check_version()
+        .unwrap_err();
+        assert_eq!(old.code, ErrorCode::UnsupportedProtocolVersion);
+        assert!(old.data.unwrap().contains(r#""requested":"1900-01-01""#));
+    }
+}

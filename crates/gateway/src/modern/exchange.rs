@@ -1,0 +1,190 @@
+//! One modern request inside a lane, across its rounds.
+//!
+//! A round starts when the client sends the request (or retries it) and
+//! ends with one final message: the answer, or `input_required` when the
+//! upstream asked the client something meanwhile (elicitation, sampling,
+//! roots). Between rounds the exchange is parked: the upstream's call keeps
+//! waiting for the answers the retry brings.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::mpsc;
+use warden_jsonrpc::{Frame, Members, json_string};
+
+use super::envelope::Capabilities;
+use super::lane::Piece;
+
+/// One request the upstream sent the client during the call, not yet
+/// answered.
+#[derive(Debug, Clone)]
+pub(super) struct Input {
+    /// Its key in `inputRequests`.
+    pub key: String,
+    /// The id Warden gave it towards the client (JSON text).
+    pub warden_id: String,
+    /// `{"method":…,"params":…}`.
+    pub request: String,
+}
+
+/// The current round's client side.
+pub(super) struct Round {
+    /// The client's id for this round's request (JSON text).
+    pub client_id: String,
+    /// Where this round's messages go; `None` while parked.
+    pub to_client: Option<mpsc::UnboundedSender<Piece>>,
+    /// What the client said it can do, this round.
+    pub capabilities: Capabilities,
+    /// Whether the client asked for log messages.
+    pub logs: bool,
+    /// Rounds so far: a cancel or a park timer belongs to one round.
+    pub generation: u64,
+}
+
+/// A modern request in a lane.
+pub(super) struct Exchange {
+    /// Its id inside the lane (JSON text).
+    pub internal: String,
+    /// Its method.
+    pub method: String,
+    /// What its `requestState` binds it to.
+    pub digest: String,
+    state: Mutex<State>,
+}
+
+struct State {
+    round: Round,
+    /// Asked by the upstream, not answered yet.
+    pending: Vec<Input>,
+    /// The answer, when it came while parked.
+    answer: Option<String>,
+}
+
+/// What to do after the client's retry was taken in.
+pub(super) enum Resumed {
+    /// Answers to send to the session (the client's results for the
+    /// upstream's requests).
+    Answers(Vec<String>),
+    /// The request had already finished: this is its final message.
+    Finished(String),
+}
+
+impl Exchange {
+    pub fn new(internal: String, method: String, digest: String, round: Round) -> Arc<Exchange> {
+        Arc::new(Exchange {
+            internal,
+            method,
+            digest,
+            state: Mutex::new(State { round, pending: Vec::new(), answer: None }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The round's capabilities.
+    pub fn capabilities(&self) -> Capabilities {
+        self.lock().round.capabilities
+    }
+
+    /// The final answer (a legacy-era response for the lane's id), rewritten
+    /// by `finish` for the client. Returns false when parked: the answer
+    /// waits for the retry.
+    pub fn finish(&self, text: String, finish: impl Fn(&str, &str) -> String) -> bool {
+        let mut state = self.lock();
+        match state.round.to_client.take() {
+            Some(to_client) => {
+                let _ = to_client.send(Piece::Last(finish(&text, &state.round.client_id)));
+                true
+            }
+            None => {
+                state.answer = Some(text);
+                false
+            }
+        }
+    }
+
+    /// A notification for this request: progress always, log messages only
+    /// when asked for. Dropped while parked.
+    pub fn notify(&self, text: String, is_log: bool) {
+        let state = self.lock();
+        if is_log && !state.round.logs {
+            return;
+        }
+        if let Some(to_client) = &state.round.to_client {
+            let _ = to_client.send(Piece::Note(text));
+        }
+    }
+
+    /// Takes an upstream's request for the client.
+    pub fn ask(&self, input: Input) {
+        self.lock().pending.push(input);
+    }
+
+    /// Ends the round with `input_required` if anything is pending and the
+    /// client is there; `seal` writes the state. Returns the generation
+    /// parked, to time it out.
+    pub fn park(&self, seal: impl FnOnce() -> String) -> Option<u64> {
+        let mut state = self.lock();
+        if state.pending.is_empty() || state.answer.is_some() {
+            return None;
+        }
+        let to_client = state.round.to_client.take()?;
+        let requests: Vec<String> =
+            state.pending.iter().map(|input| format!("{}:{}", json_string(&input.key), input.request)).collect();
+        let result = format!(
+            r#"{{"resultType":"input_required","inputRequests":{{{}}},"requestState":{}}}"#,
+            requests.join(","),
+            json_string(&seal())
+        );
+        let _ = to_client.send(Piece::Last(warden_jsonrpc::result_response(&state.round.client_id, &result)));
+        Some(state.round.generation)
+    }
+
+    /// Whether the exchange is still parked in round `generation`.
+    pub fn parked_in(&self, generation: u64) -> bool {
+        let state = self.lock();
+        state.round.generation == generation && state.round.to_client.is_none()
+    }
+
+    /// Whether round `generation` is still running with its client there.
+    pub fn running_in(&self, generation: u64) -> bool {
+        let state = self.lock();
+        state.round.generation == generation && state.round.to_client.is_some()
+    }
+
+    /// Takes the client's retry: a new round. `responses` are its
+    /// `inputResponses`; those that answer pending requests become answers
+    /// for the session, the rest is ignored. Fails when a round is running.
+    pub fn resume(&self, mut round: Round, responses: Option<&Members>) -> Result<(Resumed, u64), &'static str> {
+        let mut state = self.lock();
+        if state.round.to_client.is_some() {
+            return Err("this request is already being retried");
+        }
+        round.generation = state.round.generation + 1;
+        let generation = round.generation;
+        if let Some(answer) = state.answer.take() {
+            state.round = round;
+            return Ok((Resumed::Finished(answer), generation));
+        }
+        let mut answers = Vec::new();
+        state.pending.retain(|input| match responses.and_then(|responses| responses.get(&input.key)) {
+            Some(result) if result.trim_start().starts_with('{') => {
+                answers.push(format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, input.warden_id));
+                false
+            }
+            _ => true,
+        });
+        state.round = round;
+        Ok((Resumed::Answers(answers), generation))
+    }
+}
+
+/// An input request as `inputRequests` lists it, from the upstream's
+/// request `frame`.
+pub(super) fn input_request(frame: &Frame, method: &str) -> String {
+    match frame.params() {
+        Some(params) => format!(r#"{{"method":{},"params":{params}}}"#, json_string(method)),
+        None => format!(r#"{{"method":{}}}"#, json_string(method)),
+    }
+}

@@ -1,0 +1,559 @@
+//! A lane: the gateway session that serves one principal's modern requests
+//! on one endpoint, and the routing of its messages back to each request.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, error_response, json_string, notification, result_response};
+
+use super::envelope::Envelope;
+use super::exchange::{Exchange, Input, Resumed, Round, input_request};
+use super::listen::{Filter, Listeners, tagged};
+use super::seal::{Sealer, State, expiry, request_digest};
+use super::{discover, meta, results};
+use crate::outlet::{Outbound, Outlet};
+use crate::session::Session;
+
+/// How long an upstream's input request waits for the client's retry.
+const PARKED_FOR: Duration = Duration::from_secs(300);
+
+/// How long Warden waits for more input requests of the same call before
+/// returning them together.
+const GATHER: Duration = Duration::from_millis(2);
+
+/// Methods 2026-07-28 removed (the tasks of 2025 included: they do not map
+/// onto the tasks extension).
+const REMOVED: [&str; 9] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tasks/get",
+    "tasks/result",
+    "tasks/cancel",
+    "tasks/list",
+];
+
+/// One message of a modern request's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// A notification about the request (progress, a log message, a change
+    /// on a listen stream).
+    Note(String),
+    /// The final message: the answer, or `input_required`.
+    Last(String),
+}
+
+/// Serves modern requests through one gateway session.
+#[derive(Clone)]
+pub struct Lane {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Random: a `requestState` is valid only in the lane that issued it.
+    id: String,
+    session: Session,
+    /// Requests in flight or parked, by their id inside the lane.
+    exchanges: Mutex<HashMap<String, Arc<Exchange>>>,
+    listeners: Listeners,
+    /// Resource URIs subscribed upstream for listen streams, with counts.
+    subscribed: Mutex<HashMap<String, usize>>,
+    sealer: Arc<Sealer>,
+    next: AtomicU64,
+    last_used: Mutex<Instant>,
+}
+
+/// The outlet of a session that a lane serves, or may serve: until a lane
+/// takes it over, messages go to `fallback` (the stdio front starts its
+/// session before it knows the client's era).
+#[derive(Clone, Default)]
+pub struct LaneOutlet {
+    lane: Arc<OnceLock<Weak<Inner>>>,
+    fallback: Option<mpsc::UnboundedSender<String>>,
+}
+
+impl LaneOutlet {
+    /// An outlet that sends everything to `fallback` until a lane takes over.
+    pub fn with_fallback(fallback: mpsc::UnboundedSender<String>) -> LaneOutlet {
+        LaneOutlet { lane: Arc::default(), fallback: Some(fallback) }
+    }
+}
+
+impl Outlet for LaneOutlet {
+    fn deliver(&self, message: Outbound) {
+        match self.lane.get().and_then(Weak::upgrade) {
+            Some(lane) => lane.deliver(message),
+            None => {
+                if let Some(fallback) = &self.fallback {
+                    fallback.deliver(message);
+                }
+            }
+        }
+    }
+}
+
+/// What a modern request gets back: notifications, then one final message
+/// (a listen stream: notifications until it is dropped). Dropping it before
+/// the final message cancels the request.
+pub struct Reply {
+    pieces: mpsc::UnboundedReceiver<Piece>,
+    _guard: Option<Guard>,
+}
+
+impl Reply {
+    /// The next message; `None` once the answer was given.
+    pub async fn next(&mut self) -> Option<Piece> {
+        self.pieces.recv().await
+    }
+
+    /// A reply that is only `text`.
+    fn done(text: String) -> Reply {
+        let (to_client, pieces) = mpsc::unbounded_channel();
+        let _ = to_client.send(Piece::Last(text));
+        Reply { pieces, _guard: None }
+    }
+}
+
+/// Cancels what a dropped reply leaves behind.
+enum Guard {
+    /// A request's round: cancelled upstream if still running.
+    Round { lane: Weak<Inner>, exchange: Arc<Exchange>, generation: u64 },
+    /// A listen stream: closed, and its subscriptions dropped.
+    Listen { lane: Weak<Inner>, key: u64 },
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        match self {
+            Guard::Round { lane, exchange, generation } => {
+                if let Some(lane) = lane.upgrade()
+                    && exchange.running_in(*generation)
+                {
+                    lane.cancel(exchange, "the client closed the request");
+                }
+            }
+            Guard::Listen { lane, key } => {
+                if let Some(lane) = lane.upgrade()
+                    && let Some(filter) = lane.listeners.remove(*key)
+                {
+                    for uri in filter.resource_subscriptions {
+                        lane.unsubscribe(uri);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Lane {
+    /// Makes `session`, whose outlet is `outlet`, serve modern requests, and
+    /// initializes it in the 2025 era on the clients' behalf, declaring every
+    /// client capability Warden can bridge (each request's own capabilities
+    /// decide what reaches its client). `client_info` (JSON text) names the
+    /// client to the upstreams.
+    pub fn over(session: Session, outlet: &LaneOutlet, sealer: Arc<Sealer>, client_info: Option<&str>) -> Lane {
+        let inner = Arc::new(Inner {
+            id: random_id(),
+            session,
+            exchanges: Mutex::default(),
+            listeners: Listeners::default(),
+            subscribed: Mutex::default(),
+            sealer,
+            next: AtomicU64::new(1),
+            last_used: Mutex::new(Instant::now()),
+        });
+        let _ = outlet.lane.set(Arc::downgrade(&inner));
+        let info = client_info.unwrap_or(r#"{"name":"warden-modern-client","version":"0"}"#);
+        let params = format!(
+            r#"{{"protocolVersion":"2025-11-25","capabilities":{{"elicitation":{{"form":{{}},"url":{{}}}},"sampling":{{}},"roots":{{}}}},"clientInfo":{info}}}"#
+        );
+        if let Ok(frame) = Frame::parse(warden_jsonrpc::request("\"warden-lane\"", "initialize", Some(&params))) {
+            inner.session.handle_frame(frame);
+        }
+        inner.session.handle(notification("notifications/initialized", None));
+        Lane { inner }
+    }
+
+    /// The gateway session.
+    pub fn session(&self) -> &Session {
+        &self.inner.session
+    }
+
+    /// Whether a request or a listen stream is open (parked requests count).
+    pub fn busy(&self) -> bool {
+        !lock(&self.inner.exchanges).is_empty() || self.inner.listeners.len() > 0
+    }
+
+    /// How long since the lane last took a request.
+    pub fn idle_for(&self) -> Duration {
+        lock(&self.inner.last_used).elapsed()
+    }
+
+    /// Serves one modern request whose envelope was checked.
+    pub async fn serve(&self, frame: Frame, envelope: &Envelope) -> Reply {
+        *lock(&self.inner.last_used) = Instant::now();
+        let id = frame.id().unwrap_or("null").to_owned();
+        let method = frame.method().map(|method| method.as_str().to_owned()).unwrap_or_default();
+        match method.as_str() {
+            "server/discover" => Reply::done(discover::answer(&id)),
+            "subscriptions/listen" => self.inner.listen(&frame, id).await,
+            removed if REMOVED.contains(&removed) => Reply::done(error_response(
+                Some(&id),
+                ErrorCode::MethodNotFound,
+                &format!("Method not found: {removed} is not part of MCP 2026-07-28"),
+                None,
+            )),
+            "tools/call" | "prompts/get" | "resources/read" if has_member(&frame, "requestState") => {
+                self.inner.retry(&frame, envelope, id, &method)
+            }
+            _ => self.inner.start(&frame, envelope, id, method),
+        }
+    }
+
+    /// Stops the session's upstreams.
+    pub async fn shutdown(&self) {
+        self.inner.session.shutdown().await;
+    }
+}
+
+impl Inner {
+    /// Routes one message of the session.
+    fn deliver(self: &Arc<Self>, message: Outbound) {
+        let exchange = message.request.as_ref().and_then(|request| lock(&self.exchanges).get(request).cloned());
+        let Some(exchange) = exchange else { return self.unrouted(message.text) };
+        if message.is_response {
+            let method = exchange.method.clone();
+            if exchange.finish(message.text, |text, id| results::complete(text, id, &method)) {
+                self.forget(&exchange);
+            }
+            return;
+        }
+        let Ok(frame) = Frame::parse(message.text) else { return };
+        let method = frame.method().map(|method| method.as_str().to_owned()).unwrap_or_default();
+        match frame.kind() {
+            Kind::Request => self.ask(&exchange, frame, &method),
+            Kind::Notification if is_change(&method) => self.listeners.fan_out(&frame, &method),
+            Kind::Notification => exchange.notify(frame.into_text(), method == "notifications/message"),
+            _ => {}
+        }
+    }
+
+    /// A message that belongs to no modern request.
+    fn unrouted(&self, text: String) {
+        let Ok(frame) = Frame::parse(text) else { return };
+        let method = frame.method().map(|method| method.as_str().to_owned()).unwrap_or_default();
+        match frame.kind() {
+            Kind::Request => {
+                let id = frame.id().unwrap_or("null");
+                // Roots outside a call: none (a modern client is asked only
+                // within one of its requests).
+                let answer = match method.as_str() {
+                    "roots/list" => result_response(id, r#"{"roots":[]}"#),
+                    "ping" => result_response(id, "{}"),
+                    _ => error_response(
+                        Some(id),
+                        ErrorCode::MethodNotFound,
+                        &format!("{method}: a modern (2026-07-28) client can be asked only during one of its requests"),
+                        None,
+                    ),
+                };
+                self.session.handle(answer);
+            }
+            Kind::Notification if is_change(&method) => self.listeners.fan_out(&frame, &method),
+            _ => {}
+        }
+    }
+
+    /// An upstream asks the client something during `exchange`'s call.
+    fn ask(self: &Arc<Self>, exchange: &Arc<Exchange>, frame: Frame, method: &str) {
+        let id = frame.id().unwrap_or("null").to_owned();
+        if let Some(missing) = exchange.capabilities().lacks_for(method, frame.params()) {
+            let message = format!("the client did not declare {missing} for this request");
+            self.session.handle(error_response(Some(&id), ErrorCode::MethodNotFound, &message, None));
+            return;
+        }
+        let key = format!("warden-{}", id.trim_matches('"'));
+        exchange.ask(Input { key, warden_id: id, request: input_request(&frame, method) });
+        // Siblings sent together are returned together.
+        let (lane, exchange) = (self.clone(), exchange.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(GATHER).await;
+            lane.park(&exchange);
+        });
+    }
+
+    /// Returns `input_required` for what is pending, and times the parked
+    /// request out if no retry comes.
+    fn park(self: &Arc<Self>, exchange: &Arc<Exchange>) {
+        let seal = || {
+            self.sealer.seal(&State {
+                lane: self.id.clone(),
+                exchange: exchange.internal.clone(),
+                request: exchange.digest.clone(),
+                expires: expiry(PARKED_FOR),
+            })
+        };
+        let Some(generation) = exchange.park(seal) else { return };
+        let (lane, exchange) = (Arc::downgrade(self), exchange.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(PARKED_FOR).await;
+            if let Some(lane) = lane.upgrade()
+                && exchange.parked_in(generation)
+            {
+                lane.cancel(&exchange, "the client did not retry in time");
+            }
+        });
+    }
+
+    /// A new request: into the session under a lane id.
+    fn start(self: &Arc<Self>, frame: &Frame, envelope: &Envelope, client_id: String, method: String) -> Reply {
+        let internal = format!("\"wm{}\"", self.next.fetch_add(1, Ordering::Relaxed));
+        let Some(text) = inner_request(frame, &internal, &method) else {
+            let message = "params must be an object";
+            return Reply::done(error_response(Some(&client_id), ErrorCode::InvalidParams, message, None));
+        };
+        let Ok(inner_frame) = Frame::parse(text) else {
+            return Reply::done(error_response(Some(&client_id), ErrorCode::InternalError, "cannot forward", None));
+        };
+        let (to_client, pieces) = mpsc::unbounded_channel();
+        let round = Round {
+            client_id,
+            to_client: Some(to_client),
+            capabilities: envelope.capabilities,
+            logs: envelope.log_level.is_some(),
+            generation: 0,
+        };
+        let exchange = Exchange::new(internal.clone(), method.clone(), digest_of(frame, &method), round);
+        lock(&self.exchanges).insert(internal, exchange.clone());
+        self.session.handle_frame(inner_frame);
+        Reply { pieces, _guard: Some(Guard::Round { lane: Arc::downgrade(self), exchange, generation: 0 }) }
+    }
+
+    /// A retry carrying `requestState`: the parked request goes on.
+    fn retry(self: &Arc<Self>, frame: &Frame, envelope: &Envelope, client_id: String, method: &str) -> Reply {
+        let invalid =
+            |message: &str| Reply::done(error_response(Some(&client_id), ErrorCode::InvalidParams, message, None));
+        let Some(params) = frame.params().and_then(|params| Members::parse(params).ok()) else {
+            return invalid("params must be an object");
+        };
+        let state = params.get("requestState").and_then(|raw| serde_json::from_str::<String>(raw).ok());
+        let opened = state.as_deref().map(|state| self.sealer.open(state));
+        let Some(Ok(state)) = opened else { return invalid("Invalid or expired requestState") };
+        let exchange = lock(&self.exchanges).get(&state.exchange).cloned();
+        let Some(exchange) = exchange.filter(|exchange| {
+            state.lane == self.id && exchange.method == method && exchange.digest == digest_of(frame, method)
+        }) else {
+            return invalid("Invalid or expired requestState");
+        };
+        let responses = params.get("inputResponses").and_then(|raw| Members::parse(raw).ok());
+        let (to_client, pieces) = mpsc::unbounded_channel();
+        let round = Round {
+            client_id: client_id.clone(),
+            to_client: Some(to_client.clone()),
+            capabilities: envelope.capabilities,
+            logs: envelope.log_level.is_some(),
+            generation: 0,
+        };
+        match exchange.resume(round, responses.as_ref()) {
+            Err(why) => invalid(why),
+            Ok((Resumed::Finished(answer), _)) => {
+                let _ = to_client.send(Piece::Last(results::complete(&answer, &client_id, method)));
+                self.forget(&exchange);
+                Reply { pieces, _guard: None }
+            }
+            Ok((Resumed::Answers(answers), generation)) => {
+                drop(to_client);
+                for answer in answers {
+                    self.session.handle(answer);
+                }
+                // What is still unanswered is asked again at once.
+                self.park(&exchange);
+                let guard = Guard::Round { lane: Arc::downgrade(self), exchange, generation };
+                Reply { pieces, _guard: Some(guard) }
+            }
+        }
+    }
+
+    /// `subscriptions/listen`: acknowledged with what is honoured, then open.
+    async fn listen(self: &Arc<Self>, frame: &Frame, subscription: String) -> Reply {
+        let mut filter: Filter = frame
+            .params()
+            .and_then(|params| Members::parse(params).ok())
+            .and_then(|params| params.get("notifications").and_then(|raw| serde_json::from_str(raw).ok()))
+            .unwrap_or_default();
+        let mut honoured = Vec::new();
+        for uri in std::mem::take(&mut filter.resource_subscriptions) {
+            if self.subscribe(&uri).await {
+                honoured.push(uri);
+            }
+        }
+        filter.resource_subscriptions = honoured;
+        let (to_client, pieces) = mpsc::unbounded_channel();
+        let ack_params = format!(r#"{{"notifications":{}}}"#, filter.render());
+        if let Ok(params) = Members::parse(&ack_params) {
+            let ack = tagged("notifications/subscriptions/acknowledged", Some(&params), &subscription);
+            let _ = to_client.send(Piece::Note(ack));
+        }
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        self.listeners.add(key, subscription, filter, to_client);
+        Reply { pieces, _guard: Some(Guard::Listen { lane: Arc::downgrade(self), key }) }
+    }
+
+    /// Subscribes the session to `uri` for listen streams; true if some
+    /// upstream took the subscription.
+    async fn subscribe(self: &Arc<Self>, uri: &str) -> bool {
+        if let Some(count) = lock(&self.subscribed).get_mut(uri) {
+            *count += 1;
+            return true;
+        }
+        let params = format!(r#"{{"uri":{}}}"#, json_string(uri));
+        let mut reply = self.internal("resources/subscribe", &params);
+        let taken = matches!(reply.next().await, Some(Piece::Last(text)) if results::error_code(&text).is_none());
+        if taken {
+            *lock(&self.subscribed).entry(uri.to_owned()).or_default() += 1;
+        }
+        taken
+    }
+
+    /// Drops one listen stream's subscription to `uri`.
+    fn unsubscribe(self: &Arc<Self>, uri: String) {
+        let last = {
+            let mut subscribed = lock(&self.subscribed);
+            match subscribed.get_mut(&uri) {
+                Some(count) if *count > 1 => {
+                    *count -= 1;
+                    false
+                }
+                Some(_) => subscribed.remove(&uri).is_some(),
+                None => false,
+            }
+        };
+        if last {
+            let params = format!(r#"{{"uri":{}}}"#, json_string(&uri));
+            // Nobody waits for the answer.
+            let reply = self.internal("resources/unsubscribe", &params);
+            tokio::spawn(async move {
+                let mut reply = reply;
+                while reply.next().await.is_some() {}
+            });
+        }
+    }
+
+    /// Warden's own request into the session (for listen streams).
+    fn internal(self: &Arc<Self>, method: &str, params: &str) -> Reply {
+        let id = format!("\"wi{}\"", self.next.fetch_add(1, Ordering::Relaxed));
+        let envelope = Envelope::default();
+        match Frame::parse(warden_jsonrpc::request(&id, method, Some(params))) {
+            Ok(frame) => self.start(&frame, &envelope, id, method.to_owned()),
+            Err(_) => Reply::done(error_response(Some(&id), ErrorCode::InternalError, "cannot build", None)),
+        }
+    }
+
+    /// Cancels `exchange`'s call upstream and forgets it.
+    fn cancel(&self, exchange: &Arc<Exchange>, reason: &str) {
+        self.forget(exchange);
+        let params = format!(r#"{{"requestId":{},"reason":{}}}"#, exchange.internal, json_string(reason));
+        self.session.handle(notification("notifications/cancelled", Some(&params)));
+    }
+
+    fn forget(&self, exchange: &Exchange) {
+        lock(&self.exchanges).remove(&exchange.internal);
+    }
+}
+
+/// The change notifications listen streams carry.
+fn is_change(method: &str) -> bool {
+    matches!(
+        method,
+        "notifications/tools/list_changed"
+            | "notifications/prompts/list_changed"
+            | "notifications/resources/list_changed"
+            | "notifications/resources/updated"
+    )
+}
+
+/// Whether `frame`'s params have member `key`.
+fn has_member(frame: &Frame, key: &str) -> bool {
+    frame.params().and_then(|params| Members::parse(params).ok()).is_some_and(|params| params.contains(key))
+}
+
+/// What binds a request's state: method, name or URI, arguments.
+fn digest_of(frame: &Frame, method: &str) -> String {
+    let params = frame.params().and_then(|params| Members::parse(params).ok());
+    let get = |key: &str| params.as_ref().and_then(|params| params.get(key));
+    let name = get("name").or_else(|| get("uri")).and_then(|raw| serde_json::from_str::<String>(raw).ok());
+    request_digest(method, name.as_deref(), get("arguments"))
+}
+
+/// The request as the lane's session takes it: the lane's id, and without
+/// the modern envelope (the session is in the 2025 era) or the retry
+/// members. Everything else keeps its bytes.
+fn inner_request(frame: &Frame, internal: &str, method: &str) -> Option<String> {
+    let Some(params) = frame.params() else { return Some(warden_jsonrpc::request(internal, method, None)) };
+    let mut params = Members::parse(params).ok()?;
+    params.remove_where(|key| key == "inputResponses" || key == "requestState");
+    let meta = match params.get("_meta").map(Members::parse) {
+        Some(Ok(mut meta)) => {
+            meta.remove_where(|key| key.starts_with(meta::PROTOCOL_PREFIX));
+            Some((!meta.is_empty()).then(|| meta.render(&[], &[])))
+        }
+        _ => None,
+    };
+    let params = match meta {
+        Some(Some(meta)) => params.render(&[], &[("_meta", &meta)]),
+        Some(None) => {
+            params.remove_where(|key| key == "_meta");
+            params.render(&[], &[])
+        }
+        None => params.render(&[], &[]),
+    };
+    Some(warden_jsonrpc::request(internal, method, Some(&params)))
+}
+
+/// A lane id nobody can guess: 64 random bits, or a counter if the system
+/// has no randomness to give (the state's tag protects it either way).
+fn random_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(1);
+    let mut bytes = [0u8; 8];
+    let random =
+        std::fs::File::open("/dev/urandom").and_then(|mut file| std::io::Read::read_exact(&mut file, &mut bytes));
+    match random {
+        Ok(()) => format!("{:016x}", u64::from_ne_bytes(bytes)),
+        Err(_) => format!("c{}", COUNTER.fetch_add(1, Ordering::Relaxed)),
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_inner_request_drops_only_the_envelope() {
+        let frame = Frame::parse(
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t","arguments":{"x":1.50},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+        )
+        .unwrap();
+        let text = inner_request(&frame, "\"wm1\"", "tools/call").unwrap();
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":"wm1","method":"tools/call","params":{"name":"t","arguments":{"x":1.50},"_meta":{"progressToken":"p"}}}"#
+        );
+        let bare = Frame::parse(
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            inner_request(&bare, "1", "tools/list").unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#
+        );
+    }
+}

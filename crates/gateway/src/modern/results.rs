@@ -1,0 +1,118 @@
+//! Answers as a modern client expects them: every result says its
+//! `resultType`; lists and reads say how long they may be cached (never,
+//! for Warden: what a client sees depends on its profile and policies);
+//! results name the server; errors use the codes of 2026-07-28.
+
+use warden_jsonrpc::{Frame, Kind, Members, json_string};
+
+use super::meta;
+
+/// Warden's `serverInfo`.
+pub fn server_info() -> String {
+    format!(r#"{{"name":"warden","title":"Warden MCP gateway","version":{}}}"#, json_string(env!("CARGO_PKG_VERSION")))
+}
+
+/// Whether results of `method` carry caching fields (SEP-2549).
+fn cacheable(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/list"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "server/discover"
+    )
+}
+
+/// The legacy-era answer `text` to a request of `method`, rewritten for a
+/// modern client whose request id is `id`. Only the envelope changes; the
+/// result's own members keep their bytes.
+pub fn complete(text: &str, id: &str, method: &str) -> String {
+    let Ok(frame) = Frame::parse(text) else { return text.to_owned() };
+    match frame.kind() {
+        Kind::Response => {
+            let Some(result) = frame.payload().and_then(|payload| Members::parse(payload).ok()) else {
+                return frame.with_id(id);
+            };
+            warden_jsonrpc::result_response(id, &modern_result(&result, method))
+        }
+        Kind::ErrorResponse => modern_error(&frame, id),
+        _ => frame.with_id(id),
+    }
+}
+
+/// A result with `resultType`, caching fields and Warden's `serverInfo`.
+pub fn modern_result(result: &Members, method: &str) -> String {
+    let meta = with_server_info(result.get("_meta"));
+    let mut extra = vec![("resultType", r#""complete""#)];
+    if cacheable(method) {
+        extra.push(("ttlMs", "0"));
+        extra.push(("cacheScope", r#""private""#));
+    }
+    if result.contains("_meta") {
+        result.render(&extra, &[("_meta", &meta)])
+    } else {
+        extra.push(("_meta", &meta));
+        result.render(&extra, &[])
+    }
+}
+
+/// `_meta` with Warden's `serverInfo` added (an upstream's own is kept).
+fn with_server_info(meta: Option<&str>) -> String {
+    let info = server_info();
+    match meta.and_then(|text| Members::parse(text).ok()) {
+        Some(members) => members.render(&[(meta::SERVER_INFO, &info)], &[]),
+        None => format!("{{{}:{info}}}", json_string(meta::SERVER_INFO)),
+    }
+}
+
+/// An error with 2026-07-28's codes: an unknown resource is -32602 now.
+fn modern_error(frame: &Frame, id: &str) -> String {
+    let Some(error) = frame.payload().and_then(|payload| Members::parse(payload).ok()) else {
+        return frame.with_id(id);
+    };
+    let resource_not_found = error.get("code").is_some_and(|code| code.trim() == "-32002");
+    if !resource_not_found {
+        return frame.with_id(id);
+    }
+    let error = error.render(&[], &[("code", "-32602")]);
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
+}
+
+/// The JSON-RPC error code of an answer, if it is an error.
+pub fn error_code(text: &str) -> Option<i64> {
+    let frame = Frame::parse(text).ok().filter(|frame| frame.kind() == Kind::ErrorResponse)?;
+    let error = Members::parse(frame.payload()?).ok()?;
+    error.get("code")?.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_gain_the_modern_fields() {
+        let text = r#"{"jsonrpc":"2.0","id":"wm1","result":{"tools":[{"name":"a","x":1.50}],"_meta":{"k":1}}}"#;
+        let modern: serde_json::Value = serde_json::from_str(&complete(text, "7", "tools/list")).unwrap();
+        assert_eq!(modern["id"], 7);
+        assert_eq!(modern["result"]["resultType"], "complete");
+        assert_eq!(modern["result"]["ttlMs"], 0);
+        assert_eq!(modern["result"]["cacheScope"], "private");
+        assert_eq!(modern["result"]["_meta"]["k"], 1);
+        assert_eq!(modern["result"]["_meta"][meta::SERVER_INFO]["name"], "warden");
+        assert!(complete(text, "7", "tools/list").contains(r#""x":1.50"#), "values keep their bytes");
+        let call = complete(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#, "2", "tools/call");
+        assert!(!call.contains("ttlMs") && call.contains(r#""resultType":"complete""#));
+    }
+
+    #[test]
+    fn unknown_resources_are_invalid_params() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found"}}"#;
+        let modern = complete(text, "\"r\"", "resources/read");
+        assert_eq!(error_code(&modern), Some(-32602));
+        assert!(modern.contains(r#""id":"r""#));
+        let other = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#;
+        assert_eq!(error_code(&complete(other, "3", "x")), Some(-32601));
+    }
+}

@@ -1,0 +1,121 @@
+//! A JSON object's members in their order, values kept as text: for
+//! changing a few members (adding `resultType`, removing envelope keys)
+//! while every other byte stays as it was.
+
+use std::fmt;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::splice::json_string;
+
+/// The members of one JSON object, in order. Keys are decoded; values are
+/// slices of the original text.
+#[derive(Debug, Default)]
+pub struct Members<'a> {
+    entries: Vec<(String, &'a RawValue)>,
+}
+
+impl<'a> Members<'a> {
+    /// Reads the members of `text`, which must be a JSON object.
+    pub fn parse(text: &'a str) -> Result<Members<'a>, serde_json::Error> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let members = deserializer.deserialize_map(MembersVisitor)?;
+        deserializer.end()?;
+        Ok(members)
+    }
+
+    /// The value of member `key`, as JSON text.
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        self.entries.iter().find(|(name, _)| name == key).map(|(_, value)| value.get())
+    }
+
+    /// Whether member `key` is present.
+    pub fn contains(&self, key: &str) -> bool {
+        self.entries.iter().any(|(name, _)| name == key)
+    }
+
+    /// Removes every member whose key `drop` accepts; returns whether any was.
+    pub fn remove_where(&mut self, mut drop: impl FnMut(&str) -> bool) -> bool {
+        let before = self.entries.len();
+        self.entries.retain(|(name, _)| !drop(name));
+        self.entries.len() != before
+    }
+
+    /// The number of members.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The object as JSON text: `extra` members (key, JSON text) first, then
+    /// the kept ones with their values byte for byte, then `replaced`
+    /// members' new values in place of old ones.
+    pub fn render(&self, extra: &[(&str, &str)], replaced: &[(&str, &str)]) -> String {
+        let mut out =
+            String::with_capacity(64 + self.entries.iter().map(|(k, v)| k.len() + v.get().len() + 4).sum::<usize>());
+        out.push('{');
+        let mut first = true;
+        let mut push = |out: &mut String, key: &str, value: &str| {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(&json_string(key));
+            out.push(':');
+            out.push_str(value);
+        };
+        for (key, value) in extra {
+            if !self.contains(key) {
+                push(&mut out, key, value);
+            }
+        }
+        for (key, value) in &self.entries {
+            let value = replaced.iter().find(|(name, _)| name == key).map_or(value.get(), |(_, new)| new);
+            push(&mut out, key, value);
+        }
+        out.push('}');
+        out
+    }
+}
+
+struct MembersVisitor;
+
+impl<'de> Visitor<'de> for MembersVisitor {
+    type Value = Members<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+        let mut entries = Vec::new();
+        while let Some((key, value)) = map.next_entry::<String, &'de RawValue>()? {
+            entries.push((key, value));
+        }
+        Ok(Members { entries })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Members;
+
+    #[test]
+    fn keeps_values_byte_for_byte() {
+        let text = r#"{"a": 1.50, "b":{"x" :[1,2]},"io.x/y":"z"}"#;
+        let mut members = Members::parse(text).unwrap();
+        assert_eq!(members.get("b"), Some(r#"{"x" :[1,2]}"#));
+        assert!(members.remove_where(|key| key.starts_with("io.")));
+        assert_eq!(
+            members.render(&[("resultType", "\"complete\"")], &[]),
+            r#"{"resultType":"complete","a":1.50,"b":{"x" :[1,2]}}"#
+        );
+        assert_eq!(members.render(&[("a", "2")], &[("b", "null")]), r#"{"a":1.50,"b":null}"#);
+        assert!(Members::parse("[1]").is_err() && Members::parse("{} x").is_err());
+    }
+}

@@ -52,7 +52,10 @@ pub(super) async fn post(
     let id = frame.id().unwrap_or("null").to_owned();
     let envelope = match check(headers, &frame) {
         Ok(envelope) => envelope,
-        Err(err) => return Ok(answer(err.response(Some(&id)), true)),
+        Err(err) => {
+            let body = err.response(Some(&id));
+            return Ok((StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response());
+        }
     };
     let lane = front.lane(scope, config, caller, headers, &frame).await.map_err(|refusal| refusal.for_id(Some(&id)))?;
     let mut reply = lane.serve(frame, &envelope).await;

@@ -1,0 +1,181 @@
+//! MCP 2026-07-28 ("modern") on the HTTP front: each POST stands alone,
+//! its headers mirror its body, and the status codes are the ones clients
+//! detect the era by. The upstream is the repository's 2025-era fixture.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::fixtures;
+use support::http::{HttpWarden, Response, send};
+
+const VERSION: &str = "2026-07-28";
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-http-test", "version": "1"}
+    })
+}
+
+fn warden() -> HttpWarden {
+    HttpWarden::start(&fixtures(&[("fx", &[])], "naming: {prefix: never}\nexposePerServer: true\n"))
+}
+
+/// POSTs `method` with `params` and the standard headers, adjusted by `edit`.
+fn post(
+    warden: &HttpWarden,
+    path: &str,
+    id: Value,
+    method: &str,
+    params: Value,
+    edit: &[(&str, Option<&str>)],
+) -> Response {
+    let name = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str).map(str::to_owned);
+    let mut headers: Vec<(String, String)> = vec![
+        ("content-type".into(), "application/json".into()),
+        ("accept".into(), "application/json, text/event-stream".into()),
+        ("mcp-protocol-version".into(), VERSION.into()),
+        ("mcp-method".into(), method.into()),
+    ];
+    if let Some(name) = name {
+        headers.push(("mcp-name".into(), name));
+    }
+    for (header, value) in edit {
+        headers.retain(|(name, _)| name != header);
+        if let Some(value) = value {
+            headers.push(((*header).into(), (*value).into()));
+        }
+    }
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect();
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+    send(&warden.addr, "POST", path, &headers, body.as_bytes())
+}
+
+/// The final message of a response, JSON or event stream.
+fn last(mut response: Response) -> (u16, Value) {
+    let status = response.status;
+    if response.is_sse() {
+        let mut last = Value::Null;
+        while let Some((_, message)) = response.next_message() {
+            last = message;
+        }
+        return (status, last);
+    }
+    (status, response.json())
+}
+
+#[test]
+fn modern_requests_need_no_session() {
+    let warden = warden();
+    let (status, discover) = last(post(&warden, "/mcp", json!(1), "server/discover", json!({"_meta": meta()}), &[]));
+    assert_eq!(status, 200, "{discover}");
+    assert_eq!(discover["result"]["supportedVersions"], json!([VERSION]));
+
+    for path in ["/mcp", "/mcp/fx"] {
+        let response = post(&warden, path, json!("a"), "tools/list", json!({"_meta": meta()}), &[]);
+        assert!(response.header("mcp-session-id").is_none(), "no session is minted");
+        let (status, tools) = last(response);
+        assert_eq!(status, 200);
+        assert_eq!(tools["id"], "a");
+        assert_eq!(tools["result"]["resultType"], "complete", "{tools}");
+        assert!(tools["result"]["tools"].as_array().unwrap().iter().any(|tool| tool["name"] == "echo"));
+
+        let params = json!({"_meta": meta(), "name": "echo", "arguments": {"text": "hello"}});
+        let (status, echoed) = last(post(&warden, path, json!(2), "tools/call", params, &[]));
+        assert_eq!(status, 200);
+        assert_eq!(echoed["result"]["content"][0]["text"], "hello", "{echoed}");
+    }
+    // A session id on a modern request is ignored.
+    let (status, tools) = last(post(
+        &warden,
+        "/mcp",
+        json!(3),
+        "tools/list",
+        json!({"_meta": meta()}),
+        &[("mcp-session-id", Some("nonsense"))],
+    ));
+    assert_eq!((status, tools["result"]["resultType"].clone()), (200, json!("complete")), "{tools}");
+}
+
+#[test]
+fn bad_envelopes_headers_versions_and_methods_get_the_exact_status() {
+    let warden = warden();
+    let call = json!({"_meta": meta(), "name": "echo", "arguments": {"text": "x"}});
+    let cases: Vec<(&str, Value, Vec<(&str, Option<&str>)>, u16, i64)> = vec![
+        ("missing _meta", json!({}), vec![], 400, -32602),
+        (
+            "missing capabilities",
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}}),
+            vec![],
+            400,
+            -32602,
+        ),
+        ("no version header", json!({"_meta": meta()}), vec![("mcp-protocol-version", None)], 400, -32020),
+        ("method header differs", json!({"_meta": meta()}), vec![("mcp-method", Some("tools/call"))], 400, -32020),
+        (
+            "unknown version",
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "1900-01-01", "io.modelcontextprotocol/clientCapabilities": {}}}),
+            vec![("mcp-protocol-version", Some("1900-01-01"))],
+            400,
+            -32022,
+        ),
+    ];
+    for (what, params, edit, status, code) in cases {
+        let (got, body) = last(post(&warden, "/mcp", json!(7), "tools/list", params, &edit));
+        assert_eq!((got, body["error"]["code"].as_i64()), (status, Some(code)), "{what}: {body}");
+        assert_eq!(body["id"], 7, "{what}: errors answer the request's id");
+    }
+    let (status, body) = last(post(&warden, "/mcp", json!(8), "tools/call", call.clone(), &[("mcp-name", None)]));
+    assert_eq!((status, body["error"]["code"].as_i64()), (400, Some(-32020)), "{body}");
+    let (status, body) =
+        last(post(&warden, "/mcp", json!(8), "tools/call", call.clone(), &[("mcp-name", Some("other"))]));
+    assert_eq!((status, body["error"]["code"].as_i64()), (400, Some(-32020)), "{body}");
+    // Base64-sentinel names are decoded before comparing.
+    let (status, body) =
+        last(post(&warden, "/mcp", json!(8), "tools/call", call, &[("mcp-name", Some("=?base64?ZWNobw==?="))]));
+    assert_eq!(status, 200, "{body}");
+    for method in ["ping", "logging/setLevel", "vendor/unknown"] {
+        let (status, body) = last(post(&warden, "/mcp", json!(9), method, json!({"_meta": meta()}), &[]));
+        assert_eq!((status, body["error"]["code"].as_i64()), (404, Some(-32601)), "{method}: {body}");
+    }
+    // A notification is accepted and ignored.
+    let body = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}).to_string();
+    let headers =
+        [("content-type", "application/json"), ("mcp-protocol-version", VERSION), ("accept", "application/json")];
+    assert_eq!(send(&warden.addr, "POST", "/mcp", &headers, body.as_bytes()).status, 202);
+    // Legacy clients are served as before.
+    let mut legacy = warden.client();
+    legacy.initialize();
+    assert!(legacy.tool_names().contains(&"echo".to_owned()));
+}
+
+#[test]
+fn elicitation_over_http_is_a_retry_and_listen_is_a_stream() {
+    let warden = warden();
+    let params = json!({"_meta": meta(), "name": "elicit", "arguments": {"message": "Name?"}});
+    let (status, first) = last(post(&warden, "/mcp", json!(1), "tools/call", params.clone(), &[]));
+    assert_eq!(status, 200);
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let key = first["result"]["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    let mut retry = params;
+    retry["requestState"] = first["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({key: {"action": "accept", "content": {"name": "Grace"}}});
+    let (status, done) = last(post(&warden, "/mcp", json!(2), "tools/call", retry, &[]));
+    assert_eq!(status, 200);
+    assert_eq!(done["id"], 2);
+    assert!(done.to_string().contains("Grace"), "{done}");
+
+    let listen = json!({"_meta": meta(), "notifications": {"toolsListChanged": true}});
+    let mut stream = post(&warden, "/mcp", json!("L"), "subscriptions/listen", listen, &[]);
+    assert!(stream.is_sse());
+    assert_eq!(stream.header("x-accel-buffering"), Some("no"));
+    let (_, ack) = stream.next_message().unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L");
+    let add = json!({"_meta": meta(), "name": "add_tool", "arguments": {"name": "fresh"}});
+    last(post(&warden, "/mcp", json!(3), "tools/call", add, &[]));
+    let (_, changed) = stream.next_message().unwrap();
+    assert_eq!(changed["method"], "notifications/tools/list_changed", "{changed}");
+    assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L");
+}

@@ -31,7 +31,7 @@ pub use sandbox::{
     SandboxSetting, ServerSandbox,
 };
 pub use schema::{
-    Auth, Config, Filter, HttpFront, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ServerConfig,
-    ServerFilters, Supervision, Token, Transport, json_schema,
+    Auth, Config, Filter, HttpFront, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ProtocolEra,
+    ServerConfig, ServerFilters, Supervision, Token, Transport, json_schema,
 };
 pub use watch::{DEFAULT_IGNORE, Watch};

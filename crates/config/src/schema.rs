@@ -271,12 +271,37 @@ pub struct ServerConfig {
     /// The OS sandbox the server's process runs in (stdio servers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxSetting>,
+    /// Which MCP era Warden speaks to the server: found out by a probe
+    /// (`auto`), or pinned.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub protocol: ProtocolEra,
+}
+
+/// The MCP era spoken to one upstream.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ProtocolEra {
+    /// Probe with `server/discover` (2026-07-28); fall back to `initialize`.
+    #[default]
+    Auto,
+    /// `initialize` and a session (2025-11-25 and earlier).
+    Legacy,
+    /// Stateless requests with the 2026-07-28 envelope.
+    Modern,
 }
 
 impl ServerConfig {
     /// A server reached by `transport`, with every other setting at its default.
     pub fn new(transport: Transport) -> ServerConfig {
-        ServerConfig { display_name: None, transport, share: false, max_processes: None, watch: None, sandbox: None }
+        ServerConfig {
+            display_name: None,
+            transport,
+            share: false,
+            max_processes: None,
+            watch: None,
+            sandbox: None,
+            protocol: ProtocolEra::Auto,
+        }
     }
 }
 

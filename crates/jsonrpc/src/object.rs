@@ -42,6 +42,11 @@ impl<'a> Members<'a> {
         self.entries.len() != before
     }
 
+    /// The keys, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(key, _)| key.as_str())
+    }
+
     /// The number of members.
     pub fn len(&self) -> usize {
         self.entries.len()

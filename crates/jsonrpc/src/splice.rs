@@ -7,7 +7,7 @@ use std::ops::Range;
 /// Spans are byte ranges of the original text, usually found with
 /// [`Frame::span_of`](crate::Frame::span_of) on a `RawValue` borrowed from that
 /// same text. Everything outside the spans is copied unchanged.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Splice {
     edits: Vec<(Range<usize>, String)>,
 }

@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 use tokio::sync::{Notify, mpsc, oneshot};
 use warden_jsonrpc::Frame;
 
+use crate::era::{self, Era};
 use crate::error::UpstreamError;
 use crate::handshake::Handshake;
 use crate::stderr::StderrTail;
@@ -46,6 +47,9 @@ pub struct Connection {
     stderr: Arc<StderrTail>,
     /// Woken whenever the last waiting request is answered or forgotten.
     idle: Notify,
+    /// The era the handshake found, with the envelope members of a modern
+    /// one; requests are adapted to it.
+    era: OnceLock<(Era, String)>,
 }
 
 /// The answer to a request sent on a [`Connection`].
@@ -78,6 +82,7 @@ impl Connection {
             handshake: OnceLock::new(),
             stderr,
             idle: Notify::new(),
+            era: OnceLock::new(),
         }
     }
 
@@ -98,6 +103,27 @@ impl Connection {
         let _ = self.handshake.set(handshake);
     }
 
+    /// Fixes the era requests are adapted to; `envelope` holds the members a
+    /// modern request's `_meta` gets (see [`era::envelope_members`]).
+    pub(crate) fn set_era(&self, era: Era, envelope: String) {
+        let _ = self.era.set((era, envelope));
+    }
+
+    /// Whether the server speaks 2026-07-28.
+    pub fn is_modern(&self) -> bool {
+        matches!(self.era.get(), Some((Era::Modern, _)))
+    }
+
+    /// A request adapted to the server's era: enveloped for a modern one,
+    /// without the envelope for a legacy one; as it is before the handshake.
+    fn adapt(&self, text: String) -> String {
+        match self.era.get() {
+            Some((Era::Modern, envelope)) => era::enveloped(text, envelope),
+            Some((Era::Legacy, _)) => era::unenveloped(text),
+            None => text,
+        }
+    }
+
     /// Sends a request. `build` receives the id Warden chose (JSON text) and
     /// returns the whole message. Returns that id and the future answer.
     pub fn send_request(&self, build: impl FnOnce(&str) -> String) -> Result<(u64, ResponseFuture), UpstreamError> {
@@ -110,7 +136,7 @@ impl Connection {
             }
             pending.waiting.insert(id, sender);
         }
-        let text = build(&id.to_string());
+        let text = self.adapt(build(&id.to_string()));
         if self.outbox.send(Outgoing::Line(text)).is_err() {
             self.forget(id);
             return Err(self.unavailable("its input is closed"));

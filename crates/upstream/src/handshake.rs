@@ -43,6 +43,35 @@ impl Handshake {
         })
     }
 
+    /// Reads a `server/discover` result (2026-07-28): the server must list
+    /// the modern revision Warden speaks.
+    pub fn from_discover(result: &str) -> Result<Handshake, String> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct DiscoverResult {
+            #[serde(default)]
+            supported_versions: Vec<String>,
+            #[serde(default)]
+            capabilities: HashMap<String, Box<RawValue>>,
+            #[serde(default)]
+            instructions: Option<String>,
+            #[serde(default, rename = "_meta")]
+            meta: Option<HashMap<String, Box<RawValue>>>,
+        }
+        let parsed: DiscoverResult =
+            serde_json::from_str(result).map_err(|err| format!("invalid server/discover result: {err}"))?;
+        if !parsed.supported_versions.iter().any(|version| version == crate::era::MODERN) {
+            return Err(format!("it speaks {:?}, not {}", parsed.supported_versions, crate::era::MODERN));
+        }
+        let server_info = parsed.meta.and_then(|mut meta| meta.remove("io.modelcontextprotocol/serverInfo"));
+        Ok(Handshake {
+            protocol_version: crate::era::MODERN.to_owned(),
+            capabilities: parsed.capabilities,
+            server_info,
+            instructions: parsed.instructions,
+        })
+    }
+
     /// Whether the server declared capability `name` (e.g. `tools`).
     pub fn has(&self, name: &str) -> bool {
         self.capabilities.get(name).is_some_and(|raw| raw.get() != "null" && raw.get() != "false")

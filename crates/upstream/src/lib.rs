@@ -13,6 +13,7 @@
 mod code_watch;
 mod connection;
 mod dispatch;
+pub mod era;
 mod error;
 mod event;
 mod handshake;

@@ -5,11 +5,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
-use warden_config::{Config, Supervision, Transport, Watch};
+use warden_config::{Config, ProtocolEra, Supervision, Transport, Watch};
 use warden_jsonrpc::Kind;
 
 use crate::code_watch::CodeWatch;
 use crate::connection::Connection;
+use crate::era::{self, Era};
 use crate::error::UpstreamError;
 use crate::event::{Event, EventKind, EventSink};
 use crate::handshake::Handshake;
@@ -30,6 +31,8 @@ pub struct UpstreamSpec {
     pub watch: Option<Watch>,
     /// The OS sandbox its process runs in (stdio only).
     pub sandbox: Option<warden_config::ServerSandbox>,
+    /// The era to speak: probed, or pinned.
+    pub protocol: warden_config::ProtocolEra,
 }
 
 impl UpstreamSpec {
@@ -43,6 +46,7 @@ impl UpstreamSpec {
             max_message_bytes: config.limits.max_message_bytes,
             watch: server.watch.clone(),
             sandbox: config.sandbox_of(name),
+            protocol: server.protocol,
         })
     }
 }
@@ -140,6 +144,7 @@ impl Upstream {
             max_message_bytes: 0,
             watch: None,
             sandbox: None,
+            protocol: ProtocolEra::Legacy,
         };
         let (orders, _) = watch::channel(Orders { spec: Arc::new(spec), restarts: 0, why: Arc::from(""), stop: true });
         Upstream { name, state, orders }
@@ -405,7 +410,7 @@ impl Supervisor {
         let mut init_params = self.init_params.clone();
         let timeout = Duration::from_millis(spec.supervision.start_timeout_ms);
         let ended = tokio::select! {
-            handshake = handshake(&mut init_params, timeout, &connection) => match handshake {
+            handshake = handshake(&mut init_params, timeout, &connection, spec) => match handshake {
                 Ok(()) => {
                     tracing::info!(server = %name, "upstream ready");
                     self.state.send_replace(State::Ready(connection.clone()));
@@ -450,16 +455,41 @@ impl Supervisor {
     }
 }
 
-/// Sends `initialize` with the client's parameters, then `initialized`.
+/// Opens the conversation in the server's era: `server/discover` for a
+/// modern one (pinned, or found by the probe over HTTP, where a probe costs
+/// nothing), else `initialize` with the client's parameters, then
+/// `initialized`.
+///
+/// A stdio server in `auto` is spoken to in the 2025 era: probing it on its
+/// own process can kill a legacy server (rmcp exits on any request before
+/// `initialize`); pin `protocol: modern` for a modern-only one.
 async fn handshake(
     init_params: &mut watch::Receiver<Option<Arc<str>>>,
     timeout: Duration,
     connection: &Connection,
+    spec: &UpstreamSpec,
 ) -> Result<(), String> {
     let params = match init_params.wait_for(Option::is_some).await {
         Ok(params) => params.clone().unwrap_or_else(|| Arc::from("{}")),
         Err(_) => return Err("Warden closed before the client initialized".into()),
     };
+    let probe = match spec.protocol {
+        ProtocolEra::Legacy => false,
+        ProtocolEra::Modern => true,
+        ProtocolEra::Auto => matches!(spec.transport, Transport::Http { .. }),
+    };
+    if probe {
+        match discover(&params, timeout, connection).await {
+            Ok(handshake) => {
+                tracing::info!(server = %spec.name, "upstream speaks MCP 2026-07-28");
+                connection.set_handshake(handshake);
+                connection.set_era(Era::Modern, era::envelope_members(&params));
+                return Ok(());
+            }
+            Err(why) if spec.protocol == ProtocolEra::Modern => return Err(why),
+            Err(why) => tracing::debug!(server = %spec.name, "upstream is not modern ({why}): initializing"),
+        }
+    }
     let answer = tokio::time::timeout(timeout, connection.request("initialize", Some(&params)))
         .await
         .map_err(|_| format!("it did not answer initialize within {} s", timeout.as_secs()))?
@@ -470,7 +500,22 @@ async fn handshake(
     }
     let handshake = Handshake::parse(result)?;
     connection.set_handshake(handshake);
+    connection.set_era(Era::Legacy, String::new());
     connection.send(warden_jsonrpc::notification("notifications/initialized", None)).map_err(|err| err.to_string())
+}
+
+/// `server/discover` in 2026-07-28: the server's capabilities if it speaks it.
+async fn discover(init_params: &str, timeout: Duration, connection: &Connection) -> Result<Handshake, String> {
+    let params = format!("{{\"_meta\":{{{}}}}}", era::envelope_members(init_params));
+    let answer = tokio::time::timeout(timeout, connection.request("server/discover", Some(&params)))
+        .await
+        .map_err(|_| format!("it did not answer server/discover within {} s", timeout.as_secs()))?
+        .map_err(|err| err.to_string())?;
+    let payload = answer.payload().unwrap_or("null");
+    if answer.kind() != Kind::Response {
+        return Err(format!("it refused server/discover: {payload}"));
+    }
+    Handshake::from_discover(payload)
 }
 
 /// The delay before restart number `failures` (0-based): doubling from the

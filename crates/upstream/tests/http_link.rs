@@ -35,6 +35,8 @@ fn spec(url: &str) -> UpstreamSpec {
         max_message_bytes: 4096,
         watch: None,
         sandbox: None,
+        // These tests script a 2025-era server's every answer.
+        protocol: warden_config::ProtocolEra::Legacy,
     }
 }
 

@@ -46,6 +46,8 @@ fn spec(tag: &str) -> UpstreamSpec {
         max_message_bytes: 1 << 20,
         watch: None,
         sandbox: None,
+        // These tests script a 2025-era server's every answer.
+        protocol: warden_config::ProtocolEra::Legacy,
     }
 }
 

@@ -16,10 +16,16 @@ fn remote_config() -> String {
     fixtures(&[("fx", &[])], "")
 }
 
-/// A warden whose one upstream, `remote`, is `url` over `kind`.
+/// A warden whose one upstream, `remote`, is `url` over `kind`, spoken to
+/// in the 2025 era (sessions, DELETE, re-initialization).
 fn through(kind: &str, url: &str) -> Client {
+    through_in(kind, url, "legacy")
+}
+
+/// The same, in era `protocol` (`auto` probes).
+fn through_in(kind: &str, url: &str, protocol: &str) -> Client {
     let mut client = Client::serve_initialized(&format!(
-        "servers:\n  remote:\n    transport: {{kind: {kind}, url: {url:?}}}\nsupervision: {{backoffInitialMs: 100}}\n"
+        "servers:\n  remote:\n    transport: {{kind: {kind}, url: {url:?}}}\n    protocol: {protocol}\nsupervision: {{backoffInitialMs: 100}}\n"
     ));
     client.wait_for_tool("remote__fx__echo");
     client
@@ -62,6 +68,20 @@ fn exercise(client: &mut Client) {
     assert_eq!(progress.len(), 3, "three progress notifications before the result: {progress:?}");
     assert!(progress.iter().all(|p| p["progressToken"] == "tok"), "{progress:?}");
     assert_eq!(progress[2]["progress"], 3);
+}
+
+/// A remote Warden answers `server/discover`, so the probe finds it modern:
+/// no session, an envelope on every request, and its `input_required`
+/// (the fixture's sampling, through the remote's lane) met by asking this
+/// 2025-era client a real `sampling/createMessage`.
+#[test]
+fn a_modern_http_upstream_is_found_by_the_probe_and_serves_everything() {
+    let remote = HttpWarden::start_on(&remote_config(), 0);
+    let mut client = through_in("http", &remote.url("/mcp"), "auto");
+    exercise(&mut client);
+    assert!(client.stderr().contains("upstream speaks MCP 2026-07-28"), "{}", client.stderr());
+    assert!(remote.stderr().contains("modern lane started"), "{}", remote.stderr());
+    assert!(!remote.stderr().contains("HTTP session started"), "no 2025 session: {}", remote.stderr());
 }
 
 #[test]

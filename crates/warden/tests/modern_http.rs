@@ -102,7 +102,9 @@ fn modern_requests_need_no_session() {
 fn bad_envelopes_headers_versions_and_methods_get_the_exact_status() {
     let warden = warden();
     let call = json!({"_meta": meta(), "name": "echo", "arguments": {"text": "x"}});
-    let cases: Vec<(&str, Value, Vec<(&str, Option<&str>)>, u16, i64)> = vec![
+    // (what, params, header changes, status, JSON-RPC code)
+    type Case<'a> = (&'a str, Value, Vec<(&'a str, Option<&'a str>)>, u16, i64);
+    let cases: Vec<Case> = vec![
         ("missing _meta", json!({}), vec![], 400, -32602),
         (
             "missing capabilities",

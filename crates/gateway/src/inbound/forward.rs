@@ -138,6 +138,9 @@ impl Shared {
             }
         };
         let id_span = frame.id_span();
+        // A modern upstream may answer input_required: the request is sent
+        // again, so its renames are kept.
+        let base = connection.is_modern().then(|| splice.clone());
         let sent = connection.send_request(|id| {
             if let Some(span) = id_span {
                 splice.replace(span, id);
@@ -153,7 +156,21 @@ impl Shared {
         };
         let entry = InFlight { upstream, connection: connection.clone(), upstream_id, token: token.clone() };
         lock(&self.maps.in_flight).insert(client_id.clone(), entry);
-        let answer = response.await;
+        let mut answer = response.await;
+        if let (Some(base), Ok(first)) = (&base, &answer)
+            && first.payload().is_some_and(|payload| payload.contains("input_required"))
+            && lock(&self.maps.in_flight).contains_key(&client_id)
+        {
+            answer = match self.complete_rounds(frame, &client_id, &connection, base, first.clone()).await {
+                Forwarded::Answer(frame) => Ok(frame),
+                Forwarded::Failed(err) => Err(err),
+                Forwarded::Cancelled => {
+                    lock(&self.maps.in_flight).remove(&client_id);
+                    release(&token);
+                    return Forwarded::Cancelled;
+                }
+            };
+        }
         let entry = lock(&self.maps.in_flight).remove(&client_id);
         release(&token);
         match (entry, answer) {

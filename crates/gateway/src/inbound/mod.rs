@@ -13,6 +13,7 @@ mod lists;
 mod named;
 mod notify;
 mod resources;
+mod rounds;
 mod tasks;
 
 pub(crate) use initialize::SUPPORTED_VERSIONS;

@@ -13,7 +13,7 @@ use super::envelope::Envelope;
 use super::exchange::{Exchange, Input, Resumed, Round, input_request};
 use super::listen::{Filter, Listeners, tagged};
 use super::seal::{Sealer, State, expiry, request_digest};
-use super::{discover, meta, results};
+use super::{discover, results};
 use crate::outlet::{Outbound, Outlet};
 use crate::session::Session;
 
@@ -490,29 +490,15 @@ fn digest_of(frame: &Frame, method: &str) -> String {
     request_digest(method, name.as_deref(), get("arguments"))
 }
 
-/// The request as the lane's session takes it: the lane's id, and without
-/// the modern envelope (the session is in the 2025 era) or the retry
-/// members. Everything else keeps its bytes.
+/// The request as the lane's session takes it: the lane's id, without the
+/// retry members (the lane answers those itself). The envelope stays: a
+/// modern upstream gets the client's own, and the connection to a legacy
+/// one takes it off. Everything else keeps its bytes.
 fn inner_request(frame: &Frame, internal: &str, method: &str) -> Option<String> {
     let Some(params) = frame.params() else { return Some(warden_jsonrpc::request(internal, method, None)) };
     let mut params = Members::parse(params).ok()?;
     params.remove_where(|key| key == "inputResponses" || key == "requestState");
-    let meta = match params.get("_meta").map(Members::parse) {
-        Some(Ok(mut meta)) => {
-            meta.remove_where(|key| key.starts_with(meta::PROTOCOL_PREFIX));
-            Some((!meta.is_empty()).then(|| meta.render(&[], &[])))
-        }
-        _ => None,
-    };
-    let params = match meta {
-        Some(Some(meta)) => params.render(&[], &[("_meta", &meta)]),
-        Some(None) => {
-            params.remove_where(|key| key == "_meta");
-            params.render(&[], &[])
-        }
-        None => params.render(&[], &[]),
-    };
-    Some(warden_jsonrpc::request(internal, method, Some(&params)))
+    Some(warden_jsonrpc::request(internal, method, Some(&params.render(&[], &[]))))
 }
 
 /// A lane id nobody can guess: 64 random bits, or a counter if the system
@@ -537,23 +523,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_inner_request_drops_only_the_envelope() {
+    fn the_inner_request_drops_only_the_retry_members() {
         let frame = Frame::parse(
-            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t","arguments":{"x":1.50},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t","arguments":{"x":1.50},"requestState":"s","inputResponses":{},"_meta":{"progressToken":"p"}}}"#,
         )
         .unwrap();
         let text = inner_request(&frame, "\"wm1\"", "tools/call").unwrap();
         assert_eq!(
             text,
             r#"{"jsonrpc":"2.0","id":"wm1","method":"tools/call","params":{"name":"t","arguments":{"x":1.50},"_meta":{"progressToken":"p"}}}"#
-        );
-        let bare = Frame::parse(
-            r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            inner_request(&bare, "1", "tools/list").unwrap(),
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#
         );
     }
 }

@@ -34,6 +34,8 @@ pub(crate) struct Exchange<'a> {
     pub capture: bool,
     /// The session to post in.
     pub session: &'a Snapshot,
+    /// Headers that mirror the body (2026-07-28).
+    pub mirrored: &'a [(&'static str, String)],
 }
 
 /// What a POST brought back.
@@ -96,13 +98,23 @@ impl Remote {
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
             .body(exchange.body.clone());
-        let response = exchange.session.apply(request).send().await.map_err(|err| {
+        let mut request = exchange.session.apply(request);
+        for (name, value) in exchange.mirrored {
+            request = request.header(*name, value.as_str());
+        }
+        let response = request.send().await.map_err(|err| {
             let err = SendError::new(&err, "POST", url);
             if err.connect { PostError::Connect(err.reason) } else { PostError::Broken(err.reason) }
         })?;
         let status = response.status();
         if status == StatusCode::NOT_FOUND && exchange.session.id.is_some() {
             return Err(PostError::Expired);
+        }
+        if status.is_client_error() && exchange.session.id.is_none() && web::media_type(&response) == "application/json"
+        {
+            // A modern server refuses with a JSON-RPC error in the body:
+            // that error is the answer.
+            return self.refusal(response, &exchange, status).await;
         }
         if !status.is_success() {
             return Err(PostError::Status(web::status_error("POST", url, response).await));
@@ -139,6 +151,31 @@ impl Remote {
         match expect {
             Some(_) => Err(PostError::Broken(format!("POST {url} answered with content type '{media}'"))),
             None => Ok(reply),
+        }
+    }
+
+    /// A 4xx whose JSON body answers the request: delivered as its answer.
+    async fn refusal(
+        &self,
+        response: reqwest::Response,
+        exchange: &Exchange<'_>,
+        status: StatusCode,
+    ) -> Result<Reply, PostError> {
+        let url = &self.settings.url;
+        let mut reply = Reply { session: None, captured: None };
+        let text = body::read_limited(response, self.dispatch.limit())
+            .await
+            .map_err(|_| PostError::Status(format!("POST {url} answered {status}")))?;
+        let mut answered = false;
+        if exchange.expect.is_some() {
+            for message in body::messages(text.clone()) {
+                answered |= self.deliver(message, exchange, &mut reply);
+            }
+        }
+        if answered {
+            Ok(reply)
+        } else {
+            Err(PostError::Status(format!("POST {url} answered {status}: {}", text.trim())))
         }
     }
 

@@ -52,8 +52,13 @@ pub(crate) async fn post(remote: Arc<Remote>, text: String) {
     let mut renewed = false;
     loop {
         let session = remote.session.current().await;
-        let exchange =
-            Exchange { body: body.clone(), expect: outbound.request.as_deref(), capture: false, session: &session };
+        let exchange = Exchange {
+            body: body.clone(),
+            expect: outbound.request.as_deref(),
+            capture: false,
+            session: &session,
+            mirrored: &outbound.mirrored,
+        };
         let error = match remote.exchange(exchange).await {
             Ok(_) => {
                 if outbound.initialized {
@@ -101,7 +106,8 @@ impl Remote {
     async fn initialize(&self, text: String, id: &str) {
         let _ = self.init.set(text.clone());
         let none = Snapshot::default();
-        let exchange = Exchange { body: Bytes::from(text), expect: Some(id), capture: true, session: &none };
+        let exchange =
+            Exchange { body: Bytes::from(text), expect: Some(id), capture: true, session: &none, mirrored: &[] };
         match self.exchange(exchange).await {
             Ok(Reply { session, captured: Some(frame) }) => {
                 self.session.begin(Snapshot::new(session, protocol_version(&frame).as_deref(), 0));

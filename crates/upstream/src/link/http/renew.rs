@@ -46,8 +46,13 @@ impl Remote {
         let init = Frame::parse(init.clone()).map_err(|err| format!("the client's initialize is invalid: {err}"))?;
         let id = format!("\"warden-renew-{generation}\"");
         let none = Snapshot::default();
-        let exchange =
-            Exchange { body: Bytes::from(init.with_id(&id)), expect: Some(&id), capture: true, session: &none };
+        let exchange = Exchange {
+            body: Bytes::from(init.with_id(&id)),
+            expect: Some(&id),
+            capture: true,
+            session: &none,
+            mirrored: &[],
+        };
         let reply = self.exchange(exchange).await.map_err(|err| err.describe(limit))?;
         let answer = reply.captured.ok_or("it did not answer initialize")?;
         if answer.kind() != Kind::Response {
@@ -55,7 +60,8 @@ impl Remote {
         }
         let next = Snapshot::new(reply.session, protocol_version(&answer).as_deref(), generation);
         let initialized = warden_jsonrpc::notification("notifications/initialized", None);
-        let exchange = Exchange { body: Bytes::from(initialized), expect: None, capture: false, session: &next };
+        let exchange =
+            Exchange { body: Bytes::from(initialized), expect: None, capture: false, session: &next, mirrored: &[] };
         self.exchange(exchange).await.map_err(|err| err.describe(limit))?;
         Ok(next)
     }

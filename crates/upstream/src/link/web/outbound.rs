@@ -17,6 +17,9 @@ pub(crate) struct Outbound {
     pub initialize: bool,
     /// It is `notifications/initialized`.
     pub initialized: bool,
+    /// The 2026-07-28 headers that mirror it (`Mcp-Method`, `Mcp-Name`,
+    /// `MCP-Protocol-Version`), when it carries the modern envelope.
+    pub mirrored: Vec<(&'static str, String)>,
 }
 
 #[derive(Deserialize)]
@@ -25,6 +28,16 @@ struct Envelope<'a> {
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<Params<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Params<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uri: Option<Cow<'a, str>>,
 }
 
 impl Outbound {
@@ -32,10 +45,21 @@ impl Outbound {
     pub fn read(text: &str) -> Outbound {
         let Ok(envelope) = serde_json::from_str::<Envelope>(text) else { return Outbound::default() };
         let method = envelope.method.as_deref();
+        let mut mirrored = Vec::new();
+        if let Some(method) = method.filter(|_| text.contains(crate::era::VERSION_KEY)) {
+            mirrored.push(("mcp-protocol-version", crate::era::MODERN.to_owned()));
+            mirrored.push(("mcp-method", method.to_owned()));
+            let params = envelope.params.as_ref();
+            let name = params.and_then(|params| params.name.as_deref().or(params.uri.as_deref()));
+            if let Some(name) = name.filter(|_| matches!(method, "tools/call" | "prompts/get" | "resources/read")) {
+                mirrored.push(("mcp-name", header_value(name)));
+            }
+        }
         Outbound {
             request: envelope.id.filter(|_| method.is_some()).map(|id| id.get().to_owned()),
             initialize: method == Some("initialize"),
             initialized: method == Some("notifications/initialized"),
+            mirrored,
         }
     }
 
@@ -51,16 +75,56 @@ impl Outbound {
     }
 }
 
+/// A header value as 2026-07-28 writes it: as it is when it is plain
+/// visible ASCII, else Base64 between `=?base64?` and `?=`.
+fn header_value(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value.bytes().all(|byte| (0x20..=0x7e).contains(&byte))
+        && value.trim() == value
+        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+    if plain {
+        value.to_owned()
+    } else {
+        use base64::Engine;
+        format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(value))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Outbound;
+    use super::{Outbound, header_value};
+
+    #[test]
+    fn modern_messages_are_mirrored_in_headers() {
+        let call = Outbound::read(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"héllo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        );
+        assert_eq!(
+            call.mirrored,
+            vec![
+                ("mcp-protocol-version", "2026-07-28".to_owned()),
+                ("mcp-method", "tools/call".to_owned()),
+                ("mcp-name", "=?base64?aMOpbGxv?=".to_owned())
+            ]
+        );
+        assert!(
+            Outbound::read(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}"#)
+                .mirrored
+                .is_empty()
+        );
+        assert_eq!(header_value("us-west1"), "us-west1");
+        assert_eq!(header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
+    }
 
     #[test]
     fn reads_what_posting_needs() {
         let init = Outbound::read(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"a":[1]}}"#);
-        assert_eq!(init, Outbound { request: Some("1".into()), initialize: true, initialized: false });
+        assert_eq!(
+            init,
+            Outbound { request: Some("1".into()), initialize: true, initialized: false, mirrored: vec![] }
+        );
         let done = Outbound::read(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        assert_eq!(done, Outbound { request: None, initialize: false, initialized: true });
+        assert_eq!(done, Outbound { request: None, initialize: false, initialized: true, mirrored: vec![] });
         let answer = Outbound::read(r#"{"jsonrpc":"2.0","id":"u-1","result":{"method":"x"}}"#);
         assert_eq!(answer, Outbound::default());
         let escaped = Outbound::read(r#"{"jsonrpc":"2.0","id":7,"method":"tools\/call"}"#);

@@ -1,0 +1,132 @@
+//! The two eras of MCP as an upstream sees them: 2025-11-25 and earlier
+//! (`initialize`, then a session) and 2026-07-28 (no handshake, an envelope
+//! on every request). A connection's era is set by its handshake; requests
+//! are adapted to it here, whoever wrote them.
+
+use warden_jsonrpc::{Members, json_string};
+
+/// The 2026-07-28 revision, the one modern revision Warden speaks.
+pub const MODERN: &str = "2026-07-28";
+
+/// The `_meta` key of the revision a request is written in.
+pub const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The prefix of the `_meta` keys the protocol defines.
+const PROTOCOL_PREFIX: &str = "io.modelcontextprotocol/";
+
+/// Which era a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// `initialize` and a session.
+    Legacy,
+    /// Stateless, enveloped requests.
+    Modern,
+}
+
+/// The `_meta` members a modern request carries, from the client's
+/// `initialize` params (JSON text): its capabilities and who it is.
+pub fn envelope_members(init_params: &str) -> String {
+    let params = Members::parse(init_params).ok();
+    let get = |key: &str| params.as_ref().and_then(|params| params.get(key)).filter(|raw| raw.starts_with('{'));
+    let mut members = vec![
+        format!("{}:{}", json_string(VERSION_KEY), json_string(MODERN)),
+        format!("\"io.modelcontextprotocol/clientCapabilities\":{}", get("capabilities").unwrap_or("{}")),
+    ];
+    if let Some(info) = get("clientInfo") {
+        members.push(format!("\"io.modelcontextprotocol/clientInfo\":{info}"));
+    }
+    members.join(",")
+}
+
+/// A request for a modern server: with the envelope, unless it already
+/// carries one (a modern client's own, forwarded as it is).
+pub fn enveloped(text: String, members: &str) -> String {
+    if text.contains(VERSION_KEY) {
+        return text;
+    }
+    rewrite_meta(&text, |meta| match meta {
+        Some(meta) if !meta.is_empty() => format!("{{{members},{}", &meta.render(&[], &[])[1..]),
+        _ => format!("{{{members}}}"),
+    })
+    .unwrap_or(text)
+}
+
+/// A request for a legacy server: without the modern envelope keys.
+pub fn unenveloped(text: String) -> String {
+    if !text.contains(PROTOCOL_PREFIX) {
+        return text;
+    }
+    rewrite_meta(&text, |meta| match meta {
+        Some(mut meta) => {
+            meta.remove_where(|key| key.starts_with(PROTOCOL_PREFIX));
+            meta.render(&[], &[])
+        }
+        None => "{}".to_owned(),
+    })
+    .unwrap_or(text)
+}
+
+/// `text` (a request) with `params._meta` replaced by what `change` makes
+/// of the old one; `None` when `text` is not an object with object params.
+fn rewrite_meta(text: &str, change: impl FnOnce(Option<Members<'_>>) -> String) -> Option<String> {
+    let message = Members::parse(text).ok()?;
+    message.get("method")?;
+    let params = match message.get("params") {
+        Some(params) => Members::parse(params).ok()?,
+        None => Members::default(),
+    };
+    let meta = params.get("_meta").and_then(|meta| Members::parse(meta).ok());
+    let new_meta = change(meta);
+    let params = if params.contains("_meta") {
+        params.render(&[], &[("_meta", &new_meta)])
+    } else {
+        params.render(&[("_meta", &new_meta)], &[])
+    };
+    Some(if message.contains("params") {
+        message.render(&[], &[("params", &params)])
+    } else {
+        message.render(&[("params", &params)], &[])
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INIT: &str =
+        r#"{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}"#;
+
+    #[test]
+    fn modern_requests_gain_the_envelope_once() {
+        let members = envelope_members(INIT);
+        let text = enveloped(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":2}}}"#
+                .into(),
+            &members,
+        );
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["params"]["_meta"][VERSION_KEY], MODERN);
+        assert_eq!(
+            value["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["sampling"],
+            serde_json::json!({})
+        );
+        assert_eq!(value["params"]["_meta"]["progressToken"], 2);
+        assert_eq!(enveloped(text.clone(), &members), text, "an envelope is never added twice");
+        let bare = enveloped(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.into(), &members);
+        assert!(
+            bare.contains(r#""params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28""#),
+            "{bare}"
+        );
+    }
+
+    #[test]
+    fn legacy_requests_lose_only_the_envelope() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"x":1.50},"_meta":{"progressToken":2,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        assert_eq!(
+            unenveloped(text.into()),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"x":1.50},"_meta":{"progressToken":2}}}"#
+        );
+        let plain = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+        assert_eq!(unenveloped(plain.into()), plain);
+    }
+}

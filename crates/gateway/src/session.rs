@@ -71,6 +71,9 @@ pub(crate) struct Shared {
     pub subscriptions: std::sync::Mutex<std::collections::HashMap<String, (usize, String)>>,
     /// The last `logging/setLevel` params, replayed when an upstream restarts.
     pub log_level: std::sync::Mutex<Option<String>>,
+    /// Upstream index → the id of the `subscriptions/listen` request open on
+    /// that (modern) upstream.
+    pub listens: std::sync::Mutex<std::collections::HashMap<usize, u64>>,
     /// Task id → the upstream that created the task.
     pub tasks: std::sync::Mutex<std::collections::HashMap<String, usize>>,
     /// Where this session's own upstreams deliver their events.
@@ -114,6 +117,7 @@ impl Session {
                 subscriptions: Default::default(),
                 log_level: Default::default(),
                 tasks: Default::default(),
+                listens: Default::default(),
                 sink,
                 myself: weak.clone(),
                 principal: OnceLock::new(),

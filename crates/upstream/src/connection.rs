@@ -50,6 +50,9 @@ pub struct Connection {
     /// The era the handshake found, with the envelope members of a modern
     /// one; requests are adapted to it.
     era: OnceLock<(Era, String)>,
+    /// The client's log level (JSON text), which a modern server takes on
+    /// every request instead of from `logging/setLevel`.
+    log_level: Mutex<Option<String>>,
 }
 
 /// The answer to a request sent on a [`Connection`].
@@ -83,6 +86,7 @@ impl Connection {
             stderr,
             idle: Notify::new(),
             era: OnceLock::new(),
+            log_level: Mutex::new(None),
         }
     }
 
@@ -118,7 +122,12 @@ impl Connection {
     /// without the envelope for a legacy one; as it is before the handshake.
     fn adapt(&self, text: String) -> String {
         match self.era.get() {
-            Some((Era::Modern, envelope)) => era::enveloped(text, envelope),
+            Some((Era::Modern, envelope)) => match self.log_level.lock().ok().and_then(|level| level.clone()) {
+                Some(level) => {
+                    era::enveloped(text, &format!("{envelope},\"io.modelcontextprotocol/logLevel\":{level}"))
+                }
+                None => era::enveloped(text, envelope),
+            },
             Some((Era::Legacy, _)) => era::unenveloped(text),
             None => text,
         }
@@ -142,6 +151,23 @@ impl Connection {
             return Err(self.unavailable("its input is closed"));
         }
         Ok((id, ResponseFuture { name: self.name.clone(), receiver }))
+    }
+
+    /// Sets the log level (a JSON string) a modern server is asked for on
+    /// each request from now on.
+    pub fn set_log_level(&self, level: String) {
+        if let Ok(mut current) = self.log_level.lock() {
+            *current = Some(level);
+        }
+    }
+
+    /// Gives up on request `id`: its future ends, and the server is told
+    /// (`notifications/cancelled`; over HTTP to a modern server, its stream
+    /// is closed instead).
+    pub fn cancel(&self, id: u64, reason: &str) {
+        self.forget(id);
+        let params = format!(r#"{{"requestId":{id},"reason":{}}}"#, warden_jsonrpc::json_string(reason));
+        let _ = self.send(warden_jsonrpc::notification("notifications/cancelled", Some(&params)));
     }
 
     /// Sends Warden's own request and waits for the answer.

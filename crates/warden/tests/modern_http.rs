@@ -181,3 +181,30 @@ fn elicitation_over_http_is_a_retry_and_listen_is_a_stream() {
     assert_eq!(changed["method"], "notifications/tools/list_changed", "{changed}");
     assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L");
 }
+
+/// Modern all the way: a modern client, this Warden, and a remote Warden it
+/// finds modern by the probe. The remote's `input_required` (its fixture's
+/// elicitation) reaches the client as this Warden's own, with its own state;
+/// the remote gets its own state back on the retry.
+#[test]
+fn modern_clients_reach_modern_upstreams_through_two_states() {
+    let remote = HttpWarden::start(&fixtures(&[("fx", &[])], "naming: {prefix: never}\n"));
+    let local = HttpWarden::start(&format!(
+        "servers:\n  remote:\n    transport: {{kind: http, url: {:?}}}\nnaming: {{prefix: never}}\n",
+        remote.url("/mcp")
+    ));
+    let params = json!({"_meta": meta(), "name": "elicit", "arguments": {"message": "Name?"}});
+    let (status, first) = last(post(&local, "/mcp", json!(1), "tools/call", params.clone(), &[]));
+    assert_eq!(status, 200);
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let key = first["result"]["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    assert_eq!(first["result"]["inputRequests"][&key]["method"], "elicitation/create");
+    let mut retry = params;
+    retry["requestState"] = first["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({key: {"action": "accept", "content": {"name": "Hopper"}}});
+    let (status, done) = last(post(&local, "/mcp", json!(2), "tools/call", retry, &[]));
+    assert_eq!(status, 200);
+    assert!(done.to_string().contains("Hopper"), "{done}");
+    assert!(local.stderr().contains("upstream speaks MCP 2026-07-28"), "{}", local.stderr());
+    assert!(!remote.stderr().contains("HTTP session started"), "{}", remote.stderr());
+}

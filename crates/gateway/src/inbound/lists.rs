@@ -82,7 +82,12 @@ impl Shared {
         let mut answers = JoinSet::new();
         for (_, upstream) in self.live_upstreams() {
             let Some(connection) = upstream.connection() else { continue };
-            if connection.handshake().has("logging") {
+            if connection.is_modern() {
+                // 2026-07-28 takes the level on each request instead.
+                if let Some(level) = level_of(&params) {
+                    connection.set_log_level(level);
+                }
+            } else if connection.handshake().has("logging") {
                 let params = params.clone();
                 answers.spawn(async move {
                     if let Ok(answer) = connection.request("logging/setLevel", Some(&params)).await
@@ -100,4 +105,10 @@ impl Shared {
         while answers.join_next().await.is_some() {}
         self.respond(frame, result_response(frame.id().unwrap_or("null"), "{}"));
     }
+}
+
+/// The `level` of `logging/setLevel` params, as JSON text.
+pub(crate) fn level_of(params: &str) -> Option<String> {
+    let params = warden_jsonrpc::Members::parse(params).ok()?;
+    params.get("level").filter(|level| level.starts_with('"')).map(str::to_owned)
 }

@@ -17,6 +17,7 @@ mod rounds;
 mod tasks;
 
 pub(crate) use initialize::SUPPORTED_VERSIONS;
+pub(crate) use lists::level_of;
 
 use warden_jsonrpc::{ErrorCode, Frame, Method, error_response, result_response};
 

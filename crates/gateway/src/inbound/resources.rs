@@ -68,6 +68,15 @@ impl Shared {
             }
             _ => {}
         }
+        if matches!(method, Method::ResourcesSubscribe | Method::ResourcesUnsubscribe)
+            && let Some(connection) = self.upstream(upstream).connection().filter(|connection| connection.is_modern())
+        {
+            // A modern server has no subscribe: its listen stream changes.
+            if let Some(shared) = self.myself.upgrade() {
+                shared.relisten(upstream, &connection);
+            }
+            return self.respond(frame, warden_jsonrpc::result_response(frame.id().unwrap_or("null"), "{}"));
+        }
         let token = progress_token(frame, params.meta);
         let server = self.upstream(upstream);
         let call = Call { session: &self.id, server: server.name(), method, name: &params.uri, arguments: None };

@@ -7,6 +7,7 @@
 //! its lists changed; requests get a client-facing id; notifications get
 //! their ids and tokens mapped back.
 
+mod listen;
 mod notifications;
 mod requests;
 
@@ -51,6 +52,14 @@ impl Shared {
     /// session's log level and subscriptions, and tell the client.
     pub(crate) async fn upstream_ready(self: Arc<Self>, index: usize, connection: Arc<Connection>) {
         let changed = self.load_surface(index, &connection).await;
+        if connection.is_modern() {
+            if let Some(level) = lock(&self.log_level).as_deref().and_then(crate::inbound::level_of) {
+                connection.set_log_level(level);
+            }
+            self.relisten(index, &connection);
+            self.list_changed(&changed);
+            return;
+        }
         let level = lock(&self.log_level).clone();
         if let Some(params) = level
             && connection.handshake().has("logging")

@@ -34,6 +34,8 @@ impl Shared {
             Some(Method::ResourcesListChanged) => {
                 self.refresh(index, connection, &[ItemKind::Resource, ItemKind::Template])
             }
+            // The answer to Warden's own listen request, not the client's.
+            Some(Method::Other(name)) if &**name == "notifications/subscriptions/acknowledged" => {}
             Some(Method::TaskStatus) => {
                 self.record_task_status(index, frame.params());
                 self.send_related(frame.into_text(), self.maps.sole_request_on(connection))

@@ -7,6 +7,7 @@
 //! (404, typically after a restart) Warden initializes a new one with the
 //! client's parameters and retries ([`renew`]). Closing deletes the session.
 
+mod cancel;
 mod exchange;
 mod listen;
 mod post;
@@ -135,11 +136,32 @@ impl HttpLink {
 /// then deletes the session. Posts still in flight are dropped.
 async fn drain(remote: Arc<Remote>, mut outbox: mpsc::UnboundedReceiver<Outgoing>) {
     let mut posts = JoinSet::new();
+    // A modern server takes a closed stream as the cancellation: requests'
+    // posts by id, to close.
+    let mut streams: std::collections::HashMap<String, AbortHandle> = std::collections::HashMap::new();
     loop {
         tokio::select! {
             item = outbox.recv() => match item {
                 Some(Outgoing::Line(text)) => {
-                    posts.spawn(post::post(remote.clone(), text));
+                    if !remote.dispatch.connection().is_modern() {
+                        posts.spawn(post::post(remote.clone(), text));
+                        continue;
+                    }
+                    streams.retain(|_, post| !post.is_finished());
+                    match cancel::target(&text) {
+                        Some(cancel::Target::Cancel(id)) => {
+                            if let Some(post) = streams.remove(&id) {
+                                post.abort();
+                            }
+                        }
+                        Some(cancel::Target::Request(id)) => {
+                            let post = posts.spawn(post::post(remote.clone(), text));
+                            streams.insert(id, post);
+                        }
+                        None => {
+                            posts.spawn(post::post(remote.clone(), text));
+                        }
+                    }
                 }
                 Some(Outgoing::Close) | None => break,
             },

@@ -15,6 +15,7 @@ use crate::error::UpstreamError;
 use crate::event::{Event, EventKind, EventSink};
 use crate::handshake::Handshake;
 use crate::link::{Link, Phase};
+use crate::probe;
 
 /// Everything needed to run one upstream.
 #[derive(Debug, Clone, PartialEq)]
@@ -460,25 +461,32 @@ impl Supervisor {
 /// nothing), else `initialize` with the client's parameters, then
 /// `initialized`.
 ///
-/// A stdio server in `auto` is spoken to in the 2025 era: probing it on its
-/// own process can kill a legacy server (rmcp exits on any request before
-/// `initialize`); pin `protocol: modern` for a modern-only one.
+/// A stdio server in `auto` is probed on a disposable process of its own
+/// (see [`probe`]), while Warden waits for the client's parameters.
 async fn handshake(
     init_params: &mut watch::Receiver<Option<Arc<str>>>,
     timeout: Duration,
     connection: &Connection,
     spec: &UpstreamSpec,
 ) -> Result<(), String> {
-    let params = match init_params.wait_for(Option::is_some).await {
-        Ok(params) => params.clone().unwrap_or_else(|| Arc::from("{}")),
-        Err(_) => return Err("Warden closed before the client initialized".into()),
+    let era = async {
+        match (spec.protocol, &spec.transport) {
+            (ProtocolEra::Legacy, _) | (ProtocolEra::Auto, Transport::Sse { .. }) => Some(Era::Legacy),
+            (ProtocolEra::Modern, _) => Some(Era::Modern),
+            (ProtocolEra::Auto, Transport::Stdio { .. }) => Some(probe::stdio_era(spec, timeout).await),
+            // Over HTTP a probe costs nothing: the first request is one.
+            (ProtocolEra::Auto, Transport::Http { .. }) => None,
+        }
     };
-    let probe = match spec.protocol {
-        ProtocolEra::Legacy => false,
-        ProtocolEra::Modern => true,
-        ProtocolEra::Auto => matches!(spec.transport, Transport::Http { .. }),
+    let params = async {
+        match init_params.wait_for(Option::is_some).await {
+            Ok(params) => Ok(params.clone().unwrap_or_else(|| Arc::from("{}"))),
+            Err(_) => Err("Warden closed before the client initialized".to_owned()),
+        }
     };
-    if probe {
+    let (era, params) = tokio::join!(era, params);
+    let params = params?;
+    if era != Some(Era::Legacy) {
         match discover(&params, timeout, connection).await {
             Ok(handshake) => {
                 tracing::info!(server = %spec.name, "upstream speaks MCP 2026-07-28");
@@ -486,16 +494,21 @@ async fn handshake(
                 connection.set_era(Era::Modern, era::envelope_members(&params));
                 return Ok(());
             }
-            Err(why) if spec.protocol == ProtocolEra::Modern => return Err(why),
+            Err(why) if era == Some(Era::Modern) => {
+                probe::forget(spec);
+                return Err(why);
+            }
             Err(why) => tracing::debug!(server = %spec.name, "upstream is not modern ({why}): initializing"),
         }
     }
     let answer = tokio::time::timeout(timeout, connection.request("initialize", Some(&params)))
         .await
-        .map_err(|_| format!("it did not answer initialize within {} s", timeout.as_secs()))?
-        .map_err(|err| err.to_string())?;
+        .map_err(|_| format!("it did not answer initialize within {} s", timeout.as_secs()))
+        .and_then(|answer| answer.map_err(|err| err.to_string()))
+        .inspect_err(|_| probe::forget(spec))?;
     let result = answer.payload().unwrap_or("null");
     if answer.kind() != Kind::Response {
+        probe::forget(spec);
         return Err(format!("it refused initialize: {result}"));
     }
     let handshake = Handshake::parse(result)?;

@@ -189,7 +189,7 @@ fn listen_streams_get_the_changes_they_asked_for_tagged_with_their_id() {
     client.request("tools/list", json!({"_meta": meta()}));
     let listen = client.send_request(
         "subscriptions/listen",
-        json!({"_meta": meta(), "notifications": {"toolsListChanged": true, "resourceSubscriptions": ["fixture://counter"]}}),
+        json!({"_meta": meta(), "notifications": {"toolsListChanged": true, "resourceSubscriptions": ["fixture://readme"]}}),
     );
     let ack = client.wait_method("notifications/subscriptions/acknowledged");
     assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], listen, "{}", ack.raw);
@@ -230,4 +230,46 @@ fn progress_reaches_the_request_and_a_cancel_stops_the_call() {
     });
     let late = client.drain(std::time::Duration::from_millis(200));
     assert!(late.iter().all(|message| message["id"] != slow), "a cancelled request is not answered: {late:#?}");
+}
+
+/// A 2025-era client in front of a stdio server that speaks 2026-07-28 (a
+/// second Warden, which answers `server/discover`): the probe on a
+/// disposable process finds it modern, and everything a 2025 server would
+/// do unasked still reaches the client: elicitation as a real request, list
+/// changes, resource updates.
+#[test]
+fn a_modern_stdio_upstream_is_found_by_the_probe_and_translated_for_a_legacy_client() {
+    let inner = support::scratch_dir("modern-inner").join("inner.yaml");
+    std::fs::write(&inner, fixtures(&[("fx", &[])], "naming: {prefix: never}\n")).unwrap();
+    let warden = support::warden_bin();
+    let config = format!(
+        "servers:\n  modern:\n    transport: {{kind: stdio, command: {:?}, args: [serve, --config, {:?}]}}\nnaming: {{prefix: never}}\n",
+        warden.to_str().unwrap(),
+        inner.to_str().unwrap()
+    );
+    let mut client = Client::serve(&config);
+    client.initialize();
+    assert_eq!(client.call_text("echo", json!({"text": "through"})), "through");
+    client.wait_stderr("upstream speaks MCP 2026-07-28");
+
+    let call = client.send_request("tools/call", json!({"name": "elicit", "arguments": {"message": "Name?"}}));
+    let asked = client.wait_method("elicitation/create");
+    assert_eq!(asked["params"]["message"], "Name?", "{}", asked.raw);
+    client.send(
+        json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"name": "Lovelace"}}}),
+    );
+    let done = client.response(&call);
+    assert!(done.raw.contains("Lovelace"), "{}", done.raw);
+
+    client.call_tool("add_tool", json!({"name": "fresh"}));
+    client.wait_method("notifications/tools/list_changed");
+    assert!(client.tool_names().contains(&"fresh".to_owned()));
+
+    let subscribed = client.request("resources/subscribe", json!({"uri": "fixture://readme"}));
+    assert!(subscribed.value.get("result").is_some(), "{}", subscribed.raw);
+    support::retry("the update to reach the client", || {
+        client.call_tool("touch", json!({"uri": "fixture://readme"}));
+        let seen = client.drain(std::time::Duration::from_millis(200));
+        seen.iter().any(|message| message["method"] == "notifications/resources/updated").then_some(())
+    });
 }

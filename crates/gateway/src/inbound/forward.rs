@@ -138,6 +138,13 @@ impl Shared {
             }
         };
         let id_span = frame.id_span();
+        if connection.is_modern()
+            && let Some(level) = lock(&self.log_level).as_deref().and_then(super::level_of)
+        {
+            // The level rides each request; the connection may be newer
+            // than the client's logging/setLevel.
+            connection.set_log_level(level);
+        }
         // A modern upstream may answer input_required: the request is sent
         // again, so its renames are kept.
         let base = connection.is_modern().then(|| splice.clone());

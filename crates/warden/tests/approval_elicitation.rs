@@ -81,3 +81,40 @@ fn a_client_without_the_capability_is_never_asked() {
     let seen = client.drain(std::time::Duration::from_millis(300));
     assert!(seen.iter().all(|m| m["method"] != "elicitation/create"), "{seen:?}");
 }
+
+/// A 2026-07-28 client has no server requests: Warden's approval form rides
+/// the call's `input_required`, under Warden's own key and state, and the
+/// retry that accepts it runs the call; one that declines is refused.
+#[test]
+fn a_modern_client_approves_through_input_required() {
+    let dir = scratch_dir("elicit-modern");
+    let mut client = Client::serve(&approval_config(&dir, None, "  elicitation: true\n"));
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    let params = json!({"name": "fx__echo", "arguments": {"text": "DROP TABLE m1"}, "_meta": meta});
+    let first = client.request("tools/call", params.clone());
+    assert_eq!(first["result"]["resultType"], "input_required", "{}", first.raw);
+    let requests = first["result"]["inputRequests"].as_object().unwrap();
+    let (key, form) = requests.iter().next().unwrap();
+    assert_eq!(form["method"], "elicitation/create");
+    assert!(form["params"]["message"].as_str().unwrap().contains("DROP TABLE m1"), "{form}");
+
+    let mut retry = params.clone();
+    retry["requestState"] = first["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({key: {"action": "accept", "content": {"approve": true}}});
+    let done = client.request("tools/call", retry);
+    assert_eq!(done["result"]["content"][0]["text"], "DROP TABLE m1", "{}", done.raw);
+    assert_eq!(done["result"]["resultType"], "complete");
+
+    let mut params = params;
+    params["arguments"]["text"] = json!("DROP TABLE m2");
+    let first = client.request("tools/call", params.clone());
+    let key = first["result"]["inputRequests"].as_object().expect(&first.raw).keys().next().unwrap().clone();
+    params["requestState"] = first["result"]["requestState"].clone();
+    params["inputResponses"] = json!({key: {"action": "decline"}});
+    let refused = client.request("tools/call", params);
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("Escalation denied:"), "{}", refused.raw);
+}

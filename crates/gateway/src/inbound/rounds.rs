@@ -78,7 +78,11 @@ impl Shared {
             for (key, method, params) in &asked.requests {
                 match self.ask_client(client_id, method, params.as_deref()).await {
                     Ok(result) => responses.push(format!("{}:{result}", json_string(key))),
-                    Err(why) => return failed(&why),
+                    // The client's refusal (a missing capability, say) is the call's answer.
+                    Err(Refused::Error(error)) => {
+                        return answer_with(&format!(r#"{{"jsonrpc":"2.0","id":0,"error":{error}}}"#));
+                    }
+                    Err(Refused::Gone(why)) => return failed(&why),
                 }
             }
             if !lock(&self.maps.in_flight).contains_key(client_id) {
@@ -113,15 +117,16 @@ impl Shared {
 
     /// Asks the client `method` on behalf of its request `client_id`; its
     /// result (JSON text), or why there is none.
-    async fn ask_client(&self, client_id: &str, method: &str, params: Option<&str>) -> Result<String, String> {
+    async fn ask_client(&self, client_id: &str, method: &str, params: Option<&str>) -> Result<String, Refused> {
         let id = self.next();
         let (answer, answered) = oneshot::channel();
         lock(&self.maps.own_requests).insert(id, answer);
         self.send_related(warden_jsonrpc::request(&id.to_string(), method, params), Some(client_id.to_owned()));
-        let frame = answered.await.map_err(|_| format!("the client did not answer {method}"))?;
+        let frame = answered.await.map_err(|_| Refused::Gone(format!("the client did not answer {method}")))?;
         match (frame.kind(), frame.payload()) {
             (Kind::Response, Some(result)) => Ok(result.to_owned()),
-            (_, error) => Err(format!("the client refused the server's {method}: {}", error.unwrap_or("no reason"))),
+            (_, Some(error)) => Err(Refused::Error(error.to_owned())),
+            (_, None) => Err(Refused::Gone(format!("the client answered {method} with nothing"))),
         }
     }
 }
@@ -140,8 +145,19 @@ fn retry(text: &str, responses: &[String], state: Option<&str>) -> String {
     message.render(&[], &[("params", &params)])
 }
 
+/// Why the client gave no result for an input request.
+enum Refused {
+    /// It answered with this JSON-RPC error object.
+    Error(String),
+    /// It did not answer.
+    Gone(String),
+}
+
 fn failed(why: &str) -> Forwarded {
-    let text = error_response(Some("0"), ErrorCode::InternalError, why, None);
+    answer_with(&error_response(Some("0"), ErrorCode::InternalError, why, None))
+}
+
+fn answer_with(text: &str) -> Forwarded {
     match Frame::parse(text) {
         Ok(frame) => Forwarded::Answer(frame),
         Err(_) => Forwarded::Cancelled,

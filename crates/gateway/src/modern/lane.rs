@@ -238,6 +238,8 @@ impl Inner {
         match frame.kind() {
             Kind::Request => self.ask(&exchange, frame, &method),
             Kind::Notification if is_change(&method) => self.listeners.fan_out(&frame, &method),
+            // 2026-07-28 has no URL-elicitation completion: the retry is it.
+            Kind::Notification if method == "notifications/elicitation/complete" => {}
             Kind::Notification => exchange.notify(frame.into_text(), method == "notifications/message"),
             _ => {}
         }
@@ -273,8 +275,11 @@ impl Inner {
     fn ask(self: &Arc<Self>, exchange: &Arc<Exchange>, frame: Frame, method: &str) {
         let id = frame.id().unwrap_or("null").to_owned();
         if let Some(missing) = exchange.capabilities().lacks_for(method, frame.params()) {
-            let message = format!("the client did not declare {missing} for this request");
-            self.session.handle(error_response(Some(&id), ErrorCode::MethodNotFound, &message, None));
+            let message =
+                format!("Missing required client capability: the server asked for {method}, which needs {missing}");
+            let data = format!(r#"{{"requiredCapabilities":{missing}}}"#);
+            let refusal = error_response(Some(&id), ErrorCode::MissingClientCapability, &message, Some(&data));
+            self.session.handle(refusal);
             return;
         }
         let key = format!("warden-{}", id.trim_matches('"'));

@@ -221,6 +221,14 @@ impl Session {
         self.shared.read_catalog().inventory()
     }
 
+    /// The `inputSchema` (JSON text) of the tool the client knows as
+    /// `exposed`, if it is listed.
+    pub fn tool_input_schema(&self, exposed: &str) -> Option<String> {
+        let catalog = self.shared.read_catalog();
+        let definition = warden_jsonrpc::Members::parse(catalog.tool_definition(exposed)?).ok()?;
+        definition.get("inputSchema").map(str::to_owned)
+    }
+
     /// The protocol revision agreed with the client, once initialized.
     pub fn protocol_version(&self) -> Option<&str> {
         self.shared.client.get().map(|client| client.protocol_version.as_str())

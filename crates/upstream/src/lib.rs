@@ -18,6 +18,7 @@ mod error;
 mod event;
 mod handshake;
 mod link;
+pub mod mirror;
 mod probe;
 mod stderr;
 mod supervisor;

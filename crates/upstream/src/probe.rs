@@ -11,7 +11,9 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
+
 use std::time::Duration;
+use tokio::sync::OnceCell;
 
 use warden_jsonrpc::Kind;
 
@@ -24,9 +26,11 @@ use crate::supervisor::UpstreamSpec;
 /// The longest a probe waits for the disposable process to answer.
 const PATIENCE: Duration = Duration::from_secs(5);
 
-/// Verdicts by server definition.
-fn verdicts() -> &'static Mutex<HashMap<String, Era>> {
-    static VERDICTS: OnceLock<Mutex<HashMap<String, Era>>> = OnceLock::new();
+/// Verdicts by server definition; a cell being filled is a probe under way,
+/// which every other start of that server waits for (one probe, however
+/// many sessions start at once).
+fn verdicts() -> &'static Mutex<HashMap<String, Arc<OnceCell<Era>>>> {
+    static VERDICTS: OnceLock<Mutex<HashMap<String, Arc<OnceCell<Era>>>>> = OnceLock::new();
     VERDICTS.get_or_init(Mutex::default)
 }
 
@@ -37,15 +41,17 @@ fn key(spec: &UpstreamSpec) -> String {
 
 /// The era of the stdio server `spec` starts, probing it if not known yet.
 pub(crate) async fn stdio_era(spec: &UpstreamSpec, timeout: Duration) -> Era {
-    if let Some(era) = verdicts().lock().ok().and_then(|verdicts| verdicts.get(&key(spec)).copied()) {
-        return era;
-    }
-    let era = probe(spec, timeout.min(PATIENCE)).await;
-    tracing::info!(server = %spec.name, era = ?era, "probed the server's protocol era");
-    if let Ok(mut verdicts) = verdicts().lock() {
-        verdicts.insert(key(spec), era);
-    }
-    era
+    let cell = match verdicts().lock() {
+        Ok(mut verdicts) => verdicts.entry(key(spec)).or_default().clone(),
+        Err(_) => Arc::default(),
+    };
+    *cell
+        .get_or_init(|| async {
+            let era = probe(spec, timeout.min(PATIENCE)).await;
+            tracing::info!(server = %spec.name, era = ?era, "probed the server's protocol era");
+            era
+        })
+        .await
 }
 
 /// Forgets the verdict for `spec`: its handshake failed in that era.

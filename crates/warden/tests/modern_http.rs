@@ -208,3 +208,40 @@ fn modern_clients_reach_modern_upstreams_through_two_states() {
     assert!(local.stderr().contains("upstream speaks MCP 2026-07-28"), "{}", local.stderr());
     assert!(!remote.stderr().contains("HTTP session started"), "{}", remote.stderr());
 }
+
+/// `Mcp-Param-*`: a tool whose schema mirrors an argument in a header gets
+/// it checked on the way in (missing or different: 400 with -32020), and
+/// written on the way out to a modern upstream, which checks it in turn
+/// (the upstream here is a second Warden, with the same checks).
+#[test]
+fn mirrored_arguments_are_checked_coming_in_and_written_going_out() {
+    let remote = HttpWarden::start(&fixtures(&[("fx", &["--mirrored"])], "naming: {prefix: never}\n"));
+    let call = json!({"_meta": meta(), "name": "locate", "arguments": {"text": "hi", "region": "us-west1"}});
+    // In front of the fixture: checked.
+    let (status, body) = last(post(&remote, "/mcp", json!(1), "tools/call", call.clone(), &[]));
+    assert_eq!((status, body["error"]["code"].as_i64()), (400, Some(-32020)), "missing header: {body}");
+    let wrong = [("mcp-param-region", Some("eu-west1"))];
+    let (status, body) = last(post(&remote, "/mcp", json!(2), "tools/call", call.clone(), &wrong));
+    assert_eq!((status, body["error"]["code"].as_i64()), (400, Some(-32020)), "different value: {body}");
+    let right = [("mcp-param-region", Some("us-west1"))];
+    let (status, body) = last(post(&remote, "/mcp", json!(3), "tools/call", call.clone(), &right));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["content"][0]["text"], "hi");
+    let encoded = [("mcp-param-region", Some("=?base64?dXMtd2VzdDE=?="))];
+    assert_eq!(last(post(&remote, "/mcp", json!(4), "tools/call", call.clone(), &encoded)).0, 200);
+    let no_value = json!({"_meta": meta(), "name": "locate", "arguments": {"text": "hi"}});
+    assert_eq!(last(post(&remote, "/mcp", json!(5), "tools/call", no_value, &[])).0, 200, "nothing to mirror");
+
+    // Through a second Warden, which writes the header the remote checks.
+    let local = HttpWarden::start(&format!(
+        "servers:\n  remote:\n    transport: {{kind: http, url: {:?}}}\nnaming: {{prefix: never}}\n",
+        remote.url("/mcp")
+    ));
+    let (status, body) = last(post(&local, "/mcp", json!(6), "tools/call", call, &right));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["content"][0]["text"], "hi", "{body}");
+    let mut legacy = local.client();
+    legacy.initialize();
+    let result = legacy.call("locate", json!({"text": "from 2025", "region": "ap-south1"}));
+    assert_eq!(result["content"][0]["text"], "from 2025", "{result}");
+}

@@ -182,6 +182,12 @@ impl Catalog {
         Self::route(&self.tools, exposed)
     }
 
+    /// A tool's definition as the client sees it (JSON text).
+    pub fn tool_definition(&self, exposed: &str) -> Option<&str> {
+        let index = &self.tools;
+        Some(index.entries[*index.by_name.get(exposed)?].raw.as_str())
+    }
+
     /// Where a client-facing prompt name leads.
     pub fn prompt(&self, exposed: &str) -> Option<Route> {
         Self::route(&self.prompts, exposed)

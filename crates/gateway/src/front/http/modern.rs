@@ -12,9 +12,9 @@ use std::sync::Arc;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use base64::Engine;
 use warden_config::Config;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Members};
+use warden_upstream::mirror;
 
 use super::Front;
 use super::access::Caller;
@@ -58,6 +58,10 @@ pub(super) async fn post(
         }
     };
     let lane = front.lane(scope, config, caller, headers, &frame).await.map_err(|refusal| refusal.for_id(Some(&id)))?;
+    if let Err(err) = check_params(headers, &frame, &lane).await {
+        let body = err.response(Some(&id));
+        return Ok((StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response());
+    }
     let mut reply = lane.serve(frame, &envelope).await;
     match reply.next().await {
         Some(Piece::Last(text)) => Ok(answer(text, json)),
@@ -103,7 +107,8 @@ fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> 
         let Some(value) = header_text(headers, "mcp-name") else {
             return Err(mismatch(format!("Header mismatch: the Mcp-Name header is required for {method}")));
         };
-        let decoded = decode(value).ok_or_else(|| mismatch("Header mismatch: Mcp-Name is not valid".into()))?;
+        let decoded = mirror::decode_header_value(value)
+            .ok_or_else(|| mismatch("Header mismatch: Mcp-Name is not valid".into()))?;
         if body.as_deref() != Some(decoded.as_str()) {
             return Err(mismatch(format!(
                 "Header mismatch: Mcp-Name header value '{decoded}' does not match body value '{}'",
@@ -114,20 +119,46 @@ fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> 
     Ok(envelope)
 }
 
+/// The `Mcp-Param-*` headers of a `tools/call` against the tool's schema:
+/// every annotated argument with a value must be mirrored, exactly.
+async fn check_params(headers: &HeaderMap, frame: &Frame, lane: &crate::modern::Lane) -> Result<(), EnvelopeError> {
+    if frame.method().is_none_or(|method| *method != warden_jsonrpc::Method::ToolsCall) {
+        return Ok(());
+    }
+    let params = frame.params().and_then(|params| Members::parse(params).ok());
+    let get = |key: &str| params.as_ref().and_then(|params| params.get(key));
+    let Some(name) = get("name").and_then(|raw| serde_json::from_str::<String>(raw).ok()) else { return Ok(()) };
+    let schema = match lane.session().tool_input_schema(&name) {
+        Some(schema) => schema,
+        None => {
+            // Its server may still be starting: checked once the lists are in.
+            lane.session().settle().await;
+            match lane.session().tool_input_schema(&name) {
+                Some(schema) => schema,
+                // Unknown: the lane answers that.
+                None => return Ok(()),
+            }
+        }
+    };
+    for (header, expected) in mirror::param_headers(&schema, get("arguments")) {
+        let sent = header_text(headers, &header).map(mirror::decode_header_value);
+        let matches = matches!(&sent, Some(Some(sent)) if mirror::same_value(sent, &expected));
+        if !matches {
+            let message = match sent {
+                None => {
+                    format!("Header mismatch: the {header} header is required: the tool's schema mirrors that argument")
+                }
+                Some(_) => format!("Header mismatch: the {header} header does not match the argument '{expected}'"),
+            };
+            return Err(EnvelopeError { code: ErrorCode::HeaderMismatch, message, data: None });
+        }
+    }
+    Ok(())
+}
+
 /// A header's value, trimmed, if present and text.
 fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim)
-}
-
-/// A header value in the clear, or Base64-decoded from `=?base64?…?=`.
-fn decode(value: &str) -> Option<String> {
-    match value.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
-        Some(encoded) => {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).ok()?;
-            String::from_utf8(bytes).ok()
-        }
-        None => Some(value.to_owned()),
-    }
 }
 
 /// One final message as a JSON body (or a one-event stream for a client
@@ -162,16 +193,4 @@ fn stream(first: String, reply: Reply, keep_alive: std::time::Duration) -> Respo
     let mut response = Sse::new(events).keep_alive(KeepAlive::new().interval(keep_alive)).into_response();
     response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::decode;
-
-    #[test]
-    fn header_values_decode() {
-        assert_eq!(decode("us-west1").as_deref(), Some("us-west1"));
-        assert_eq!(decode("=?base64?SGVsbG8sIOS4lueVjA==?=").as_deref(), Some("Hello, 世界"));
-        assert_eq!(decode("=?base64?!!?="), None);
-    }
 }

@@ -35,7 +35,7 @@ pub(crate) struct Exchange<'a> {
     /// The session to post in.
     pub session: &'a Snapshot,
     /// Headers that mirror the body (2026-07-28).
-    pub mirrored: &'a [(&'static str, String)],
+    pub mirrored: &'a [(String, String)],
 }
 
 /// What a POST brought back.
@@ -100,7 +100,7 @@ impl Remote {
             .body(exchange.body.clone());
         let mut request = exchange.session.apply(request);
         for (name, value) in exchange.mirrored {
-            request = request.header(*name, value.as_str());
+            request = request.header(name.as_str(), value.as_str());
         }
         let response = request.send().await.map_err(|err| {
             let err = SendError::new(&err, "POST", url);
@@ -272,6 +272,9 @@ impl Remote {
     /// and capturing was asked for. Returns whether it was the awaited response.
     fn deliver(&self, text: String, exchange: &Exchange<'_>, reply: &mut Reply) -> bool {
         let Some(frame) = self.dispatch.parse(text) else { return false };
+        if frame.kind() == Kind::Response && self.dispatch.connection().is_modern() {
+            self.learn_schemas(&frame);
+        }
         let awaited = matches!(frame.kind(), Kind::Response | Kind::ErrorResponse)
             && exchange.expect.is_some_and(|expect| frame.id() == Some(expect));
         if awaited && exchange.capture {

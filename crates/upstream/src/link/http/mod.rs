@@ -36,6 +36,12 @@ pub(crate) struct Remote {
     failed: watch::Sender<Option<String>>,
     /// The task reading the GET stream.
     listener: Mutex<Option<AbortHandle>>,
+    /// A modern server's tools whose schemas ask for `Mcp-Param-*` headers,
+    /// from the `tools/list` answers that passed: name → inputSchema.
+    schemas: Mutex<std::collections::HashMap<String, String>>,
+    /// The ids of `tools/list` requests to a modern server, whose answers
+    /// fill `schemas`.
+    listing: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Remote {
@@ -98,6 +104,8 @@ impl HttpLink {
             init: OnceLock::new(),
             failed: failed_tx,
             listener: Mutex::new(None),
+            schemas: Mutex::default(),
+            listing: Mutex::default(),
         });
         let poster = tokio::spawn(drain(remote.clone(), outbox));
         HttpLink { remote, poster, failed }

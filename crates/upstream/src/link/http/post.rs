@@ -12,6 +12,10 @@ use super::session::Snapshot;
 use crate::error::UpstreamError;
 use crate::link::web::outbound::Outbound;
 
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// What to do after a POST failed.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Recovery {
@@ -48,6 +52,7 @@ pub(crate) async fn post(remote: Arc<Remote>, text: String) {
         remote.initialize(text, outbound.request.as_deref().unwrap_or("null")).await;
         return;
     }
+    let mirrored = remote.mirrored(&outbound);
     let body = Bytes::from(text);
     let mut renewed = false;
     loop {
@@ -57,7 +62,7 @@ pub(crate) async fn post(remote: Arc<Remote>, text: String) {
             expect: outbound.request.as_deref(),
             capture: false,
             session: &session,
-            mirrored: &outbound.mirrored,
+            mirrored: &mirrored,
         };
         let error = match remote.exchange(exchange).await {
             Ok(_) => {
@@ -99,6 +104,41 @@ pub(crate) async fn post(remote: Arc<Remote>, text: String) {
 }
 
 impl Remote {
+    /// The headers that mirror a modern message: the standard ones and the
+    /// `Mcp-Param-*` its tool's schema asks for. Notes a `tools/list`, whose
+    /// answer tells which tools ask.
+    fn mirrored(&self, outbound: &Outbound) -> Vec<(String, String)> {
+        let mut headers: Vec<(String, String)> =
+            outbound.mirrored.iter().map(|(name, value)| ((*name).to_owned(), value.clone())).collect();
+        if headers.is_empty() {
+            return headers;
+        }
+        if outbound.method.as_deref() == Some("tools/list")
+            && let Some(id) = &outbound.request
+        {
+            lock(&self.listing).insert(id.clone());
+        }
+        if let Some((tool, arguments)) = &outbound.call
+            && let Some(schema) = lock(&self.schemas).get(tool)
+        {
+            for (name, value) in crate::mirror::param_headers(schema, arguments.as_deref()) {
+                headers.push((name, crate::mirror::header_value(&value)));
+            }
+        }
+        headers
+    }
+
+    /// Notes the tools of a `tools/list` answer that ask for headers.
+    pub(crate) fn learn_schemas(&self, frame: &Frame) {
+        let listed = frame.id().is_some_and(|id| lock(&self.listing).remove(id));
+        if let (true, Some(result)) = (listed, frame.payload()) {
+            let mut schemas = lock(&self.schemas);
+            for (name, schema) in crate::mirror::annotated_tools(result) {
+                schemas.insert(name, schema);
+            }
+        }
+    }
+
     /// Posts the client's `initialize` (request `id`), opening the session:
     /// its id and protocol version are recorded before the result is
     /// delivered, so the handshake's next message already carries them. If

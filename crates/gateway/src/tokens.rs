@@ -61,6 +61,9 @@ pub(crate) struct Maps {
     pub waiting: Mutex<HashMap<String, tokio::sync::oneshot::Sender<&'static str>>>,
     /// Requests Warden itself sent the client (its id) → who waits for the answer.
     pub own_requests: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<warden_jsonrpc::Frame>>>,
+    /// Warden's requests to the client made for a modern upstream's input
+    /// request: id → the upstream's key for it.
+    pub input_keys: Mutex<HashMap<u64, String>>,
 }
 
 impl Maps {

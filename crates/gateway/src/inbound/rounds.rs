@@ -74,15 +74,22 @@ impl Shared {
             if asked.requests.is_empty() {
                 tokio::time::sleep(STATE_ONLY_PAUSE).await;
             }
+            // All asked at once: a modern client gets them in one round.
+            let asking: Vec<_> = asked
+                .requests
+                .iter()
+                .map(|(key, method, params)| (key, method, self.ask_client(client_id, key, method, params.as_deref())))
+                .collect();
             let mut responses = Vec::new();
-            for (key, method, params) in &asked.requests {
-                match self.ask_client(client_id, method, params.as_deref()).await {
-                    Ok(result) => responses.push(format!("{}:{result}", json_string(key))),
+            for (key, method, answered) in asking {
+                let Ok(frame) = answered.await else {
+                    return failed(&format!("the client did not answer {method}"));
+                };
+                match (frame.kind(), frame.payload()) {
+                    (Kind::Response, Some(result)) => responses.push(format!("{}:{result}", json_string(key))),
                     // The client's refusal (a missing capability, say) is the call's answer.
-                    Err(Refused::Error(error)) => {
-                        return answer_with(&format!(r#"{{"jsonrpc":"2.0","id":0,"error":{error}}}"#));
-                    }
-                    Err(Refused::Gone(why)) => return failed(&why),
+                    (_, Some(error)) => return answer_with(&format!(r#"{{"jsonrpc":"2.0","id":0,"error":{error}}}"#)),
+                    (_, None) => return failed(&format!("the client answered {method} with nothing")),
                 }
             }
             if !lock(&self.maps.in_flight).contains_key(client_id) {
@@ -115,19 +122,16 @@ impl Shared {
         failed(&format!("the server asked for input more than {MAX_ROUNDS} times"))
     }
 
-    /// Asks the client `method` on behalf of its request `client_id`; its
-    /// result (JSON text), or why there is none.
-    async fn ask_client(&self, client_id: &str, method: &str, params: Option<&str>) -> Result<String, Refused> {
+    /// Asks the client `method` on behalf of its request `client_id`, for
+    /// the upstream's input request `key`; the client's answer comes on the
+    /// receiver.
+    fn ask_client(&self, client_id: &str, key: &str, method: &str, params: Option<&str>) -> oneshot::Receiver<Frame> {
         let id = self.next();
         let (answer, answered) = oneshot::channel();
         lock(&self.maps.own_requests).insert(id, answer);
+        lock(&self.maps.input_keys).insert(id, key.to_owned());
         self.send_related(warden_jsonrpc::request(&id.to_string(), method, params), Some(client_id.to_owned()));
-        let frame = answered.await.map_err(|_| Refused::Gone(format!("the client did not answer {method}")))?;
-        match (frame.kind(), frame.payload()) {
-            (Kind::Response, Some(result)) => Ok(result.to_owned()),
-            (_, Some(error)) => Err(Refused::Error(error.to_owned())),
-            (_, None) => Err(Refused::Gone(format!("the client answered {method} with nothing"))),
-        }
+        answered
     }
 }
 
@@ -143,14 +147,6 @@ fn retry(text: &str, responses: &[String], state: Option<&str>) -> String {
     }
     let params = params.render(&extra, &[]);
     message.render(&[], &[("params", &params)])
-}
-
-/// Why the client gave no result for an input request.
-enum Refused {
-    /// It answered with this JSON-RPC error object.
-    Error(String),
-    /// It did not answer.
-    Gone(String),
 }
 
 fn failed(why: &str) -> Forwarded {

@@ -124,7 +124,7 @@ impl Exchange {
     /// Ends the round with `input_required` if anything is pending and the
     /// client is there; `seal` writes the state. Returns the generation
     /// parked, to time it out.
-    pub fn park(&self, seal: impl FnOnce() -> String) -> Option<u64> {
+    pub fn park(&self, seal: impl FnOnce(u64) -> String) -> Option<u64> {
         let mut state = self.lock();
         if state.pending.is_empty() || state.answer.is_some() {
             return None;
@@ -135,7 +135,7 @@ impl Exchange {
         let result = format!(
             r#"{{"resultType":"input_required","inputRequests":{{{}}},"requestState":{}}}"#,
             requests.join(","),
-            json_string(&seal())
+            json_string(&seal(state.round.generation))
         );
         let _ = to_client.send(Piece::Last(warden_jsonrpc::result_response(&state.round.client_id, &result)));
         Some(state.round.generation)
@@ -156,10 +156,19 @@ impl Exchange {
     /// Takes the client's retry: a new round. `responses` are its
     /// `inputResponses`; those that answer pending requests become answers
     /// for the session, the rest is ignored. Fails when a round is running.
-    pub fn resume(&self, mut round: Round, responses: Option<&Members>) -> Result<(Resumed, u64), &'static str> {
+    pub fn resume(
+        &self,
+        mut round: Round,
+        responses: Option<&Members>,
+        ended: u64,
+    ) -> Result<(Resumed, u64), &'static str> {
         let mut state = self.lock();
         if state.round.to_client.is_some() {
             return Err("this request is already being retried");
+        }
+        if ended != state.round.generation {
+            // The state of an earlier round, replayed.
+            return Err("Invalid or expired requestState");
         }
         round.generation = state.round.generation + 1;
         let generation = round.generation;

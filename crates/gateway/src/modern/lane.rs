@@ -282,7 +282,9 @@ impl Inner {
             self.session.handle(refusal);
             return;
         }
-        let key = format!("warden-{}", id.trim_matches('"'));
+        // An upstream's own key when Warden asks on its behalf (2026-07-28
+        // to 2026-07-28), else one of Warden's.
+        let key = self.session.input_key(&id).unwrap_or_else(|| format!("warden-{}", id.trim_matches('"')));
         exchange.ask(Input { key, warden_id: id, request: input_request(&frame, method) });
         // Siblings sent together are returned together.
         let (lane, exchange) = (self.clone(), exchange.clone());
@@ -295,11 +297,12 @@ impl Inner {
     /// Returns `input_required` for what is pending, and times the parked
     /// request out if no retry comes.
     fn park(self: &Arc<Self>, exchange: &Arc<Exchange>) {
-        let seal = || {
+        let seal = |round| {
             self.sealer.seal(&State {
                 lane: self.id.clone(),
                 exchange: exchange.internal.clone(),
                 request: exchange.digest.clone(),
+                round,
                 expires: expiry(PARKED_FOR),
             })
         };
@@ -364,7 +367,7 @@ impl Inner {
             logs: envelope.log_level.is_some(),
             generation: 0,
         };
-        match exchange.resume(round, responses.as_ref()) {
+        match exchange.resume(round, responses.as_ref(), state.round) {
             Err(why) => invalid(why),
             Ok((Resumed::Finished(answer), _)) => {
                 let _ = to_client.send(Piece::Last(results::complete(&answer, &client_id, method)));

@@ -33,6 +33,10 @@ pub struct State {
     /// The request it belongs to: sha256 of method, name and arguments.
     #[serde(rename = "r")]
     pub request: String,
+    /// The round it ends: a state is good for the next round only, so an
+    /// old one replayed is refused.
+    #[serde(rename = "n")]
+    pub round: u64,
     /// Seconds since the epoch after which it is refused.
     #[serde(rename = "e")]
     pub expires: u64,
@@ -131,6 +135,7 @@ mod tests {
             lane: "l".into(),
             exchange: "\"wm1\"".into(),
             request: request_digest("tools/call", Some("t"), Some(r#"{"b":1,"a":2}"#)),
+            round: 0,
             expires: expiry(Duration::from_secs(60)),
         }
     }

@@ -49,8 +49,10 @@ pub(crate) async fn read_start(response: Response, max: usize) -> String {
     String::from_utf8_lossy(&body).into_owned()
 }
 
-/// The messages in a JSON body: one message, or each element of a batch
-/// (an array), as its own text. An empty body holds none.
+/// The messages in a JSON body: one message, each element of a batch (an
+/// array), or each of several messages one after the other (some servers
+/// stream newline-delimited messages under `application/json`), each as its
+/// own text. An empty body holds none.
 pub(crate) fn messages(body: String) -> Vec<String> {
     let trimmed = body.trim_start();
     if trimmed.is_empty() {
@@ -61,7 +63,11 @@ pub(crate) fn messages(body: String) -> Vec<String> {
     {
         return batch.iter().map(|message| message.get().to_owned()).collect();
     }
-    vec![body]
+    let several: Result<Vec<&RawValue>, _> = serde_json::Deserializer::from_str(trimmed).into_iter().collect();
+    match several {
+        Ok(several) if several.len() > 1 => several.iter().map(|message| message.get().to_owned()).collect(),
+        _ => vec![body],
+    }
 }
 
 #[cfg(test)]
@@ -75,5 +81,7 @@ mod tests {
         assert!(messages("  ".into()).is_empty());
         // Not a valid batch: passed on whole, to be refused as it is.
         assert_eq!(messages("[1,".into()), ["[1,"]);
+        assert_eq!(messages("{\"method\":\"n\"}\n{\"id\":1}".into()), ["{\"method\":\"n\"}", "{\"id\":1}"]);
+        assert_eq!(messages("{\"id\":1} x".into()), ["{\"id\":1} x"]);
     }
 }

@@ -19,7 +19,6 @@ mod event;
 mod handshake;
 mod link;
 pub mod mirror;
-mod probe;
 mod stderr;
 mod supervisor;
 

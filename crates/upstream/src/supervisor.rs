@@ -15,7 +15,6 @@ use crate::error::UpstreamError;
 use crate::event::{Event, EventKind, EventSink};
 use crate::handshake::Handshake;
 use crate::link::{Link, Phase};
-use crate::probe;
 
 /// Everything needed to run one upstream.
 #[derive(Debug, Clone, PartialEq)]
@@ -456,65 +455,82 @@ impl Supervisor {
     }
 }
 
-/// Opens the conversation in the server's era: `server/discover` for a
-/// modern one (pinned, or found by the probe over HTTP, where a probe costs
-/// nothing), else `initialize` with the client's parameters, then
-/// `initialized`.
-///
-/// A stdio server in `auto` is probed on a disposable process of its own
-/// (see [`probe`]), while Warden waits for the client's parameters.
+/// How Warden opens the conversation with a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// `initialize` only (pinned legacy, or an HTTP+SSE server).
+    Legacy,
+    /// `server/discover` only (pinned modern).
+    Modern,
+    /// `server/discover`, then `initialize` if that is refused: over HTTP a
+    /// probe costs nothing and harms nobody.
+    ModernFirst,
+    /// `initialize`, then `server/discover` if that is refused: over stdio a
+    /// request before `initialize` can kill a legacy server (rmcp's exit on
+    /// it), while a modern-only one refuses `initialize` with an error.
+    LegacyFirst,
+}
+
+impl Opening {
+    fn of(spec: &UpstreamSpec) -> Opening {
+        match (spec.protocol, &spec.transport) {
+            (ProtocolEra::Legacy, _) | (ProtocolEra::Auto, Transport::Sse { .. }) => Opening::Legacy,
+            (ProtocolEra::Modern, _) => Opening::Modern,
+            (ProtocolEra::Auto, Transport::Http { .. }) => Opening::ModernFirst,
+            (ProtocolEra::Auto, Transport::Stdio { .. }) => Opening::LegacyFirst,
+        }
+    }
+}
+
+/// Opens the conversation in the server's era (see [`Opening`]): for a
+/// modern server `server/discover`, for a legacy one `initialize` with the
+/// client's parameters, then `initialized`.
 async fn handshake(
     init_params: &mut watch::Receiver<Option<Arc<str>>>,
     timeout: Duration,
     connection: &Connection,
     spec: &UpstreamSpec,
 ) -> Result<(), String> {
-    let era = async {
-        match (spec.protocol, &spec.transport) {
-            (ProtocolEra::Legacy, _) | (ProtocolEra::Auto, Transport::Sse { .. }) => Some(Era::Legacy),
-            (ProtocolEra::Modern, _) => Some(Era::Modern),
-            (ProtocolEra::Auto, Transport::Stdio { .. }) => Some(probe::stdio_era(spec, timeout).await),
-            // Over HTTP a probe costs nothing: the first request is one.
-            (ProtocolEra::Auto, Transport::Http { .. }) => None,
-        }
+    let params = match init_params.wait_for(Option::is_some).await {
+        Ok(params) => params.clone().unwrap_or_else(|| Arc::from("{}")),
+        Err(_) => return Err("Warden closed before the client initialized".into()),
     };
-    let params = async {
-        match init_params.wait_for(Option::is_some).await {
-            Ok(params) => Ok(params.clone().unwrap_or_else(|| Arc::from("{}"))),
-            Err(_) => Err("Warden closed before the client initialized".to_owned()),
-        }
-    };
-    let (era, params) = tokio::join!(era, params);
-    let params = params?;
-    if era != Some(Era::Legacy) {
+    let opening = Opening::of(spec);
+    if matches!(opening, Opening::Modern | Opening::ModernFirst) {
         match discover(&params, timeout, connection).await {
-            Ok(handshake) => {
-                tracing::info!(server = %spec.name, "upstream speaks MCP 2026-07-28");
-                connection.set_handshake(handshake);
-                connection.set_era(Era::Modern, era::envelope_members(&params));
-                return Ok(());
-            }
-            Err(why) if era == Some(Era::Modern) => {
-                probe::forget(spec);
-                return Err(why);
-            }
+            Ok(handshake) => return modern(spec, connection, handshake, &params),
+            Err(why) if opening == Opening::Modern => return Err(why),
             Err(why) => tracing::debug!(server = %spec.name, "upstream is not modern ({why}): initializing"),
         }
     }
     let answer = tokio::time::timeout(timeout, connection.request("initialize", Some(&params)))
         .await
-        .map_err(|_| format!("it did not answer initialize within {} s", timeout.as_secs()))
-        .and_then(|answer| answer.map_err(|err| err.to_string()))
-        .inspect_err(|_| probe::forget(spec))?;
+        .map_err(|_| format!("it did not answer initialize within {} s", timeout.as_secs()))?
+        .map_err(|err| err.to_string())?;
     let result = answer.payload().unwrap_or("null");
     if answer.kind() != Kind::Response {
-        probe::forget(spec);
-        return Err(format!("it refused initialize: {result}"));
+        let refused = format!("it refused initialize: {result}");
+        if opening == Opening::LegacyFirst {
+            // A modern-only server refuses initialize: ask it the modern way.
+            return match discover(&params, timeout, connection).await {
+                Ok(handshake) => modern(spec, connection, handshake, &params),
+                Err(why) => Err(format!("{refused}; server/discover failed too: {why}")),
+            };
+        }
+        return Err(refused);
     }
     let handshake = Handshake::parse(result)?;
     connection.set_handshake(handshake);
     connection.set_era(Era::Legacy, String::new());
     connection.send(warden_jsonrpc::notification("notifications/initialized", None)).map_err(|err| err.to_string())
+}
+
+/// Makes `connection` a modern one.
+fn modern(spec: &UpstreamSpec, connection: &Connection, handshake: Handshake, params: &str) -> Result<(), String> {
+    tracing::info!(server = %spec.name, "upstream speaks MCP 2026-07-28");
+    connection.set_handshake(handshake);
+    connection.set_era(Era::Modern, era::envelope_members(params));
+    Ok(())
 }
 
 /// `server/discover` in 2026-07-28: the server's capabilities if it speaks it.

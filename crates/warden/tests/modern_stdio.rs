@@ -232,18 +232,17 @@ fn progress_reaches_the_request_and_a_cancel_stops_the_call() {
     assert!(late.iter().all(|message| message["id"] != slow), "a cancelled request is not answered: {late:#?}");
 }
 
-/// A 2025-era client in front of a stdio server that speaks 2026-07-28 (a
-/// second Warden, which answers `server/discover`): the probe on a
-/// disposable process finds it modern, and everything a 2025 server would
-/// do unasked still reaches the client: elicitation as a real request, list
-/// changes, resource updates.
+/// A 2025-era client in front of a stdio server pinned to 2026-07-28 (a
+/// second Warden, which serves both eras): everything a 2025 server would do
+/// unasked still reaches the client: elicitation as a real request, list
+/// changes, resource updates (over one `subscriptions/listen`).
 #[test]
-fn a_modern_stdio_upstream_is_found_by_the_probe_and_translated_for_a_legacy_client() {
+fn a_modern_stdio_upstream_is_translated_for_a_legacy_client() {
     let inner = support::scratch_dir("modern-inner").join("inner.yaml");
     std::fs::write(&inner, fixtures(&[("fx", &[])], "naming: {prefix: never}\n")).unwrap();
     let warden = support::warden_bin();
     let config = format!(
-        "servers:\n  modern:\n    transport: {{kind: stdio, command: {:?}, args: [serve, --config, {:?}]}}\nnaming: {{prefix: never}}\n",
+        "servers:\n  modern:\n    transport: {{kind: stdio, command: {:?}, args: [serve, --config, {:?}]}}\n    protocol: modern\nnaming: {{prefix: never}}\n",
         warden.to_str().unwrap(),
         inner.to_str().unwrap()
     );
@@ -272,4 +271,18 @@ fn a_modern_stdio_upstream_is_found_by_the_probe_and_translated_for_a_legacy_cli
         let seen = client.drain(std::time::Duration::from_millis(200));
         seen.iter().any(|message| message["method"] == "notifications/resources/updated").then_some(())
     });
+}
+
+/// In `auto`, a stdio server is opened with `initialize` (a request before
+/// it can kill a 2025 server); one that speaks only 2026-07-28 refuses it,
+/// and is then asked `server/discover`, on the same process.
+#[test]
+fn a_modern_only_stdio_server_is_found_when_it_refuses_initialize() {
+    let mut client = Client::serve(&fixtures(&[("fx", &["--modern-only"])], "naming: {prefix: never}\n"));
+    client.initialize();
+    assert_eq!(client.call_text("echo", json!({"text": "modern"})), "modern");
+    client.wait_stderr("upstream speaks MCP 2026-07-28");
+    // Only the refused initialize reached it: it kept no parameters.
+    let whoami = client.call_text("whoami", json!({}));
+    assert_eq!(whoami, "null", "no initialize reached it: {whoami}");
 }

@@ -1,0 +1,100 @@
+"""A real MCP client (the official Python SDK, `mcp==2.3.0`) that drives one
+server through Warden and prints one JSON line per check.
+
+    py_client.py MODE (--url URL | --stdio CMD ARG...)
+
+MODE is the SDK's `mode=`: `auto` (probe server/discover, fall back to
+initialize), `2026-07-28` (modern, no probe) or `legacy` (initialize). The
+server is the repository's fixture behind Warden (tools echo, elicit, sample,
+roots, add_tool, progress). Exits 1 when a check fails.
+"""
+
+import asyncio
+import json
+import sys
+import uuid
+
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+failed = False
+
+
+def check(name, ok, detail=""):
+    global failed
+    failed |= not ok
+    print(json.dumps({"check": name, "ok": bool(ok), "detail": str(detail)[:300]}), flush=True)
+
+
+def text_of(result):
+    return "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+async def on_elicit(context, params):
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def on_sample(context, params):
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(type="text", text="four"), model="scripted", stop_reason="endTurn"
+    )
+
+
+async def on_roots(context):
+    return types.ListRootsResult(roots=[types.Root(uri="file:///work", name="work")])
+
+
+async def main():
+    mode = sys.argv[1]
+    if sys.argv[2] == "--url":
+        server = sys.argv[3]
+    else:
+        server = StdioServerParameters(command=sys.argv[3], args=sys.argv[4:])
+    async with Client(
+        server,
+        mode=mode,
+        elicitation_callback=on_elicit,
+        sampling_callback=on_sample,
+        list_roots_callback=on_roots,
+        read_timeout_seconds=20,
+    ) as client:
+        check("era", True, client.protocol_version)
+        if mode != "legacy":
+            check("era-is-modern", client.protocol_version == "2026-07-28", client.protocol_version)
+        tools = await client.list_tools()
+        names = [tool.name for tool in tools.tools]
+        check("tools/list", "echo" in names, names)
+        echoed = await client.call_tool("echo", {"text": "hello"})
+        check("tools/call", text_of(echoed) == "hello", text_of(echoed))
+        progress = []
+
+        async def on_progress(value, total, message):
+            progress.append(value)
+
+        done = await client.call_tool("progress", {"steps": 2, "delay_ms": 5}, progress_callback=on_progress)
+        check("progress", text_of(done) == "done 2" and len(progress) == 2, (text_of(done), progress))
+        elicited = await client.call_tool("elicit", {"message": "Your name?"})
+        check("elicitation", "Ada" in text_of(elicited), text_of(elicited))
+        sampled = await client.call_tool("sample", {"prompt": "2+2?"})
+        check("sampling", "four" in text_of(sampled), text_of(sampled))
+        rooted = await client.call_tool("roots", {})
+        check("roots", "file:///work" in text_of(rooted), text_of(rooted))
+        prompts = await client.list_prompts()
+        check("prompts/list", len(prompts.prompts) > 0, [p.name for p in prompts.prompts])
+        resources = await client.list_resources()
+        check("resources/list", len(resources.resources) > 0, [str(r.uri) for r in resources.resources])
+        read = await client.read_resource(resources.resources[0].uri)
+        check("resources/read", len(read.contents) > 0, read.contents[0])
+        if client.protocol_version == "2026-07-28":
+            fresh = f"fresh_{uuid.uuid4().hex[:8]}"
+            async with client.listen(tools_list_changed=True) as subscription:
+                await client.call_tool("add_tool", {"name": fresh})
+                event = await asyncio.wait_for(subscription.__anext__(), 10)
+                check("listen", event is not None, event)
+            tools = await client.list_tools()
+            check("listen-refetch", fresh in [tool.name for tool in tools.tools])
+    sys.exit(1 if failed else 0)
+
+
+asyncio.run(main())

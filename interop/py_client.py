@@ -1,7 +1,7 @@
 """A real MCP client (the official Python SDK, `mcp==2.3.0`) that drives one
 server through Warden and prints one JSON line per check.
 
-    py_client.py MODE (--url URL | --stdio CMD ARG...)
+    py_client.py [--no-list-changes] MODE (--url URL | --stdio CMD ARG...)
 
 MODE is the SDK's `mode=`: `auto` (probe server/discover, fall back to
 initialize), `2026-07-28` (modern, no probe) or `legacy` (initialize). The
@@ -46,11 +46,15 @@ async def on_roots(context):
 
 
 async def main():
-    mode = sys.argv[1]
-    if sys.argv[2] == "--url":
-        server = sys.argv[3]
+    args = sys.argv[1:]
+    # A 2025-era session of the SDK's own server announces no list changes.
+    notifies = "--no-list-changes" not in args
+    args = [arg for arg in args if arg != "--no-list-changes"]
+    mode = args[0]
+    if args[1] == "--url":
+        server = args[2]
     else:
-        server = StdioServerParameters(command=sys.argv[3], args=sys.argv[4:])
+        server = StdioServerParameters(command=args[2], args=args[3:])
     async with Client(
         server,
         mode=mode,
@@ -86,7 +90,7 @@ async def main():
         check("resources/list", len(resources.resources) > 0, [str(r.uri) for r in resources.resources])
         read = await client.read_resource(resources.resources[0].uri)
         check("resources/read", len(read.contents) > 0, read.contents[0])
-        if client.protocol_version == "2026-07-28":
+        if client.protocol_version == "2026-07-28" and notifies:
             fresh = f"fresh_{uuid.uuid4().hex[:8]}"
             async with client.listen(tools_list_changed=True) as subscription:
                 await client.call_tool("add_tool", {"name": fresh})

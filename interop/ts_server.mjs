@@ -1,0 +1,64 @@
+// A 2026-07-28-only MCP server built on the official TypeScript SDK
+// (@modelcontextprotocol/server 2.4.0 + @modelcontextprotocol/node 2.1.2):
+// `createMcpHandler(factory, { legacy: 'reject' })`, so a 2025-era client
+// (one that sends initialize) is refused. Its tools ask through
+// `input_required` results (elicit, sample, roots), as a modern server must.
+//
+//   node ts_server.mjs PORT
+import { createServer } from "node:http";
+import { toNodeHandler } from "@modelcontextprotocol/node";
+import { McpServer, acceptedContent, createMcpHandler, inputRequired } from "@modelcontextprotocol/server";
+import * as z from "zod/v4";
+
+const port = Number(process.argv[2]);
+const factory = () => {
+  const server = new McpServer({ name: "ts-modern-only", version: "1.0.0" });
+  server.registerTool("echo", { inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
+    content: [{ type: "text", text }],
+  }));
+  server.registerTool(
+    "progress",
+    { inputSchema: z.object({ steps: z.number(), delay_ms: z.number() }) },
+    async ({ steps }, ctx) => {
+      for (let step = 1; step <= steps; step++) {
+        await ctx.mcpReq.notify?.({ method: "notifications/progress", params: { progressToken: ctx.mcpReq._meta?.progressToken, progress: step, total: steps } });
+      }
+      return { content: [{ type: "text", text: `done ${steps}` }] };
+    },
+  );
+  const nameSchema = z.object({ name: z.string() });
+  server.registerTool("elicit", { inputSchema: z.object({ message: z.string() }) }, async ({ message }, ctx) => {
+    const answer = acceptedContent(ctx.mcpReq.inputResponses, "name", nameSchema);
+    if (!answer) {
+      return inputRequired({ inputRequests: { name: inputRequired.elicit({ message, requestedSchema: nameSchema }) } });
+    }
+    return { content: [{ type: "text", text: `elicited: accept ${JSON.stringify(answer)}` }] };
+  });
+  server.registerTool("sample", { inputSchema: z.object({ prompt: z.string() }) }, async ({ prompt }, ctx) => {
+    const answer = ctx.mcpReq.inputResponses?.model;
+    if (!answer) {
+      return inputRequired({
+        inputRequests: {
+          model: inputRequired.createMessage({ messages: [{ role: "user", content: { type: "text", text: prompt } }], maxTokens: 20 }),
+        },
+      });
+    }
+    return { content: [{ type: "text", text: `sampled: ${answer.content?.text}` }] };
+  });
+  server.registerTool("roots", { inputSchema: z.object({}) }, async (_args, ctx) => {
+    const answer = ctx.mcpReq.inputResponses?.roots;
+    if (!answer) {
+      return inputRequired({ inputRequests: { roots: inputRequired.listRoots() } });
+    }
+    return { content: [{ type: "text", text: JSON.stringify(answer) }] };
+  });
+  server.registerPrompt("greeting", { description: "A greeting." }, async () => ({
+    messages: [{ role: "user", content: { type: "text", text: "Hello!" } }],
+  }));
+  server.registerResource("readme", "fixture://readme", { mimeType: "text/plain" }, async (uri) => ({
+    contents: [{ uri: uri.href, mimeType: "text/plain", text: "TypeScript readme" }],
+  }));
+  return server;
+};
+const handler = toNodeHandler(createMcpHandler(factory, { legacy: "reject" }));
+createServer((req, res) => handler(req, res)).listen(port, "127.0.0.1", () => console.log(`listening on ${port}`));

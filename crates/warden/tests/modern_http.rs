@@ -245,3 +245,68 @@ fn mirrored_arguments_are_checked_coming_in_and_written_going_out() {
     let result = legacy.call("locate", json!({"text": "from 2025", "region": "ap-south1"}));
     assert_eq!(result["content"][0]["text"], "from 2025", "{result}");
 }
+
+/// What Warden adds holds for modern requests too: the bearer token is
+/// checked on each, it picks the profile (each token and profile has its
+/// own lane), a policy refuses, and one principal's `requestState` is
+/// worthless to another.
+#[test]
+fn tokens_profiles_and_policies_apply_to_modern_requests() {
+    let config = fixtures(
+        &[("fx", &[])],
+        r#"naming: {prefix: never}
+defaultProfile: all
+profiles:
+  all: {servers: {fx: {}}}
+  echo-only: {servers: {fx: {tools: {allow: [echo]}}}}
+auth:
+  tokens:
+    - {name: alice, token: alice-secret-0123456789, profiles: [all, echo-only]}
+    - {name: bob, token: bob-secret-0123456789, profiles: [echo-only, all]}
+policy:
+  rules:
+    - {name: no-drops, if: {tool: [echo], args: {arg: text, contains: DROP}}, then: deny, reason: no DROP here}
+"#,
+    );
+    let warden = HttpWarden::start(&config);
+    let alice = [("authorization", Some("Bearer alice-secret-0123456789"))];
+    let bob = [("authorization", Some("Bearer bob-secret-0123456789"))];
+    let list = json!({"_meta": meta()});
+    let (status, _) = last(post(&warden, "/mcp", json!(1), "tools/list", list.clone(), &[]));
+    assert_eq!(status, 401, "no token, no answer");
+    let names = |body: &Value| -> Vec<String> {
+        body["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (_, all) = last(post(&warden, "/mcp", json!(2), "tools/list", list.clone(), &alice));
+    assert!(names(&all).len() > 1, "{all}");
+    let (_, narrow) = last(post(&warden, "/mcp", json!(3), "tools/list", list.clone(), &bob));
+    assert_eq!(names(&narrow), ["echo"]);
+    let hidden = json!({"_meta": meta(), "name": "elicit", "arguments": {"message": "x"}});
+    let (_, refused) = last(post(&warden, "/mcp", json!(4), "tools/call", hidden.clone(), &bob));
+    assert_eq!(refused["error"]["code"], -32602, "hidden tools are unknown: {refused}");
+
+    let drop = json!({"_meta": meta(), "name": "echo", "arguments": {"text": "DROP TABLE t"}});
+    let (status, denied) = last(post(&warden, "/mcp", json!(5), "tools/call", drop, &alice));
+    assert_eq!(status, 200);
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    assert!(denied["result"]["content"][0]["text"].as_str().unwrap().contains("no DROP here"), "{denied}");
+
+    // Alice's state, presented by Bob, opens nothing.
+    let (_, first) = last(post(&warden, "/mcp", json!(6), "tools/call", hidden.clone(), &alice));
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let key = first["result"]["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    let mut stolen = hidden;
+    stolen["requestState"] = first["result"]["requestState"].clone();
+    stolen["inputResponses"] = json!({key: {"action": "accept", "content": {"name": "Mallory"}}});
+    let wide_bob = [("authorization", Some("Bearer bob-secret-0123456789")), ("warden-profile", Some("all"))];
+    let (_, theft) = last(post(&warden, "/mcp", json!(7), "tools/call", stolen.clone(), &wide_bob));
+    assert_eq!(theft["error"]["code"], -32602, "{theft}");
+    assert!(theft["error"]["message"].as_str().unwrap().contains("requestState"), "{theft}");
+    let (_, done) = last(post(&warden, "/mcp", json!(8), "tools/call", stolen, &alice));
+    assert!(done.to_string().contains("Mallory"), "the owner's retry still works: {done}");
+}

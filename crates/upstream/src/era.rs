@@ -38,6 +38,25 @@ pub fn envelope_members(init_params: &str) -> String {
     members.join(",")
 }
 
+/// Whether a JSON-RPC error object is `UnsupportedProtocolVersion` naming
+/// the modern revision among the versions the server supports.
+pub fn offers_modern(error: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Error {
+        code: i64,
+        #[serde(default)]
+        data: Option<Data>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Data {
+        #[serde(default)]
+        supported: Vec<String>,
+    }
+    serde_json::from_str::<Error>(error).is_ok_and(|error| {
+        error.code == -32022 && error.data.is_some_and(|data| data.supported.iter().any(|v| v == MODERN))
+    })
+}
+
 /// A request for a modern server: with the envelope, unless it already
 /// carries one (a modern client's own, forwarded as it is).
 pub fn enveloped(text: String, members: &str) -> String {
@@ -117,6 +136,13 @@ mod tests {
             bare.contains(r#""params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28""#),
             "{bare}"
         );
+    }
+
+    #[test]
+    fn a_version_refusal_naming_the_modern_revision_is_told_apart() {
+        assert!(offers_modern(r#"{"code":-32022,"message":"m","data":{"supported":["2026-07-28"],"requested":"x"}}"#));
+        assert!(!offers_modern(r#"{"code":-32022,"message":"m","data":{"supported":["2027-01-01"]}}"#));
+        assert!(!offers_modern(r#"{"code":-32601,"message":"m"}"#));
     }
 
     #[test]

@@ -533,18 +533,27 @@ fn modern(spec: &UpstreamSpec, connection: &Connection, handshake: Handshake, pa
     Ok(())
 }
 
-/// `server/discover` in 2026-07-28: the server's capabilities if it speaks it.
+/// `server/discover` in 2026-07-28: the server's capabilities if it speaks
+/// it. A server that answers `UnsupportedProtocolVersion` naming 2026-07-28
+/// among its versions is asked once more, as the revision asks clients to.
 async fn discover(init_params: &str, timeout: Duration, connection: &Connection) -> Result<Handshake, String> {
     let params = format!("{{\"_meta\":{{{}}}}}", era::envelope_members(init_params));
-    let answer = tokio::time::timeout(timeout, connection.request("server/discover", Some(&params)))
-        .await
-        .map_err(|_| format!("it did not answer server/discover within {} s", timeout.as_secs()))?
-        .map_err(|err| err.to_string())?;
-    let payload = answer.payload().unwrap_or("null");
-    if answer.kind() != Kind::Response {
+    let mut retried = false;
+    loop {
+        let answer = tokio::time::timeout(timeout, connection.request("server/discover", Some(&params)))
+            .await
+            .map_err(|_| format!("it did not answer server/discover within {} s", timeout.as_secs()))?
+            .map_err(|err| err.to_string())?;
+        let payload = answer.payload().unwrap_or("null");
+        if answer.kind() == Kind::Response {
+            return Handshake::from_discover(payload);
+        }
+        if !retried && era::offers_modern(payload) {
+            retried = true;
+            continue;
+        }
         return Err(format!("it refused server/discover: {payload}"));
     }
-    Handshake::from_discover(payload)
 }
 
 /// The delay before restart number `failures` (0-based): doubling from the

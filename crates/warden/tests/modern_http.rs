@@ -71,6 +71,7 @@ fn modern_requests_need_no_session() {
     let (status, discover) = last(post(&warden, "/mcp", json!(1), "server/discover", json!({"_meta": meta()}), &[]));
     assert_eq!(status, 200, "{discover}");
     assert_eq!(discover["result"]["supportedVersions"], json!([VERSION]));
+    assert!(!warden.stderr().contains("modern lane started"), "a probe starts no server: {}", warden.stderr());
 
     for path in ["/mcp", "/mcp/fx"] {
         let response = post(&warden, path, json!("a"), "tools/list", json!({"_meta": meta()}), &[]);

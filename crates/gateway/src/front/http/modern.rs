@@ -57,6 +57,11 @@ pub(super) async fn post(
             return Ok((StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response());
         }
     };
+    if frame.method().is_some_and(|method| method.as_str() == "server/discover") {
+        // No lane (and no server process) for a client that only probes:
+        // it may fall back to initialize.
+        return Ok(answer(crate::modern::discover::answer(&id), json));
+    }
     let lane = front.lane(scope, config, caller, headers, &frame).await.map_err(|refusal| refusal.for_id(Some(&id)))?;
     if let Err(err) = check_params(headers, &frame, &lane).await {
         let body = err.response(Some(&id));

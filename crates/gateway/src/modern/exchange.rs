@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use warden_jsonrpc::{Frame, Members, json_string};
 
 use super::envelope::Capabilities;
-use super::lane::Piece;
+use super::reply::Piece;
 
 /// One request the upstream sent the client during the call, not yet
 /// answered.

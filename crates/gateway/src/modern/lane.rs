@@ -11,7 +11,8 @@ use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, error_response, json_strin
 
 use super::envelope::Envelope;
 use super::exchange::{Exchange, Input, Resumed, Round, input_request};
-use super::listen::{Filter, Listeners, tagged};
+use super::listen::Listeners;
+use super::reply::{Guard, Piece, Reply};
 use super::seal::{Sealer, State, expiry, request_digest};
 use super::{discover, results};
 use crate::outlet::{Outbound, Outlet};
@@ -38,34 +39,24 @@ const REMOVED: [&str; 9] = [
     "tasks/list",
 ];
 
-/// One message of a modern request's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece {
-    /// A notification about the request (progress, a log message, a change
-    /// on a listen stream).
-    Note(String),
-    /// The final message: the answer, or `input_required`.
-    Last(String),
-}
-
 /// Serves modern requests through one gateway session.
 #[derive(Clone)]
 pub struct Lane {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(super) struct Inner {
     /// Random: a `requestState` is valid only in the lane that issued it.
-    id: String,
-    session: Session,
+    pub(super) id: String,
+    pub(super) session: Session,
     /// Requests in flight or parked, by their id inside the lane.
-    exchanges: Mutex<HashMap<String, Arc<Exchange>>>,
-    listeners: Listeners,
+    pub(super) exchanges: Mutex<HashMap<String, Arc<Exchange>>>,
+    pub(super) listeners: Listeners,
     /// Resource URIs subscribed upstream for listen streams, with counts.
-    subscribed: Mutex<HashMap<String, usize>>,
-    sealer: Arc<Sealer>,
-    next: AtomicU64,
-    last_used: Mutex<Instant>,
+    pub(super) subscribed: Mutex<HashMap<String, usize>>,
+    pub(super) sealer: Arc<Sealer>,
+    pub(super) next: AtomicU64,
+    pub(super) last_used: Mutex<Instant>,
 }
 
 /// The outlet of a session that a lane serves, or may serve: until a lane
@@ -91,59 +82,6 @@ impl Outlet for LaneOutlet {
             None => {
                 if let Some(fallback) = &self.fallback {
                     fallback.deliver(message);
-                }
-            }
-        }
-    }
-}
-
-/// What a modern request gets back: notifications, then one final message
-/// (a listen stream: notifications until it is dropped). Dropping it before
-/// the final message cancels the request.
-pub struct Reply {
-    pieces: mpsc::UnboundedReceiver<Piece>,
-    _guard: Option<Guard>,
-}
-
-impl Reply {
-    /// The next message; `None` once the answer was given.
-    pub async fn next(&mut self) -> Option<Piece> {
-        self.pieces.recv().await
-    }
-
-    /// A reply that is only `text`.
-    fn done(text: String) -> Reply {
-        let (to_client, pieces) = mpsc::unbounded_channel();
-        let _ = to_client.send(Piece::Last(text));
-        Reply { pieces, _guard: None }
-    }
-}
-
-/// Cancels what a dropped reply leaves behind.
-enum Guard {
-    /// A request's round: cancelled upstream if still running.
-    Round { lane: Weak<Inner>, exchange: Arc<Exchange>, generation: u64 },
-    /// A listen stream: closed, and its subscriptions dropped.
-    Listen { lane: Weak<Inner>, key: u64 },
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        match self {
-            Guard::Round { lane, exchange, generation } => {
-                if let Some(lane) = lane.upgrade()
-                    && exchange.running_in(*generation)
-                {
-                    lane.cancel(exchange, "the client closed the request");
-                }
-            }
-            Guard::Listen { lane, key } => {
-                if let Some(lane) = lane.upgrade()
-                    && let Some(filter) = lane.listeners.remove(*key)
-                {
-                    for uri in filter.resource_subscriptions {
-                        lane.unsubscribe(uri);
-                    }
                 }
             }
         }
@@ -387,73 +325,8 @@ impl Inner {
         }
     }
 
-    /// `subscriptions/listen`: acknowledged with what is honoured, then open.
-    async fn listen(self: &Arc<Self>, frame: &Frame, subscription: String) -> Reply {
-        let mut filter: Filter = frame
-            .params()
-            .and_then(|params| Members::parse(params).ok())
-            .and_then(|params| params.get("notifications").and_then(|raw| serde_json::from_str(raw).ok()))
-            .unwrap_or_default();
-        let mut honoured = Vec::new();
-        for uri in std::mem::take(&mut filter.resource_subscriptions) {
-            if self.subscribe(&uri).await {
-                honoured.push(uri);
-            }
-        }
-        filter.resource_subscriptions = honoured;
-        let (to_client, pieces) = mpsc::unbounded_channel();
-        let ack_params = format!(r#"{{"notifications":{}}}"#, filter.render());
-        if let Ok(params) = Members::parse(&ack_params) {
-            let ack = tagged("notifications/subscriptions/acknowledged", Some(&params), &subscription);
-            let _ = to_client.send(Piece::Note(ack));
-        }
-        let key = self.next.fetch_add(1, Ordering::Relaxed);
-        self.listeners.add(key, subscription, filter, to_client);
-        Reply { pieces, _guard: Some(Guard::Listen { lane: Arc::downgrade(self), key }) }
-    }
-
-    /// Subscribes the session to `uri` for listen streams; true if some
-    /// upstream took the subscription.
-    async fn subscribe(self: &Arc<Self>, uri: &str) -> bool {
-        if let Some(count) = lock(&self.subscribed).get_mut(uri) {
-            *count += 1;
-            return true;
-        }
-        let params = format!(r#"{{"uri":{}}}"#, json_string(uri));
-        let mut reply = self.internal("resources/subscribe", &params);
-        let taken = matches!(reply.next().await, Some(Piece::Last(text)) if results::error_code(&text).is_none());
-        if taken {
-            *lock(&self.subscribed).entry(uri.to_owned()).or_default() += 1;
-        }
-        taken
-    }
-
-    /// Drops one listen stream's subscription to `uri`.
-    fn unsubscribe(self: &Arc<Self>, uri: String) {
-        let last = {
-            let mut subscribed = lock(&self.subscribed);
-            match subscribed.get_mut(&uri) {
-                Some(count) if *count > 1 => {
-                    *count -= 1;
-                    false
-                }
-                Some(_) => subscribed.remove(&uri).is_some(),
-                None => false,
-            }
-        };
-        if last {
-            let params = format!(r#"{{"uri":{}}}"#, json_string(&uri));
-            // Nobody waits for the answer.
-            let reply = self.internal("resources/unsubscribe", &params);
-            tokio::spawn(async move {
-                let mut reply = reply;
-                while reply.next().await.is_some() {}
-            });
-        }
-    }
-
     /// Warden's own request into the session (for listen streams).
-    fn internal(self: &Arc<Self>, method: &str, params: &str) -> Reply {
+    pub(super) fn internal(self: &Arc<Self>, method: &str, params: &str) -> Reply {
         let id = format!("\"wi{}\"", self.next.fetch_add(1, Ordering::Relaxed));
         let envelope = Envelope::default();
         match Frame::parse(warden_jsonrpc::request(&id, method, Some(params))) {
@@ -463,7 +336,7 @@ impl Inner {
     }
 
     /// Cancels `exchange`'s call upstream and forgets it.
-    fn cancel(&self, exchange: &Arc<Exchange>, reason: &str) {
+    pub(super) fn cancel(&self, exchange: &Arc<Exchange>, reason: &str) {
         self.forget(exchange);
         let params = format!(r#"{{"requestId":{},"reason":{}}}"#, exchange.internal, json_string(reason));
         self.session.handle(notification("notifications/cancelled", Some(&params)));
@@ -522,7 +395,7 @@ fn random_id() -> String {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 

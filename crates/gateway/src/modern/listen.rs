@@ -1,14 +1,17 @@
 //! `subscriptions/listen`: long-lived streams of the change notifications a
 //! client opted in to, each tagged with its subscription's id.
 
-use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use tokio::sync::mpsc;
 use warden_jsonrpc::{Frame, Members, json_string};
 
-use super::lane::Piece;
+use super::lane::{Inner, lock};
 use super::meta;
+use super::reply::{Guard, Piece, Reply};
+use super::results;
 
 /// What one stream asked for.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -119,4 +122,71 @@ pub(super) fn tagged(method: &str, params: Option<&Members>, subscription: &str)
         None => format!("{{\"_meta\":{tag}}}"),
     };
     warden_jsonrpc::notification(method, Some(&params))
+}
+
+impl Inner {
+    /// `subscriptions/listen`: acknowledged with what is honoured, then open.
+    pub(super) async fn listen(self: &Arc<Self>, frame: &Frame, subscription: String) -> Reply {
+        let mut filter: Filter = frame
+            .params()
+            .and_then(|params| Members::parse(params).ok())
+            .and_then(|params| params.get("notifications").and_then(|raw| serde_json::from_str(raw).ok()))
+            .unwrap_or_default();
+        let mut honoured = Vec::new();
+        for uri in std::mem::take(&mut filter.resource_subscriptions) {
+            if self.subscribe(&uri).await {
+                honoured.push(uri);
+            }
+        }
+        filter.resource_subscriptions = honoured;
+        let (to_client, pieces) = mpsc::unbounded_channel();
+        let ack_params = format!(r#"{{"notifications":{}}}"#, filter.render());
+        if let Ok(params) = Members::parse(&ack_params) {
+            let ack = tagged("notifications/subscriptions/acknowledged", Some(&params), &subscription);
+            let _ = to_client.send(Piece::Note(ack));
+        }
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        self.listeners.add(key, subscription, filter, to_client);
+        Reply { pieces, _guard: Some(Guard::Listen { lane: Arc::downgrade(self), key }) }
+    }
+
+    /// Subscribes the session to `uri` for listen streams; true if some
+    /// upstream took the subscription.
+    async fn subscribe(self: &Arc<Self>, uri: &str) -> bool {
+        if let Some(count) = lock(&self.subscribed).get_mut(uri) {
+            *count += 1;
+            return true;
+        }
+        let params = format!(r#"{{"uri":{}}}"#, json_string(uri));
+        let mut reply = self.internal("resources/subscribe", &params);
+        let taken = matches!(reply.next().await, Some(Piece::Last(text)) if results::error_code(&text).is_none());
+        if taken {
+            *lock(&self.subscribed).entry(uri.to_owned()).or_default() += 1;
+        }
+        taken
+    }
+
+    /// Drops one listen stream's subscription to `uri`.
+    pub(super) fn unsubscribe(self: &Arc<Self>, uri: String) {
+        let last = {
+            let mut subscribed = lock(&self.subscribed);
+            match subscribed.get_mut(&uri) {
+                Some(count) if *count > 1 => {
+                    *count -= 1;
+                    false
+                }
+                Some(_) => subscribed.remove(&uri).is_some(),
+                None => false,
+            }
+        };
+        if last {
+            let params = format!(r#"{{"uri":{}}}"#, json_string(&uri));
+            // Nobody waits for the answer.
+            let reply = self.internal("resources/unsubscribe", &params);
+            tokio::spawn(async move {
+                let mut reply = reply;
+                while reply.next().await.is_some() {}
+            });
+        }
+    }
 }

@@ -24,11 +24,13 @@ pub mod envelope;
 mod exchange;
 mod lane;
 mod listen;
+mod reply;
 pub mod results;
 pub mod seal;
 
 pub use envelope::{Capabilities, Envelope, EnvelopeError, is_modern};
-pub use lane::{Lane, LaneOutlet, Piece, Reply};
+pub use lane::{Lane, LaneOutlet};
+pub use reply::{Piece, Reply};
 pub use seal::Sealer;
 
 /// The modern revisions Warden speaks.

@@ -1,0 +1,71 @@
+//! What a modern request gets back, and what dropping it undoes.
+
+use std::sync::{Arc, Weak};
+
+use tokio::sync::mpsc;
+
+use super::exchange::Exchange;
+use super::lane::Inner;
+
+/// One message of a modern request's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// A notification about the request (progress, a log message, a change
+    /// on a listen stream).
+    Note(String),
+    /// The final message: the answer, or `input_required`.
+    Last(String),
+}
+
+/// What a modern request gets back: notifications, then one final message
+/// (a listen stream: notifications until it is dropped). Dropping it before
+/// the final message cancels the request.
+pub struct Reply {
+    pub(super) pieces: mpsc::UnboundedReceiver<Piece>,
+    pub(super) _guard: Option<Guard>,
+}
+
+impl Reply {
+    /// The next message; `None` once the answer was given.
+    pub async fn next(&mut self) -> Option<Piece> {
+        self.pieces.recv().await
+    }
+
+    /// A reply that is only `text`.
+    pub(super) fn done(text: String) -> Reply {
+        let (to_client, pieces) = mpsc::unbounded_channel();
+        let _ = to_client.send(Piece::Last(text));
+        Reply { pieces, _guard: None }
+    }
+}
+
+/// Cancels what a dropped reply leaves behind.
+pub(super) enum Guard {
+    /// A request's round: cancelled upstream if still running.
+    Round { lane: Weak<Inner>, exchange: Arc<Exchange>, generation: u64 },
+    /// A listen stream: closed, and its subscriptions dropped.
+    Listen { lane: Weak<Inner>, key: u64 },
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        match self {
+            Guard::Round { lane, exchange, generation } => {
+                if let Some(lane) = lane.upgrade()
+                    && exchange.running_in(*generation)
+                {
+                    lane.cancel(exchange, "the client closed the request");
+                }
+            }
+            Guard::Listen { lane, key } => {
+                if let Some(lane) = lane.upgrade()
+                    && let Some(filter) = lane.listeners.remove(*key)
+                {
+                    for uri in filter.resource_subscriptions {
+                        lane.unsubscribe(uri);
+                    }
+                }
+            }
+        }
+    }
+}

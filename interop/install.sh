@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the official MCP SDKs the interop tests drive, pinned: the Python
 # SDK (mcp==2.3.0, both eras) into interop/.venv, and the TypeScript ones
-# (client 2.4.0, sdk 1.32.2) into interop/node_modules as package-lock.json
-# pins them. Needs python3 (3.10+) and npm; does nothing when installed.
+# (client 2.4.0, sdk 1.32.2, server 2.4.0) and Claude Code 2.1.330 into
+# interop/node_modules as package-lock.json pins them. Needs python3 (3.10+) and npm; does nothing when installed.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -20,4 +20,4 @@ if [[ ! -f $npm_stamp ]] || ! cmp -s package-lock.json "$npm_stamp"; then
     npm ci --no-audit --no-fund --engine-strict=false --loglevel=error
     cp package-lock.json "$npm_stamp"
 fi
-echo "interop: TypeScript SDKs installed"
+echo "interop: TypeScript SDKs and Claude Code installed"

@@ -58,11 +58,13 @@ impl StdioEra {
                 let sealer = Arc::new(Sealer::new());
                 let info = modern::envelope::client_info(&frame);
                 let lane = Lane::over(self.session.clone(), &self.outlet, sealer, info.as_deref());
+                tracing::info!(session = self.session.id(), "the client speaks MCP 2026-07-28");
                 self.era = Era::Modern { lane, running: HashMap::new() };
                 self.handle_modern(frame);
             }
             Era::Undecided => {
                 if frame.kind() == Kind::Request {
+                    tracing::info!(session = self.session.id(), "the client speaks MCP 2025-11-25 or earlier");
                     self.era = Era::Legacy;
                 }
                 self.session.handle_frame(frame);

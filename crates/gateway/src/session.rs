@@ -228,12 +228,17 @@ impl Session {
         crate::tokens::lock(&self.shared.maps.input_keys).get(&id).cloned()
     }
 
-    /// The `inputSchema` (JSON text) of the tool the client knows as
-    /// `exposed`, if it is listed.
-    pub fn tool_input_schema(&self, exposed: &str) -> Option<String> {
+    /// For the tool the client knows as `exposed`: `None` if it is not
+    /// listed, else its `inputSchema` (JSON text) if that mirrors arguments
+    /// in headers (`x-mcp-header`, 2026-07-28), else `Some(None)`.
+    pub fn tool_mirrored_schema(&self, exposed: &str) -> Option<Option<String>> {
         let catalog = self.shared.read_catalog();
-        let definition = warden_jsonrpc::Members::parse(catalog.tool_definition(exposed)?).ok()?;
-        definition.get("inputSchema").map(str::to_owned)
+        let definition = catalog.tool_definition(exposed)?;
+        if !definition.contains("x-mcp-header") {
+            return Some(None);
+        }
+        let definition = warden_jsonrpc::Members::parse(definition).ok()?;
+        Some(definition.get("inputSchema").map(str::to_owned))
     }
 
     /// The protocol revision agreed with the client, once initialized.

@@ -6,7 +6,7 @@
 //! roots). Between rounds the exchange is parked: the upstream's call keeps
 //! waiting for the answers the retry brings.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
 use warden_jsonrpc::{Frame, Members, json_string};
@@ -46,8 +46,11 @@ pub(super) struct Exchange {
     pub internal: String,
     /// Its method.
     pub method: String,
-    /// What its `requestState` binds it to.
-    pub digest: String,
+    /// Its params, kept for [`Exchange::digest`] (methods that may need
+    /// input only).
+    params: Option<String>,
+    /// What its `requestState` binds it to, worked out when first needed.
+    digest: OnceLock<String>,
     state: Mutex<State>,
 }
 
@@ -69,13 +72,20 @@ pub(super) enum Resumed {
 }
 
 impl Exchange {
-    pub fn new(internal: String, method: String, digest: String, round: Round) -> Arc<Exchange> {
+    pub fn new(internal: String, method: String, params: Option<String>, round: Round) -> Arc<Exchange> {
         Arc::new(Exchange {
             internal,
             method,
-            digest,
+            params,
+            digest: OnceLock::new(),
             state: Mutex::new(State { round, pending: Vec::new(), answer: None }),
         })
+    }
+
+    /// What a `requestState` of this request binds: its method, name or URI
+    /// and arguments (hashed only for a request that gets input).
+    pub fn digest(&self) -> &str {
+        self.digest.get_or_init(|| binding(&self.method, self.params.as_deref()))
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -187,6 +197,19 @@ impl Exchange {
         state.round = round;
         Ok((Resumed::Answers(answers), generation))
     }
+}
+
+/// The methods that may answer `input_required` (2026-07-28).
+pub(super) fn may_need_input(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+}
+
+/// What binds a request's state: method, name or URI, arguments.
+pub(super) fn binding(method: &str, params: Option<&str>) -> String {
+    let params = params.and_then(|params| Members::parse(params).ok());
+    let get = |key: &str| params.as_ref().and_then(|params| params.get(key));
+    let name = get("name").or_else(|| get("uri")).and_then(|raw| serde_json::from_str::<String>(raw).ok());
+    super::seal::request_digest(method, name.as_deref(), get("arguments"))
 }
 
 /// An input request as `inputRequests` lists it, from the upstream's

@@ -10,10 +10,10 @@ use tokio::sync::mpsc;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, error_response, json_string, notification, result_response};
 
 use super::envelope::Envelope;
-use super::exchange::{Exchange, Input, Resumed, Round, input_request};
+use super::exchange::{Exchange, Input, Resumed, Round, binding, input_request, may_need_input};
 use super::listen::Listeners;
 use super::reply::{Guard, Piece, Reply};
-use super::seal::{Sealer, State, expiry, request_digest};
+use super::seal::{Sealer, State, expiry};
 use super::{discover, results};
 use crate::outlet::{Outbound, Outlet};
 use crate::session::Session;
@@ -212,6 +212,14 @@ impl Inner {
     /// An upstream asks the client something during `exchange`'s call.
     fn ask(self: &Arc<Self>, exchange: &Arc<Exchange>, frame: Frame, method: &str) {
         let id = frame.id().unwrap_or("null").to_owned();
+        if !may_need_input(&exchange.method) {
+            let message = format!(
+                "{method} cannot be asked during {}: only calls, prompts and reads take input",
+                exchange.method
+            );
+            self.session.handle(error_response(Some(&id), ErrorCode::MethodNotFound, &message, None));
+            return;
+        }
         if let Some(missing) = exchange.capabilities().lacks_for(method, frame.params()) {
             let message =
                 format!("Missing required client capability: the server asked for {method}, which needs {missing}");
@@ -239,7 +247,7 @@ impl Inner {
             self.sealer.seal(&State {
                 lane: self.id.clone(),
                 exchange: exchange.internal.clone(),
-                request: exchange.digest.clone(),
+                request: exchange.digest().to_owned(),
                 round,
                 expires: expiry(PARKED_FOR),
             })
@@ -274,7 +282,8 @@ impl Inner {
             logs: envelope.log_level.is_some(),
             generation: 0,
         };
-        let exchange = Exchange::new(internal.clone(), method.clone(), digest_of(frame, &method), round);
+        let params = frame.params().filter(|_| may_need_input(&method)).map(str::to_owned);
+        let exchange = Exchange::new(internal.clone(), method.clone(), params, round);
         lock(&self.exchanges).insert(internal, exchange.clone());
         self.session.handle_frame(inner_frame);
         Reply { pieces, _guard: Some(Guard::Round { lane: Arc::downgrade(self), exchange, generation: 0 }) }
@@ -292,7 +301,7 @@ impl Inner {
         let Some(Ok(state)) = opened else { return invalid("Invalid or expired requestState") };
         let exchange = lock(&self.exchanges).get(&state.exchange).cloned();
         let Some(exchange) = exchange.filter(|exchange| {
-            state.lane == self.id && exchange.method == method && exchange.digest == digest_of(frame, method)
+            state.lane == self.id && exchange.method == method && exchange.digest() == binding(method, frame.params())
         }) else {
             return invalid("Invalid or expired requestState");
         };
@@ -361,14 +370,6 @@ fn is_change(method: &str) -> bool {
 /// Whether `frame`'s params have member `key`.
 fn has_member(frame: &Frame, key: &str) -> bool {
     frame.params().and_then(|params| Members::parse(params).ok()).is_some_and(|params| params.contains(key))
-}
-
-/// What binds a request's state: method, name or URI, arguments.
-fn digest_of(frame: &Frame, method: &str) -> String {
-    let params = frame.params().and_then(|params| Members::parse(params).ok());
-    let get = |key: &str| params.as_ref().and_then(|params| params.get(key));
-    let name = get("name").or_else(|| get("uri")).and_then(|raw| serde_json::from_str::<String>(raw).ok());
-    request_digest(method, name.as_deref(), get("arguments"))
 }
 
 /// The request as the lane's session takes it: the lane's id, without the

@@ -177,16 +177,17 @@ impl EventSink for Fanout {
             sessions.retain(|(session, _)| session.strong_count() > 0);
             sessions.iter().filter_map(|(session, index)| Some((session.upgrade()?, *index))).collect()
         };
+        let related = event.related;
         match event.kind {
             EventKind::Ready(connection) => {
                 for (session, index) in sessions {
-                    session.upstream_event(Event { upstream: index, kind: EventKind::Ready(connection.clone()) });
+                    session.upstream_event(Event::new(index, EventKind::Ready(connection.clone())));
                 }
             }
             EventKind::Down { reason } => {
                 for (session, index) in sessions {
                     let kind = EventKind::Down { reason: reason.clone() };
-                    session.upstream_event(Event { upstream: index, kind });
+                    session.upstream_event(Event::new(index, kind));
                 }
             }
             EventKind::Message(connection, frame) => {
@@ -196,11 +197,11 @@ impl EventSink for Fanout {
                 for (session, index) in others {
                     if let Ok(copy) = Frame::parse(frame.text()) {
                         let kind = EventKind::Message(connection.clone(), copy);
-                        session.clone().upstream_event(Event { upstream: *index, kind });
+                        session.clone().upstream_event(Event { upstream: *index, kind, related });
                     }
                 }
                 let kind = EventKind::Message(connection, frame);
-                last.clone().upstream_event(Event { upstream: *last_index, kind });
+                last.clone().upstream_event(Event { upstream: *last_index, kind, related });
             }
         }
     }

@@ -67,6 +67,23 @@ pub(crate) struct Maps {
 }
 
 impl Maps {
+    /// The client request a message from `connection` belongs to: the one
+    /// Warden sent as `related` when the message came on that request's own
+    /// stream, else the one request `connection` serves, if it serves
+    /// exactly one.
+    pub fn request_of(&self, connection: &Arc<Connection>, related: Option<u64>) -> Option<String> {
+        if let Some(related) = related {
+            let in_flight = lock(&self.in_flight);
+            let found = in_flight
+                .iter()
+                .find(|(_, entry)| entry.upstream_id == related && Arc::ptr_eq(&entry.connection, connection));
+            if let Some((id, _)) = found {
+                return Some(id.clone());
+            }
+        }
+        self.sole_request_on(connection)
+    }
+
     /// The one client request `connection` is serving, if it serves exactly
     /// one: what a request or notification from that upstream belongs to.
     pub fn sole_request_on(&self, connection: &Arc<Connection>) -> Option<String> {

@@ -68,11 +68,17 @@ impl Dispatch {
     /// upstream's session was re-established, what the old session held,
     /// such as subscriptions, must be set up anew).
     pub fn ready(&self) {
-        self.events.deliver(Event { upstream: self.index, kind: EventKind::Ready(self.connection.clone()) });
+        self.events.deliver(Event::new(self.index, EventKind::Ready(self.connection.clone())));
     }
 
     /// Delivers one parsed message.
     pub fn frame(&self, frame: Frame) {
+        self.frame_on(frame, None);
+    }
+
+    /// Delivers one parsed message that came on the answer stream of
+    /// Warden's request `related`, if it did.
+    pub fn frame_on(&self, frame: Frame, related: Option<u64>) {
         match frame.kind() {
             Kind::Response | Kind::ErrorResponse => {
                 let id = frame.id().and_then(|id| id.parse::<u64>().ok());
@@ -81,7 +87,8 @@ impl Dispatch {
                 }
             }
             Kind::Request | Kind::Notification => {
-                self.events.deliver(Event { upstream: self.index, kind: EventKind::message(&self.connection, frame) });
+                let kind = EventKind::message(&self.connection, frame);
+                self.events.deliver(Event { upstream: self.index, kind, related });
             }
         }
     }

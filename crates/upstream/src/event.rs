@@ -13,6 +13,17 @@ pub struct Event {
     pub upstream: usize,
     /// What happened.
     pub kind: EventKind,
+    /// For a message: the id Warden gave the request on whose own stream it
+    /// came (a Streamable HTTP POST's answer stream), when it did: the
+    /// request it belongs to. Over stdio nothing tells.
+    pub related: Option<u64>,
+}
+
+impl Event {
+    /// An event of upstream `upstream`, related to no request.
+    pub fn new(upstream: usize, kind: EventKind) -> Event {
+        Event { upstream, kind, related: None }
+    }
 }
 
 /// What happened on an upstream.

@@ -308,7 +308,7 @@ impl Supervisor {
             let delay = backoff(&spec.supervision, failures);
             failures = failures.saturating_add(1);
             tracing::warn!(server = %spec.name, retry_in_ms = delay.as_millis() as u64, "upstream down: {reason}");
-            self.events.deliver(Event { upstream: self.index, kind: EventKind::Down { reason: reason.clone() } });
+            self.events.deliver(Event::new(self.index, EventKind::Down { reason: reason.clone() }));
             self.state.send_replace(State::Down { reason, retry_at: Instant::now() + delay });
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
@@ -414,7 +414,7 @@ impl Supervisor {
                 Ok(()) => {
                     tracing::info!(server = %name, "upstream ready");
                     self.state.send_replace(State::Ready(connection.clone()));
-                    self.events.deliver(Event { upstream: self.index, kind: EventKind::Ready(connection.clone()) });
+                    self.events.deliver(Event::new(self.index, EventKind::Ready(connection.clone())));
                     tokio::select! {
                         reason = link.ended(Phase::Ready) => Ended::Failed(reason),
                         interrupt = self.interrupted(spec) => match interrupt {

@@ -227,3 +227,62 @@ fn every_client_era_against_a_dual_era_python_server_over_http() {
 fn every_client_era_against_a_modern_only_typescript_server() {
     matrix(Upstream::TypeScriptModernOnly);
 }
+
+/// A 2025 server over Streamable HTTP asks for input on the answer stream of
+/// the call it serves, so Warden knows which call a question belongs to even
+/// when one lane has several calls in flight on that server: two modern
+/// clients calling at once each get their own `input_required`.
+#[test]
+fn concurrent_calls_on_a_2025_http_server_each_get_their_own_input_request() {
+    assert!(python().exists(), "the SDKs are not installed: run interop/install.sh first");
+    let served = serve(Upstream::PythonHttp);
+    let config = format!("naming: {{prefix: never}}\nservers:\n  up:\n{}    protocol: legacy\n", served.entry);
+    let warden = HttpWarden::start(&config);
+    let call = |message: &'static str, addr: String| {
+        std::thread::spawn(move || {
+            let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "elicit", "arguments": {"message": message},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+                }
+            }})
+            .to_string();
+            let headers = [
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "elicit"),
+            ];
+            let mut response = support::http::send(&addr, "POST", "/mcp", &headers, body.as_bytes());
+            if response.is_sse() {
+                let mut last = serde_json::Value::Null;
+                while let Some((_, message)) = response.next_message() {
+                    last = message;
+                }
+                last
+            } else {
+                response.json()
+            }
+        })
+    };
+    // Warm the lane (its upstream session) first, so both calls race on it.
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/list"),
+    ];
+    assert_eq!(support::http::send(&warden.addr, "POST", "/mcp", &headers, list.as_bytes()).status, 200);
+    let first = call("First?", warden.addr.clone());
+    let second = call("Second?", warden.addr.clone());
+    for (answer, message) in [(first.join().unwrap(), "First?"), (second.join().unwrap(), "Second?")] {
+        assert_eq!(answer["result"]["resultType"], "input_required", "{answer}");
+        let asked = answer["result"]["inputRequests"].as_object().unwrap().values().next().unwrap().clone();
+        assert_eq!(asked["params"]["message"], message, "each call gets its own question: {answer}");
+    }
+}

@@ -42,8 +42,8 @@ impl Shared {
             }
             EventKind::Down { .. } => self.upstream_down(event.upstream),
             EventKind::Message(connection, frame) => match frame.kind() {
-                Kind::Request => self.upstream_request(event.upstream, &connection, frame),
-                _ => self.upstream_notification(event.upstream, &connection, frame),
+                Kind::Request => self.upstream_request(event.upstream, &connection, frame, event.related),
+                _ => self.upstream_notification(event.upstream, &connection, frame, event.related),
             },
         }
     }

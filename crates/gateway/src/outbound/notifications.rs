@@ -25,7 +25,13 @@ struct CancelledParams<'a> {
 
 impl Shared {
     /// Maps what must be mapped and passes the rest through unchanged.
-    pub(super) fn upstream_notification(self: &Arc<Self>, index: usize, connection: &Arc<Connection>, frame: Frame) {
+    pub(super) fn upstream_notification(
+        self: &Arc<Self>,
+        index: usize,
+        connection: &Arc<Connection>,
+        frame: Frame,
+        related: Option<u64>,
+    ) {
         match frame.method() {
             Some(Method::Progress) => self.upstream_progress(frame),
             Some(Method::Cancelled) => self.upstream_cancelled(connection, frame),
@@ -38,9 +44,9 @@ impl Shared {
             Some(Method::Other(name)) if &**name == "notifications/subscriptions/acknowledged" => {}
             Some(Method::TaskStatus) => {
                 self.record_task_status(index, frame.params());
-                self.send_related(frame.into_text(), self.maps.sole_request_on(connection))
+                self.send_related(frame.into_text(), self.maps.request_of(connection, related))
             }
-            _ => self.send_related(frame.into_text(), self.maps.sole_request_on(connection)),
+            _ => self.send_related(frame.into_text(), self.maps.request_of(connection, related)),
         }
     }
 

@@ -21,7 +21,13 @@ impl Shared {
     /// Forwards an upstream's request to the client. Ids from different
     /// upstreams may collide, so the client sees Warden's own; the answer is
     /// routed back in [`Shared::client_response`].
-    pub(super) fn upstream_request(&self, index: usize, connection: &Arc<Connection>, frame: Frame) {
+    pub(super) fn upstream_request(
+        &self,
+        index: usize,
+        connection: &Arc<Connection>,
+        frame: Frame,
+        related: Option<u64>,
+    ) {
         let client_id = self.next();
         let mut splice = Splice::new();
         if let Some(span) = frame.id_span() {
@@ -41,7 +47,7 @@ impl Shared {
             token,
         };
         lock(&self.maps.server_requests).insert(client_id, request);
-        self.send_related(splice.apply(frame.text()), self.maps.sole_request_on(connection));
+        self.send_related(splice.apply(frame.text()), self.maps.request_of(connection, related));
     }
 }
 

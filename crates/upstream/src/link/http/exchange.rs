@@ -280,7 +280,8 @@ impl Remote {
         if awaited && exchange.capture {
             reply.captured = Some(frame);
         } else {
-            self.dispatch.frame(frame);
+            let related = exchange.expect.and_then(|id| id.parse::<u64>().ok());
+            self.dispatch.frame_on(frame, related);
         }
         awaited
     }

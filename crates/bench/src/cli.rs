@@ -71,6 +71,11 @@ pub struct Cli {
     #[arg(long)]
     pub ping: bool,
 
+    /// With `--url`: speak MCP 2026-07-28: no `initialize` and no session,
+    /// every request with the `_meta` envelope and the headers mirroring it.
+    #[arg(long, requires = "url", conflicts_with = "ping")]
+    pub modern: bool,
+
     /// Instead of calling anything: serve a bare HTTP endpoint on this
     /// address that answers every JSON-RPC request with an empty result (and
     /// `initialize` with a session id), the floor a gateway's HTTP front is

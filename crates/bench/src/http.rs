@@ -28,6 +28,7 @@ use tokio::net::TcpStream;
 
 use crate::caller::Caller;
 use crate::client::{self, Completed, Incoming, RpcOutcome};
+use crate::modern;
 
 /// The session header of Streamable HTTP.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -104,9 +105,23 @@ impl Connection {
 
     /// Sends a request and returns the response head (the body still to read).
     async fn send(&mut self, method: Method, session: Option<&Session>, body: Bytes) -> anyhow::Result<Response<Body>> {
+        self.send_with(method, session, body, &[]).await
+    }
+
+    /// [`Connection::send`] with extra headers.
+    async fn send_with(
+        &mut self,
+        method: Method,
+        session: Option<&Session>,
+        body: Bytes,
+        headers: &[(&'static str, HeaderValue)],
+    ) -> anyhow::Result<Response<Body>> {
         let mut retried = false;
         loop {
-            let request = self.endpoint.request(method.clone(), session, body.clone())?;
+            let mut request = self.endpoint.request(method.clone(), session, body.clone())?;
+            for (name, value) in headers {
+                request.headers_mut().insert(*name, value.clone());
+            }
             let sender = self.ready().await?;
             match sender.send_request(request).await {
                 Ok(response) => return Ok(response),
@@ -150,12 +165,15 @@ async fn open(endpoint: &Endpoint) -> anyhow::Result<SendRequest<Full<Bytes>>> {
     Ok(sender)
 }
 
-/// An MCP session on the server.
+/// An MCP session on the server (or, in 2026-07-28, none: each request
+/// carries what a session held).
 pub struct Session {
     /// The `Mcp-Session-Id` the server gave, if any.
     id: Option<HeaderValue>,
     /// The negotiated protocol revision.
     protocol: Option<HeaderValue>,
+    /// 2026-07-28: requests carry the envelope and its headers.
+    modern: bool,
     /// Request ids, unique within the session (0 is `initialize`).
     next_id: AtomicU64,
 }
@@ -177,10 +195,15 @@ impl HttpCaller {
 impl Caller for HttpCaller {
     async fn request(&mut self, method: &str, params: &RawValue) -> anyhow::Result<Completed> {
         let id = self.session.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = Bytes::from(client::encode_request(id, method, params)?);
+        let (body, mirrored) = if self.session.modern {
+            let (params, mirrored) = modern::envelope(method, params)?;
+            (Bytes::from(client::encode_request(id, method, &params)?), mirrored)
+        } else {
+            (Bytes::from(client::encode_request(id, method, params)?), Vec::new())
+        };
         let start = Instant::now();
         let exchange = async {
-            let response = self.connection.send(Method::POST, Some(&self.session), body).await?;
+            let response = self.connection.send_with(Method::POST, Some(&self.session), body, &mirrored).await?;
             read_answer(response, id).await
         };
         let (received, outcome) =
@@ -198,12 +221,14 @@ pub struct HttpSessions {
 impl HttpSessions {
     /// Opens `slots` connections to `url` and `sessions` sessions on them
     /// (`initialize`, then `notifications/initialized`); slot `i` calls on
-    /// session `i % sessions`. Needs `1 <= sessions <= slots`.
+    /// session `i % sessions`. Needs `1 <= sessions <= slots`. With
+    /// `modern`, no session is opened: every slot speaks 2026-07-28.
     pub async fn open(
         url: &str,
         sessions: u64,
         slots: u64,
         timeout: Duration,
+        modern: bool,
     ) -> anyhow::Result<(Self, Vec<HttpCaller>)> {
         if sessions == 0 || sessions > slots {
             bail!("cannot spread {sessions} session(s) over {slots} connection(s)");
@@ -212,7 +237,16 @@ impl HttpSessions {
         let mut connections: Vec<Connection> = (0..slots).map(|_| Connection::new(Arc::clone(&endpoint))).collect();
         let mut opened = Vec::new();
         for connection in connections.iter_mut().take(usize::try_from(sessions)?) {
-            let session = within(timeout, initialize(connection)).await.context("opening a session")?;
+            let session = if modern {
+                Session {
+                    id: None,
+                    protocol: Some(HeaderValue::from_static(modern::VERSION)),
+                    modern,
+                    next_id: AtomicU64::new(1),
+                }
+            } else {
+                within(timeout, initialize(connection)).await.context("opening a session")?
+            };
             opened.push(Arc::new(session));
         }
         let callers = connections
@@ -261,7 +295,7 @@ async fn initialize(connection: &mut Connection) -> anyhow::Result<Session> {
     let result: InitializeResult =
         serde_json::from_str(result.get()).context("the initialize result has no protocolVersion")?;
     let protocol = HeaderValue::from_str(&result.protocol_version).ok();
-    let session = Session { id, protocol, next_id: AtomicU64::new(1) };
+    let session = Session { id, protocol, modern: false, next_id: AtomicU64::new(1) };
 
     let body = Bytes::from(client::encode_notification("notifications/initialized")?);
     let response = connection.send(Method::POST, Some(&session), body).await?;

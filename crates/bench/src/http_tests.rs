@@ -120,7 +120,7 @@ async fn serve(script: Script) -> (String, Arc<Mutex<Seen>>) {
 /// each slot, closes the sessions; returns how often connections were reopened.
 async fn exercise(url: &str, sessions: u64, slots: u64, calls: u64) -> u64 {
     let (opened, mut callers) =
-        HttpSessions::open(url, sessions, slots, Duration::from_secs(5)).await.expect("sessions open");
+        HttpSessions::open(url, sessions, slots, Duration::from_secs(5), false).await.expect("sessions open");
     let params = RawValue::from_string(r#"{"name":"srv__echo","arguments":{"text":"hi"}}"#.into()).expect("raw");
     for caller in &mut callers {
         for _ in 0..calls {
@@ -168,5 +168,5 @@ async fn closed_connections_are_reopened() {
 #[tokio::test(flavor = "current_thread")]
 async fn sessions_need_slots() {
     let (url, _) = serve(Script { stream: false, close: false }).await;
-    assert!(HttpSessions::open(&url, 3, 2, Duration::from_secs(1)).await.is_err());
+    assert!(HttpSessions::open(&url, 3, 2, Duration::from_secs(1), false).await.is_err());
 }

@@ -21,6 +21,7 @@ mod http;
 #[cfg(test)]
 mod http_tests;
 mod load;
+mod modern;
 mod report;
 mod rss;
 mod stats;
@@ -140,7 +141,8 @@ fn run_disk(cli: &Cli, dir: &std::path::Path) -> anyhow::Result<u64> {
 async fn run_http(cli: &Cli, url: &str) -> anyhow::Result<u64> {
     let arguments = cli.tool_arguments()?;
     let started = Instant::now();
-    let (sessions, mut callers) = HttpSessions::open(url, cli.sessions, cli.concurrency, cli.timeout()).await?;
+    let (sessions, mut callers) =
+        HttpSessions::open(url, cli.sessions, cli.concurrency, cli.timeout(), cli.modern).await?;
     let first = callers.first_mut().context("no connection")?;
     let tool = if cli.ping { "ping".to_owned() } else { tools::wait_for_tool(first, &cli.tool, TOOL_WAIT).await? };
     eprintln!(

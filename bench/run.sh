@@ -15,6 +15,8 @@
 #          fixture to Streamable HTTP (`--stateful`), what a user would
 #          otherwise pick (skipped with SKIP_NODE=1);
 #      compared with each other and with the fixture called directly over stdio;
+#      and `modern/warden`: the same front, with MCP 2026-07-28 requests
+#      (no session: each served by the lane), beside `http1/warden`;
 #   5. two hops (`hop/...`; skipped with SKIP_HTTP=1, and when this build's
 #      warden cannot use an HTTP upstream): client -> warden (HTTP front) ->
 #      warden (HTTP front) -> fixture, against client -> that second warden
@@ -263,8 +265,10 @@ http_bench() {
         */supergateway) start_supergateway "${label//\//_}" ;;
         */mcp-proxy) start_mcp_proxy "${label//\//_}" ;;
     esac
-    local cpu=(--cpu-of "$server_pid")
-    bench "$label" "$HTTP_CALLS" --url "$server_url" --sessions "$sessions" "${cpu[@]}"
+    local cpu=(--cpu-of "$server_pid") era=()
+    # modern/...: MCP 2026-07-28 requests (no session; each served by the lane).
+    [[ $label == modern* ]] && era=(--modern)
+    bench "$label" "$HTTP_CALLS" --url "$server_url" --sessions "$sessions" "${cpu[@]}" "${era[@]}"
     stop_server "$server_pid"
 }
 
@@ -471,6 +475,11 @@ for ((round = 1; round <= REPEAT; round++)); do
             for label in "${pair[@]}"; do
                 http_bench "$label" "$sessions"
             done
+        done
+        pair=(http1/warden modern/warden)
+        ((round % 2)) || pair=(modern/warden http1/warden)
+        for label in "${pair[@]}"; do
+            http_bench "$label" 1
         done
         pair=(ping/bare ping/warden)
         ((round % 2)) || pair=(ping/warden ping/bare)

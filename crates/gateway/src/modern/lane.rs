@@ -285,8 +285,9 @@ impl Inner {
         let params = frame.params().filter(|_| may_need_input(&method)).map(str::to_owned);
         let exchange = Exchange::new(internal.clone(), method.clone(), params, round);
         lock(&self.exchanges).insert(internal, exchange.clone());
-        self.session.handle_frame(inner_frame);
-        Reply { pieces, _guard: Some(Guard::Round { lane: Arc::downgrade(self), exchange, generation: 0 }) }
+        let work = self.session.request_work(inner_frame);
+        let guard = Guard::Round { lane: Arc::downgrade(self), exchange, generation: 0 };
+        Reply::new(pieces, Some(work), Some(guard))
     }
 
     /// A retry carrying `requestState`: the parked request goes on.
@@ -319,7 +320,7 @@ impl Inner {
             Ok((Resumed::Finished(answer), _)) => {
                 let _ = to_client.send(Piece::Last(results::complete(&answer, &client_id, method)));
                 self.forget(&exchange);
-                Reply { pieces, _guard: None }
+                Reply::new(pieces, None, None)
             }
             Ok((Resumed::Answers(answers), generation)) => {
                 drop(to_client);
@@ -329,7 +330,7 @@ impl Inner {
                 // What is still unanswered is asked again at once.
                 self.park(&exchange);
                 let guard = Guard::Round { lane: Arc::downgrade(self), exchange, generation };
-                Reply { pieces, _guard: Some(guard) }
+                Reply::new(pieces, None, Some(guard))
             }
         }
     }

@@ -6,6 +6,7 @@ use tokio::sync::mpsc;
 
 use super::exchange::Exchange;
 use super::lane::Inner;
+use crate::work::Work;
 
 /// One message of a modern request's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,22 +21,40 @@ pub enum Piece {
 /// What a modern request gets back: notifications, then one final message
 /// (a listen stream: notifications until it is dropped). Dropping it before
 /// the final message cancels the request.
+///
+/// It carries the request's [`Work`]: awaiting the reply runs it, in the
+/// caller's task (no task spawned for a call answered at once); dropped
+/// unfinished, it goes on in a task of its own.
 pub struct Reply {
     pub(super) pieces: mpsc::UnboundedReceiver<Piece>,
+    pub(super) work: Option<Work>,
     pub(super) _guard: Option<Guard>,
 }
 
 impl Reply {
+    /// A reply on `pieces`, with the request's `work` and what undoes it.
+    pub(super) fn new(pieces: mpsc::UnboundedReceiver<Piece>, work: Option<Work>, guard: Option<Guard>) -> Reply {
+        Reply { pieces, work, _guard: guard }
+    }
+
     /// The next message; `None` once the answer was given.
     pub async fn next(&mut self) -> Option<Piece> {
-        self.pieces.recv().await
+        let Reply { pieces, work, .. } = self;
+        if let Some(running) = work {
+            tokio::select! {
+                biased;
+                piece = pieces.recv() => return piece,
+                () = running => *work = None,
+            }
+        }
+        pieces.recv().await
     }
 
     /// A reply that is only `text`.
     pub(super) fn done(text: String) -> Reply {
         let (to_client, pieces) = mpsc::unbounded_channel();
         let _ = to_client.send(Piece::Last(text));
-        Reply { pieces, _guard: None }
+        Reply::new(pieces, None, None)
     }
 }
 

@@ -370,7 +370,10 @@ fn is_change(method: &str) -> bool {
 
 /// Whether `frame`'s params have member `key`.
 fn has_member(frame: &Frame, key: &str) -> bool {
-    frame.params().and_then(|params| Members::parse(params).ok()).is_some_and(|params| params.contains(key))
+    // Most requests are first rounds: no need to read them to know.
+    let quoted = format!("\"{key}\"");
+    frame.params().is_some_and(|params| params.contains(&quoted))
+        && frame.params().and_then(|params| Members::parse(params).ok()).is_some_and(|params| params.contains(key))
 }
 
 /// The request as the lane's session takes it: the lane's id, without the

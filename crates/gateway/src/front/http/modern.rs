@@ -130,9 +130,8 @@ async fn check_params(headers: &HeaderMap, frame: &Frame, lane: &crate::modern::
     if frame.method().is_none_or(|method| *method != warden_jsonrpc::Method::ToolsCall) {
         return Ok(());
     }
-    let params = frame.params().and_then(|params| Members::parse(params).ok());
-    let get = |key: &str| params.as_ref().and_then(|params| params.get(key));
-    let Some(name) = get("name").and_then(|raw| serde_json::from_str::<String>(raw).ok()) else { return Ok(()) };
+    // The name is the body's: `check` compared it with the header already.
+    let Some(name) = header_text(headers, "mcp-name").and_then(mirror::decode_header_value) else { return Ok(()) };
     let known = match lane.session().tool_mirrored_schema(&name) {
         Some(known) => known,
         None => {
@@ -144,7 +143,9 @@ async fn check_params(headers: &HeaderMap, frame: &Frame, lane: &crate::modern::
     };
     // Most tools mirror nothing: nothing to parse for them.
     let Some(schema) = known else { return Ok(()) };
-    for (header, expected) in mirror::param_headers(&schema, get("arguments")) {
+    let params = frame.params().and_then(|params| Members::parse(params).ok());
+    let arguments = params.as_ref().and_then(|params| params.get("arguments"));
+    for (header, expected) in mirror::param_headers(&schema, arguments) {
         let sent = header_text(headers, &header).map(mirror::decode_header_value);
         let matches = matches!(&sent, Some(Some(sent)) if mirror::same_value(sent, &expected));
         if !matches {

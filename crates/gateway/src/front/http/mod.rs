@@ -77,7 +77,9 @@ struct Front {
     connections: Arc<Connections>,
     /// The lanes serving modern (2026-07-28) requests, one per endpoint,
     /// principal and profile.
-    lanes: tokio::sync::Mutex<HashMap<LaneKey, LaneEntry>>,
+    lanes: std::sync::Mutex<HashMap<LaneKey, LaneEntry>>,
+    /// Held while a lane starts, so that two first requests start one.
+    starting_lane: tokio::sync::Mutex<()>,
     /// Seals the `requestState` of modern requests.
     sealer: Arc<crate::modern::Sealer>,
 }
@@ -129,7 +131,8 @@ impl HttpFront {
             budget: ProcessBudget::new(config.http.process_budget),
             places: Arc::new(tokio::sync::Semaphore::new(config.http.max_sessions)),
             connections: Connections::new(max_connections, per_address),
-            lanes: tokio::sync::Mutex::default(),
+            lanes: std::sync::Mutex::default(),
+            starting_lane: tokio::sync::Mutex::default(),
             sealer: Arc::new(crate::modern::Sealer::new()),
         };
         HttpFront { front: Arc::new(front) }
@@ -162,7 +165,8 @@ impl HttpFront {
                 ending.spawn(sessions::end(entry));
             }
         }
-        for (_, entry) in self.front.lanes.lock().await.drain() {
+        let lanes: Vec<LaneEntry> = self.front.lanes().drain().map(|(_, entry)| entry).collect();
+        for entry in lanes {
             ending.spawn(async move { entry.lane.shutdown().await });
         }
         while ending.join_next().await.is_some() {}
@@ -179,12 +183,10 @@ impl HttpFront {
                 Err(err) => tracing::error!(session = %entry.id, "reload: keeping the previous hooks: {err}"),
             }
         }
-        if let Ok(lanes) = self.front.lanes.try_lock() {
-            for ((_, _, profile), entry) in lanes.iter() {
-                match self.front.hooks.hooks(profile.as_deref()) {
-                    Ok(hooks) => entry.lane.session().set_hooks(hooks),
-                    Err(err) => tracing::error!("reload: a modern lane keeps its previous hooks: {err}"),
-                }
+        for ((_, _, profile), entry) in self.front.lanes().iter() {
+            match self.front.hooks.hooks(profile.as_deref()) {
+                Ok(hooks) => entry.lane.session().set_hooks(hooks),
+                Err(err) => tracing::error!("reload: a modern lane keeps its previous hooks: {err}"),
             }
         }
     }
@@ -215,10 +217,9 @@ impl HttpFront {
             entry.session.apply(scoped);
         }
         // Lanes start anew with the new configuration when next used.
-        if let Ok(mut lanes) = self.front.lanes.try_lock() {
-            for (_, entry) in lanes.drain() {
-                tokio::spawn(async move { entry.lane.shutdown().await });
-            }
+        let ended: Vec<LaneEntry> = self.front.lanes().drain().map(|(_, entry)| entry).collect();
+        for entry in ended {
+            tokio::spawn(async move { entry.lane.shutdown().await });
         }
         *self.front.endpoints.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = endpoints;
     }
@@ -253,17 +254,18 @@ async fn reap(front: Arc<Front>) {
             tracing::info!(session = %entry.id, "ending an idle session");
             tokio::spawn(sessions::end(entry));
         }
-        let mut lanes = front.lanes.lock().await;
-        let idle: Vec<LaneKey> = lanes
-            .iter()
-            .filter(|(_, entry)| !entry.lane.busy() && entry.lane.idle_for() >= never_streamed)
-            .map(|(key, _)| key.clone())
-            .collect();
-        for key in idle {
-            if let Some(entry) = lanes.remove(&key) {
-                tracing::info!(scope = ?key.0, "ending an idle modern lane");
-                tokio::spawn(async move { entry.lane.shutdown().await });
-            }
+        let idle: Vec<(LaneKey, LaneEntry)> = {
+            let mut lanes = front.lanes();
+            let keys: Vec<LaneKey> = lanes
+                .iter()
+                .filter(|(_, entry)| !entry.lane.busy() && entry.lane.idle_for() >= never_streamed)
+                .map(|(key, _)| key.clone())
+                .collect();
+            keys.into_iter().filter_map(|key| lanes.remove(&key).map(|entry| (key, entry))).collect()
+        };
+        for (key, entry) in idle {
+            tracing::info!(scope = ?key.0, "ending an idle modern lane");
+            tokio::spawn(async move { entry.lane.shutdown().await });
         }
     }
 }
@@ -342,8 +344,12 @@ impl Front {
     ) -> Result<crate::modern::Lane, Refusal> {
         let profile = self.access.profile(caller, headers)?;
         let key: LaneKey = (scope, caller.name.clone(), profile);
-        let mut lanes = self.lanes.lock().await;
-        if let Some(entry) = lanes.get(&key) {
+        if let Some(entry) = self.lanes().get(&key) {
+            return Ok(entry.lane.clone());
+        }
+        // The first request of a lane starts it; one started meanwhile is used.
+        let _starting = self.starting_lane.lock().await;
+        if let Some(entry) = self.lanes().get(&key) {
             return Ok(entry.lane.clone());
         }
         let failed = |why: &str| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, why);
@@ -357,8 +363,13 @@ impl Front {
         let client_info = crate::modern::envelope::client_info(first);
         let lane = crate::modern::Lane::over(session, &outlet, self.sealer.clone(), client_info.as_deref());
         tracing::info!(scope = ?key.0, owner = ?key.1, profile = ?key.2, "modern lane started");
-        lanes.insert(key, LaneEntry { lane: lane.clone(), _reservation: reservation });
+        self.lanes().insert(key, LaneEntry { lane: lane.clone(), _reservation: reservation });
         Ok(lane)
+    }
+
+    /// The lanes, locked.
+    fn lanes(&self) -> std::sync::MutexGuard<'_, HashMap<LaneKey, LaneEntry>> {
+        self.lanes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Ends idle sessions, least recently used first, until there is room

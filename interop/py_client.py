@@ -1,7 +1,7 @@
 """A real MCP client (the official Python SDK, `mcp==2.3.0`) that drives one
 server through Warden and prints one JSON line per check.
 
-    py_client.py [--no-list-changes] MODE (--url URL | --stdio CMD ARG...)
+    py_client.py [--no-list-changes] [--everything] MODE (--url URL | --stdio CMD ARG...)
 
 MODE is the SDK's `mode=`: `auto` (probe server/discover, fall back to
 initialize), `2026-07-28` (modern, no probe) or `legacy` (initialize). The
@@ -31,6 +31,26 @@ def text_of(result):
     return "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
+# What each check calls, on the repository's fixture (and the SDK servers in
+# interop/, which copy it) and on @modelcontextprotocol/server-everything.
+SURFACES = {
+    "fixture": {
+        "echo": ("echo", {"text": "hello"}),
+        "progress": ("progress", {"steps": 2, "delay_ms": 5}),
+        "elicit": ("elicit", {"message": "Your name?"}),
+        "sample": ("sample", {"prompt": "2+2?"}),
+        "roots": ("roots", {}),
+    },
+    "everything": {
+        "echo": ("echo", {"message": "hello"}),
+        "progress": ("trigger-long-running-operation", {"duration": 0.2, "steps": 2}),
+        "elicit": ("trigger-elicitation-request", {}),
+        "sample": ("trigger-sampling-request", {"prompt": "2+2?", "maxTokens": 20}),
+        "roots": ("get-roots-list", {}),
+    },
+}
+
+
 async def on_elicit(context, params):
     return types.ElicitResult(action="accept", content={"name": "Ada"})
 
@@ -49,7 +69,11 @@ async def main():
     args = sys.argv[1:]
     # A 2025-era session of the SDK's own server announces no list changes.
     notifies = "--no-list-changes" not in args
-    args = [arg for arg in args if arg != "--no-list-changes"]
+    # server-everything names its tools its own way, and adds none on request.
+    everything = "--everything" in args
+    notifies = notifies and not everything
+    args = [arg for arg in args if arg not in ("--no-list-changes", "--everything")]
+    call = SURFACES["everything" if everything else "fixture"]
     mode = args[0]
     if args[1] == "--url":
         server = args[2]
@@ -69,20 +93,25 @@ async def main():
         tools = await client.list_tools()
         names = [tool.name for tool in tools.tools]
         check("tools/list", "echo" in names, names)
-        echoed = await client.call_tool("echo", {"text": "hello"})
-        check("tools/call", text_of(echoed) == "hello", text_of(echoed))
+        name, arguments = call["echo"]
+        echoed = await client.call_tool(name, arguments)
+        check("tools/call", "hello" in text_of(echoed), text_of(echoed))
         progress = []
 
         async def on_progress(value, total, message):
             progress.append(value)
 
-        done = await client.call_tool("progress", {"steps": 2, "delay_ms": 5}, progress_callback=on_progress)
-        check("progress", text_of(done) == "done 2" and len(progress) == 2, (text_of(done), progress))
-        elicited = await client.call_tool("elicit", {"message": "Your name?"})
+        name, arguments = call["progress"]
+        done = await client.call_tool(name, arguments, progress_callback=on_progress)
+        check("progress", not done.is_error and len(progress) == 2, (text_of(done), progress))
+        name, arguments = call["elicit"]
+        elicited = await client.call_tool(name, arguments)
         check("elicitation", "Ada" in text_of(elicited), text_of(elicited))
-        sampled = await client.call_tool("sample", {"prompt": "2+2?"})
+        name, arguments = call["sample"]
+        sampled = await client.call_tool(name, arguments)
         check("sampling", "four" in text_of(sampled), text_of(sampled))
-        rooted = await client.call_tool("roots", {})
+        name, arguments = call["roots"]
+        rooted = await client.call_tool(name, arguments)
         check("roots", "file:///work" in text_of(rooted), text_of(rooted))
         prompts = await client.list_prompts()
         check("prompts/list", len(prompts.prompts) > 0, [p.name for p in prompts.prompts])

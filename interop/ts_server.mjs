@@ -1,10 +1,12 @@
-// A 2026-07-28-only MCP server built on the official TypeScript SDK
-// (@modelcontextprotocol/server 2.4.0 + @modelcontextprotocol/node 2.1.2):
-// `createMcpHandler(factory, { legacy: 'reject' })`, so a 2025-era client
-// (one that sends initialize) is refused. Its tools ask through
-// `input_required` results (elicit, sample, roots), as a modern server must.
+// An MCP server built on the official TypeScript SDK
+// (@modelcontextprotocol/server 2.4.0 + @modelcontextprotocol/node 2.1.2)
+// with `createMcpHandler`: 2026-07-28 only (`{ legacy: 'reject' }`: a
+// 2025-era client, one that sends initialize, is refused), or with `dual`,
+// the SDK's default dual-era endpoint (2025 requests served statelessly).
+// Its tools ask through `input_required` results (elicit, sample, roots),
+// as a modern server must.
 //
-//   node ts_server.mjs PORT
+//   node ts_server.mjs PORT [dual]
 import { createServer } from "node:http";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { McpServer, acceptedContent, createMcpHandler, inputRequired } from "@modelcontextprotocol/server";
@@ -60,5 +62,6 @@ const factory = () => {
   }));
   return server;
 };
-const handler = toNodeHandler(createMcpHandler(factory, { legacy: "reject" }));
+const dual = process.argv[3] === "dual";
+const handler = toNodeHandler(createMcpHandler(factory, dual ? {} : { legacy: "reject" }));
 createServer((req, res) => handler(req, res)).listen(port, "127.0.0.1", () => console.log(`listening on ${port}`));

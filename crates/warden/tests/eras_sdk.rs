@@ -1,6 +1,8 @@
 //! Both protocol eras with clients and servers nobody on the team wrote:
 //! the official Python SDK (`mcp==2.3.0`) and TypeScript SDKs
 //! (`@modelcontextprotocol/client` 2.4.0, `sdk` 1.32.2, `server` 2.4.0),
+//! the Python SDK 1.x (`mcp==1.30.0`) and `server-everything` 2026.8.31 as
+//! 2025 servers,
 //! installed pinned by `interop/install.sh`. Every client era meets every
 //! upstream era through each of Warden's fronts; each cell runs one of the
 //! scripts in `interop/`, which check listing, calls, progress, elicitation,
@@ -43,14 +45,20 @@ enum ClientKind {
 enum Upstream {
     /// The repository's fixture, 2025 era, over stdio.
     FixtureLegacy,
+    /// `@modelcontextprotocol/server-everything` (2025 era), over stdio.
+    Everything,
     /// The fixture answering only 2026-07-28 (`--modern-only`), over stdio.
     FixtureModernOnly,
+    /// A 2025 Python server (SDK 1.x `FastMCP`) over stdio.
+    Python2025,
     /// A dual-era Python `MCPServer` over stdio (opened with `initialize`).
     PythonStdio,
     /// The same over Streamable HTTP (found modern by the probe).
     PythonHttp,
     /// A TypeScript `createMcpHandler(…, {legacy: 'reject'})` over HTTP.
     TypeScriptModernOnly,
+    /// A TypeScript `createMcpHandler(…)` (dual-era) over HTTP.
+    TypeScriptDualEra,
 }
 
 impl Upstream {
@@ -58,7 +66,7 @@ impl Upstream {
     fn notifies(self) -> bool {
         // The Python SDK's 2025-era session announces no list changes; the
         // TypeScript server here has no add_tool.
-        !matches!(self, Upstream::PythonStdio | Upstream::TypeScriptModernOnly)
+        !matches!(self, Upstream::PythonStdio | Upstream::TypeScriptModernOnly | Upstream::TypeScriptDualEra)
     }
 }
 
@@ -107,12 +115,21 @@ fn serve(upstream: Upstream) -> Served {
     let fixture = PathBuf::from(fixture_bin());
     match upstream {
         Upstream::FixtureLegacy => Served { child: None, entry: stdio(&fixture, &[]) },
+        Upstream::Everything => {
+            let everything = interop().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+            Served { child: None, entry: stdio(&node(), &[everything.to_str().unwrap(), "stdio"]) }
+        }
         Upstream::FixtureModernOnly => Served { child: None, entry: stdio(&fixture, &["--modern-only"]) },
         Upstream::PythonStdio => {
             let script = interop().join("py_server.py");
             Served { child: None, entry: stdio(&python(), &[script.to_str().unwrap(), "stdio"]) }
         }
-        Upstream::PythonHttp | Upstream::TypeScriptModernOnly => {
+        Upstream::Python2025 => {
+            let script = interop().join("py1_server.py");
+            let python1 = interop().join(".venv1/bin/python");
+            Served { child: None, entry: stdio(&python1, &[script.to_str().unwrap(), "stdio"]) }
+        }
+        Upstream::PythonHttp | Upstream::TypeScriptModernOnly | Upstream::TypeScriptDualEra => {
             let port = free_port();
             let (program, script, path) = match upstream {
                 Upstream::PythonHttp => (python(), interop().join("py_server.py"), "/mcp"),
@@ -123,12 +140,11 @@ fn serve(upstream: Upstream) -> Served {
             if upstream == Upstream::PythonHttp {
                 command.arg("http");
             }
-            let mut child = command
-                .arg(port.to_string())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("start server");
+            command.arg(port.to_string());
+            if upstream == Upstream::TypeScriptDualEra {
+                command.arg("dual");
+            }
+            let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start server");
             wait_for_port(port, &mut child, &format!("{upstream:?}"));
             let entry = format!("    transport: {{kind: http, url: \"http://127.0.0.1:{port}{path}\"}}\n");
             Served { child: Some(child), entry }
@@ -146,6 +162,9 @@ fn run_client(client: ClientKind, upstream: Upstream, target: &[String]) -> (boo
             if !upstream.notifies() {
                 command.arg("--no-list-changes");
             }
+            if upstream == Upstream::Everything {
+                command.arg("--everything");
+            }
             command.arg(mode);
             command
         }
@@ -154,6 +173,9 @@ fn run_client(client: ClientKind, upstream: Upstream, target: &[String]) -> (boo
             command.arg(interop().join("ts_client.mjs"));
             if !upstream.notifies() {
                 command.arg("--no-list-changes");
+            }
+            if upstream == Upstream::Everything {
+                command.arg("--everything");
             }
             command.arg(mode);
             command
@@ -209,6 +231,16 @@ fn every_client_era_against_a_2025_server() {
 }
 
 #[test]
+fn every_client_era_against_server_everything() {
+    matrix(Upstream::Everything);
+}
+
+#[test]
+fn every_client_era_against_a_2025_python_server() {
+    matrix(Upstream::Python2025);
+}
+
+#[test]
 fn every_client_era_against_a_modern_only_stdio_server() {
     matrix(Upstream::FixtureModernOnly);
 }
@@ -226,6 +258,11 @@ fn every_client_era_against_a_dual_era_python_server_over_http() {
 #[test]
 fn every_client_era_against_a_modern_only_typescript_server() {
     matrix(Upstream::TypeScriptModernOnly);
+}
+
+#[test]
+fn every_client_era_against_a_dual_era_typescript_server() {
+    matrix(Upstream::TypeScriptDualEra);
 }
 
 /// A 2025 server over Streamable HTTP asks for input on the answer stream of

@@ -1,7 +1,7 @@
 """A real MCP client (the official Python SDK, `mcp==2.3.0`) that drives one
 server through Warden and prints one JSON line per check.
 
-    py_client.py [--no-list-changes] [--everything] MODE (--url URL | --stdio CMD ARG...)
+    py_client.py [--no-list-changes] [--everything] [--fixture] MODE (--url URL | --stdio CMD ARG...)
 
 MODE is the SDK's `mode=`: `auto` (probe server/discover, fall back to
 initialize), `2026-07-28` (modern, no probe) or `legacy` (initialize). The
@@ -72,7 +72,9 @@ async def main():
     # server-everything names its tools its own way, and adds none on request.
     everything = "--everything" in args
     notifies = notifies and not everything
-    args = [arg for arg in args if arg not in ("--no-list-changes", "--everything")]
+    # The repository's fixture also completes and renders its prompt.
+    fixture = "--fixture" in args
+    args = [arg for arg in args if arg not in ("--no-list-changes", "--everything", "--fixture")]
     call = SURFACES["everything" if everything else "fixture"]
     mode = args[0]
     if args[1] == "--url":
@@ -115,6 +117,13 @@ async def main():
         check("roots", "file:///work" in text_of(rooted), text_of(rooted))
         prompts = await client.list_prompts()
         check("prompts/list", len(prompts.prompts) > 0, [p.name for p in prompts.prompts])
+        if fixture:
+            prompt = await client.get_prompt("greeting", {"name": "Ada"})
+            check("prompts/get", "Ada" in str(prompt.messages), prompt.messages)
+            completed = await client.complete(
+                types.PromptReference(type="ref/prompt", name="greeting"), {"name": "name", "value": "a"}
+            )
+            check("completion/complete", completed.completion.values == ["alice"], completed.completion.values)
         resources = await client.list_resources()
         check("resources/list", len(resources.resources) > 0, [str(r.uri) for r in resources.resources])
         read = await client.read_resource(resources.resources[0].uri)

@@ -6,7 +6,8 @@
 //! installed pinned by `interop/install.sh`. Every client era meets every
 //! upstream era through each of Warden's fronts; each cell runs one of the
 //! scripts in `interop/`, which check listing, calls, progress, elicitation,
-//! sampling, roots, prompts, resources and (in 2026-07-28) listen.
+//! sampling, roots, prompts, resources, (in 2026-07-28) listen, and with the
+//! fixture behind, prompts/get and completion.
 
 mod support;
 
@@ -164,6 +165,9 @@ fn run_client(client: ClientKind, upstream: Upstream, target: &[String]) -> (boo
             }
             if upstream == Upstream::Everything {
                 command.arg("--everything");
+            }
+            if matches!(upstream, Upstream::FixtureLegacy | Upstream::FixtureModernOnly) {
+                command.arg("--fixture");
             }
             command.arg(mode);
             command

@@ -167,3 +167,34 @@ fn unreachable_and_misaddressed_upstreams_are_down_with_clear_reasons() {
         Client::serve_initialized(&format!("servers:\n  wrong:\n    transport: {{kind: sse, url: {wrong:?}}}\n"));
     client.wait_stderr(&format!("upstream down: GET {wrong} answered 404 Not Found"));
 }
+
+/// Cancelling a call to a modern HTTP upstream closes the call's stream
+/// (2026-07-28 has no cancel notification over HTTP); the remote Warden
+/// takes the closed stream as the cancel and tells its own server.
+#[test]
+fn a_cancel_reaches_a_modern_http_upstream_as_a_closed_stream() {
+    let remote = HttpWarden::start_on(&remote_config(), 0);
+    let mut client = through_in("http", &remote.url("/mcp"), "auto");
+    let slow = client.send_request("tools/call", json!({"name": "remote__fx__slow", "arguments": {"ms": 60000}}));
+    let deadline = std::time::Instant::now() + support::PATIENCE;
+    loop {
+        let stats: Value = serde_json::from_str(&client.call_text("remote__fx__stats", json!({}))).unwrap();
+        if stats["requests"].as_u64().unwrap_or(0) >= 2 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the slow call never reached the fixture");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": slow}}));
+    let deadline = std::time::Instant::now() + support::PATIENCE;
+    loop {
+        let stats: Value = serde_json::from_str(&client.call_text("remote__fx__stats", json!({}))).unwrap();
+        if stats["cancelled"].as_array().is_some_and(|ids| ids.len() == 1) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the cancel never reached the fixture: {stats}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let late = client.drain(Duration::from_millis(300));
+    assert!(late.iter().all(|message| message["id"] != slow), "a cancelled call is not answered: {late:?}");
+}

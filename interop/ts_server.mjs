@@ -7,11 +7,13 @@
 // as a modern server must.
 //
 //   node ts_server.mjs PORT [dual]
+//   node ts_server.mjs stdio          (dual-era, per connection: serveStdio)
 import { createServer } from "node:http";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { McpServer, acceptedContent, createMcpHandler, inputRequired } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
 
+const stdio = process.argv[2] === "stdio";
 const port = Number(process.argv[2]);
 const factory = () => {
   const server = new McpServer({ name: "ts-modern-only", version: "1.0.0" });
@@ -62,6 +64,11 @@ const factory = () => {
   }));
   return server;
 };
-const dual = process.argv[3] === "dual";
-const handler = toNodeHandler(createMcpHandler(factory, dual ? {} : { legacy: "reject" }));
-createServer((req, res) => handler(req, res)).listen(port, "127.0.0.1", () => console.log(`listening on ${port}`));
+if (stdio) {
+  const { serveStdio } = await import("@modelcontextprotocol/server/stdio");
+  serveStdio(factory);
+} else {
+  const dual = process.argv[3] === "dual";
+  const handler = toNodeHandler(createMcpHandler(factory, dual ? {} : { legacy: "reject" }));
+  createServer((req, res) => handler(req, res)).listen(port, "127.0.0.1", () => console.log(`listening on ${port}`));
+}

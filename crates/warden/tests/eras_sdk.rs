@@ -60,6 +60,8 @@ enum Upstream {
     TypeScriptModernOnly,
     /// A TypeScript `createMcpHandler(…)` (dual-era) over HTTP.
     TypeScriptDualEra,
+    /// A TypeScript `serveStdio(…)` (dual-era per connection) over stdio.
+    TypeScriptStdio,
 }
 
 impl Upstream {
@@ -67,7 +69,13 @@ impl Upstream {
     fn notifies(self) -> bool {
         // The Python SDK's 2025-era session announces no list changes; the
         // TypeScript server here has no add_tool.
-        !matches!(self, Upstream::PythonStdio | Upstream::TypeScriptModernOnly | Upstream::TypeScriptDualEra)
+        !matches!(
+            self,
+            Upstream::PythonStdio
+                | Upstream::TypeScriptModernOnly
+                | Upstream::TypeScriptDualEra
+                | Upstream::TypeScriptStdio
+        )
     }
 }
 
@@ -124,6 +132,10 @@ fn serve(upstream: Upstream) -> Served {
         Upstream::PythonStdio => {
             let script = interop().join("py_server.py");
             Served { child: None, entry: stdio(&python(), &[script.to_str().unwrap(), "stdio"]) }
+        }
+        Upstream::TypeScriptStdio => {
+            let script = interop().join("ts_server.mjs");
+            Served { child: None, entry: stdio(&node(), &[script.to_str().unwrap(), "stdio"]) }
         }
         Upstream::Python2025 => {
             let script = interop().join("py1_server.py");
@@ -267,6 +279,11 @@ fn every_client_era_against_a_modern_only_typescript_server() {
 #[test]
 fn every_client_era_against_a_dual_era_typescript_server() {
     matrix(Upstream::TypeScriptDualEra);
+}
+
+#[test]
+fn every_client_era_against_a_dual_era_typescript_server_over_stdio() {
+    matrix(Upstream::TypeScriptStdio);
 }
 
 /// A 2025 server over Streamable HTTP asks for input on the answer stream of

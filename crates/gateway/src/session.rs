@@ -155,11 +155,14 @@ impl Session {
     pub fn handle(&self, text: String) {
         match Frame::parse(text) {
             Ok(frame) => self.handle_frame(frame),
-            Err(err) => {
-                tracing::warn!(session = %self.shared.id, "invalid message from the client: {err}");
-                self.shared.send(error_response(err.id.as_deref(), err.code, &err.message, None));
-            }
+            Err(err) => self.reject_invalid(&err),
         }
+    }
+
+    /// Answers a message that is not valid JSON-RPC.
+    pub fn reject_invalid(&self, err: &warden_jsonrpc::FrameError) {
+        tracing::warn!(session = %self.shared.id, "invalid message from the client: {err}");
+        self.shared.send(error_response(err.id.as_deref(), err.code, &err.message, None));
     }
 
     /// Handles one message the front has already parsed.

@@ -40,10 +40,10 @@ impl StdioEra {
 
     /// Takes one message from the client.
     pub fn handle(&mut self, text: String) {
-        let frame = match Frame::parse(text.clone()) {
+        let frame = match Frame::parse(text) {
             Ok(frame) => frame,
             // The session answers what cannot be parsed, in either era.
-            Err(_) => return self.session.handle(text),
+            Err(err) => return self.session.reject_invalid(&err),
         };
         let enveloped = frame.kind() == Kind::Request && modern::is_modern(&frame);
         let discover = frame.method().is_some_and(|method| method.as_str() == "server/discover");

@@ -32,12 +32,23 @@ struct ClientCapabilities {
     elicitation: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
+/// `clientInfo`, as far as audit records name the client.
 #[derive(Deserialize)]
-struct ClientInfo {
+pub(crate) struct ClientInfo {
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
     version: Option<String>,
+}
+
+impl ClientInfo {
+    /// `name/version`, or the name alone.
+    pub(crate) fn label(self) -> Option<String> {
+        match (self.name, self.version) {
+            (Some(name), Some(version)) => Some(format!("{name}/{version}")),
+            (name, _) => name,
+        }
+    }
 }
 
 impl Shared {
@@ -56,10 +67,7 @@ impl Shared {
         } else {
             SUPPORTED_VERSIONS[SUPPORTED_VERSIONS.len() - 1].to_owned()
         };
-        let name = client.and_then(|info| match (info.name, info.version) {
-            (Some(name), Some(version)) => Some(format!("{name}/{version}")),
-            (name, _) => name,
-        });
+        let name = client.and_then(ClientInfo::label);
         // `elicitation: {}` is form mode (before 2025-11-25 the only one).
         let elicits_forms = capabilities
             .and_then(|capabilities| capabilities.elicitation)

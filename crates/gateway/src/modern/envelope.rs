@@ -5,6 +5,7 @@ use serde::Deserialize;
 use warden_jsonrpc::{ErrorCode, Frame, Members, json_string};
 
 use super::{MODERN_VERSIONS, meta};
+use crate::inbound::ClientInfo;
 
 /// What a modern request says about its client.
 #[derive(Debug, Clone, Default)]
@@ -108,14 +109,6 @@ struct ClientCapabilities {
     roots: Option<serde_json::Value>,
 }
 
-#[derive(Deserialize)]
-struct ClientInfo {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    version: Option<String>,
-}
-
 impl Envelope {
     /// Reads the envelope of a modern request: the version and the
     /// capabilities are required (whether Warden speaks that version is
@@ -136,13 +129,10 @@ impl Envelope {
             .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::CLIENT_CAPABILITIES)))?;
         let capabilities: ClientCapabilities = serde_json::from_str(capabilities)
             .map_err(|_| EnvelopeError::invalid(format!("{} must be an object", meta::CLIENT_CAPABILITIES)))?;
-        let client =
-            meta.get(meta::CLIENT_INFO).and_then(|raw| serde_json::from_str::<ClientInfo>(raw).ok()).and_then(|info| {
-                match (info.name, info.version) {
-                    (Some(name), Some(version)) => Some(format!("{name}/{version}")),
-                    (name, _) => name,
-                }
-            });
+        let client = meta
+            .get(meta::CLIENT_INFO)
+            .and_then(|raw| serde_json::from_str::<ClientInfo>(raw).ok())
+            .and_then(ClientInfo::label);
         let log_level = meta.get(meta::LOG_LEVEL).and_then(|raw| serde_json::from_str(raw).ok());
         let elicitation = capabilities.elicitation.as_ref();
         Ok(Envelope {

@@ -1,11 +1,16 @@
 """A 2025-era MCP server built on the official Python SDK 1.x
 (`mcp==1.30.0`, `FastMCP`), with the surface `py_client.py` drives: echo,
 progress, elicit, sample, roots (standalone server-to-client requests, the
-2025 way), add_tool, a prompt and a resource.
+2025 way), add_tool, a prompt with a completion, a resource, and
+`slow`/`last_slow` to see a cancellation arrive.
 
     py1_server.py stdio
+    py1_server.py http PORT      (Streamable HTTP at /mcp)
 """
 
+import sys
+
+import anyio
 from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from pydantic import BaseModel
@@ -63,6 +68,34 @@ async def add_tool(name: str, ctx: Context) -> str:
     return f"added {name}"
 
 
+# What became of the last `slow` call: running, finished or cancelled.
+slow_state = {"last": "none"}
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Sleeps, to be cancelled."""
+    slow_state["last"] = "running"
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        slow_state["last"] = "cancelled"
+        raise
+    slow_state["last"] = "finished"
+    return "slept"
+
+
+@server.tool()
+def last_slow() -> str:
+    """What became of the last slow call."""
+    return slow_state["last"]
+
+
+@server.completion()
+async def complete(ref, argument, context):
+    return types.Completion(values=[name for name in ("alice", "bob") if name.startswith(argument.value)])
+
+
 @server.prompt()
 def greeting(name: str = "world") -> str:
     """A greeting."""
@@ -76,4 +109,9 @@ def readme() -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if sys.argv[1] == "stdio":
+        server.run("stdio")
+    else:
+        server.settings.host = "127.0.0.1"
+        server.settings.port = int(sys.argv[2])
+        server.run("streamable-http")

@@ -5,14 +5,23 @@ server through Warden and prints one JSON line per check.
 
 MODE is the SDK's `mode=`: `auto` (probe server/discover, fall back to
 initialize), `2026-07-28` (modern, no probe) or `legacy` (initialize). The
-server is the repository's fixture behind Warden (tools echo, elicit, sample,
-roots, add_tool, progress). Exits 1 when a check fails.
+server is the repository's fixture or one of the SDK servers here, directly
+or behind Warden (tools echo, elicit, sample, roots, add_tool, progress,
+slow, last_slow; the greeting prompt and its completion), or
+server-everything (`--everything`). Cancellation: a `slow` call (or
+server-everything's long-running operation) is cancelled client-side after
+0.5 s; it must end at once, the session must still answer, and where the
+server has `last_slow` it must say the call was cancelled. Exits 1 when a
+check fails.
 """
 
 import asyncio
 import json
 import sys
+import time
 import uuid
+
+import anyio
 
 import mcp_types as types
 from mcp import Client
@@ -40,6 +49,7 @@ SURFACES = {
         "elicit": ("elicit", {"message": "Your name?"}),
         "sample": ("sample", {"prompt": "2+2?"}),
         "roots": ("roots", {}),
+        "slow": ("slow", {"seconds": 30}),
     },
     "everything": {
         "echo": ("echo", {"message": "hello"}),
@@ -47,6 +57,7 @@ SURFACES = {
         "elicit": ("trigger-elicitation-request", {}),
         "sample": ("trigger-sampling-request", {"prompt": "2+2?", "maxTokens": 20}),
         "roots": ("get-roots-list", {}),
+        "slow": ("trigger-long-running-operation", {"duration": 30, "steps": 5}),
     },
 }
 
@@ -117,7 +128,7 @@ async def main():
         check("roots", "file:///work" in text_of(rooted), text_of(rooted))
         prompts = await client.list_prompts()
         check("prompts/list", len(prompts.prompts) > 0, [p.name for p in prompts.prompts])
-        if fixture:
+        if not everything:
             prompt = await client.get_prompt("greeting", {"name": "Ada"})
             check("prompts/get", "Ada" in str(prompt.messages), prompt.messages)
             completed = await client.complete(
@@ -128,6 +139,26 @@ async def main():
         check("resources/list", len(resources.resources) > 0, [str(r.uri) for r in resources.resources])
         read = await client.read_resource(resources.resources[0].uri)
         check("resources/read", len(read.contents) > 0, read.contents[0])
+        name, arguments = call["slow"]
+        if name in names:
+            started = time.monotonic()
+            with anyio.move_on_after(0.5) as scope:
+                await client.call_tool(name, arguments)
+            elapsed = time.monotonic() - started
+            echoed = await client.call_tool(*call["echo"])
+            check(
+                "cancel",
+                scope.cancelled_caught and elapsed < 5 and "hello" in text_of(echoed),
+                f"cancelled after {elapsed:.1f} s; then {text_of(echoed)!r}",
+            )
+            if "last_slow" in names:
+                state = ""
+                for _ in range(30):
+                    state = text_of(await client.call_tool("last_slow", {}))
+                    if state != "running":
+                        break
+                    await asyncio.sleep(0.1)
+                check("cancel-reached-server", state == "cancelled", state)
         if client.protocol_version == "2026-07-28" and notifies:
             fresh = f"fresh_{uuid.uuid4().hex[:8]}"
             async with client.listen(tools_list_changed=True) as subscription:

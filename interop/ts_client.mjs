@@ -30,7 +30,7 @@ const SURFACES = {
     elicit: ["elicit", { message: "Your name?" }],
     sample: ["sample", { prompt: "2+2?" }],
     roots: ["roots", {}],
-    slow: ["slow", { seconds: 30 }],
+    slow: ["slow", { ms: 30000 }],
   },
   everything: {
     echo: ["echo", { message: "hello" }],

@@ -9,6 +9,7 @@
 //
 //   node ts_server.mjs PORT [dual]
 //   node ts_server.mjs stdio          (dual-era, per connection: serveStdio)
+//   node ts_server.mjs stdio modern   (serveStdio(…, {legacy: 'reject'}): 2026-07-28 only)
 import { createServer } from "node:http";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { McpServer, acceptedContent, completable, createMcpHandler, inputRequired } from "@modelcontextprotocol/server";
@@ -60,11 +61,11 @@ const factory = () => {
     return { content: [{ type: "text", text: JSON.stringify(answer) }] };
   });
   // Sleeps until done or cancelled (a closed stream on HTTP, notifications/cancelled on stdio).
-  server.registerTool("slow", { inputSchema: z.object({ seconds: z.number() }) }, async ({ seconds }, ctx) => {
+  server.registerTool("slow", { inputSchema: z.object({ ms: z.number() }) }, async ({ ms }, ctx) => {
     slowState.last = "running";
     const signal = ctx.mcpReq.signal;
     const outcome = await new Promise((resolve) => {
-      const timer = setTimeout(() => resolve("finished"), seconds * 1000);
+      const timer = setTimeout(() => resolve("finished"), ms);
       signal?.addEventListener("abort", () => {
         clearTimeout(timer);
         resolve("cancelled");
@@ -89,7 +90,7 @@ const factory = () => {
 };
 if (stdio) {
   const { serveStdio } = await import("@modelcontextprotocol/server/stdio");
-  serveStdio(factory);
+  serveStdio(factory, process.argv[3] === "modern" ? { legacy: "reject" } : {});
 } else {
   const dual = process.argv[3] === "dual";
   const handler = toNodeHandler(createMcpHandler(factory, dual ? {} : { legacy: "reject" }));

@@ -6,8 +6,20 @@
 //! installed pinned by `interop/install.sh`. Every client era meets every
 //! upstream era through each of Warden's fronts; each cell runs one of the
 //! scripts in `interop/`, which check listing, calls, progress, elicitation,
-//! sampling, roots, prompts, resources, (in 2026-07-28) listen, and with the
-//! fixture behind, prompts/get and completion.
+//! sampling, roots, prompts, resources, prompts/get, completion,
+//! cancellation and (in 2026-07-28) listen. Upstreams cover every era over
+//! both transports: 2025 (fixture, server-everything and `mcp==1.30.0`
+//! over stdio and HTTP), dual-era (Python and TypeScript, stdio and HTTP)
+//! and 2026-07-28 only (the fixture's `--modern-only`, TypeScript
+//! `serveStdio`/`createMcpHandler` with `{legacy: 'reject'}`).
+//!
+//! `EXPECTED` holds the expected outcome of every cell (client × upstream ×
+//! front). `interop/direct.sh` runs the same clients against the same
+//! servers without Warden: what fails there is the SDKs' own limit.
+//!
+//! When the SDKs are not installed (`conformance/install.sh`,
+//! `interop/install.sh`) the tests print why and pass, unless
+//! `WARDEN_REQUIRE_INTEROP` is set (CI sets it): then they fail.
 
 mod support;
 
@@ -52,6 +64,10 @@ enum Upstream {
     FixtureModernOnly,
     /// A 2025 Python server (SDK 1.x `FastMCP`) over stdio.
     Python2025,
+    /// The same over Streamable HTTP.
+    Python2025Http,
+    /// `server-everything` over Streamable HTTP (`streamableHttp`).
+    EverythingHttp,
     /// A dual-era Python `MCPServer` over stdio (opened with `initialize`).
     PythonStdio,
     /// The same over Streamable HTTP (found modern by the probe).
@@ -62,6 +78,8 @@ enum Upstream {
     TypeScriptDualEra,
     /// A TypeScript `serveStdio(…)` (dual-era per connection) over stdio.
     TypeScriptStdio,
+    /// A TypeScript `serveStdio(…, {legacy: 'reject'})` over stdio.
+    TypeScriptModernOnlyStdio,
 }
 
 impl Upstream {
@@ -75,6 +93,7 @@ impl Upstream {
                 | Upstream::TypeScriptModernOnly
                 | Upstream::TypeScriptDualEra
                 | Upstream::TypeScriptStdio
+                | Upstream::TypeScriptModernOnlyStdio
         )
     }
 }
@@ -137,25 +156,48 @@ fn serve(upstream: Upstream) -> Served {
             let script = interop().join("ts_server.mjs");
             Served { child: None, entry: stdio(&node(), &[script.to_str().unwrap(), "stdio"]) }
         }
+        Upstream::TypeScriptModernOnlyStdio => {
+            let script = interop().join("ts_server.mjs");
+            Served { child: None, entry: stdio(&node(), &[script.to_str().unwrap(), "stdio", "modern"]) }
+        }
         Upstream::Python2025 => {
             let script = interop().join("py1_server.py");
             let python1 = interop().join(".venv1/bin/python");
             Served { child: None, entry: stdio(&python1, &[script.to_str().unwrap(), "stdio"]) }
         }
-        Upstream::PythonHttp | Upstream::TypeScriptModernOnly | Upstream::TypeScriptDualEra => {
+        Upstream::PythonHttp
+        | Upstream::TypeScriptModernOnly
+        | Upstream::TypeScriptDualEra
+        | Upstream::Python2025Http
+        | Upstream::EverythingHttp => {
             let port = free_port();
             let (program, script, path) = match upstream {
                 Upstream::PythonHttp => (python(), interop().join("py_server.py"), "/mcp"),
+                Upstream::Python2025Http => {
+                    (interop().join(".venv1/bin/python"), interop().join("py1_server.py"), "/mcp")
+                }
+                Upstream::EverythingHttp => (
+                    node(),
+                    interop().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+                    "/mcp",
+                ),
                 _ => (node(), interop().join("ts_server.mjs"), "/"),
             };
             let mut command = Command::new(&program);
-            command.arg(&script);
-            if upstream == Upstream::PythonHttp {
-                command.arg("http");
-            }
-            command.arg(port.to_string());
-            if upstream == Upstream::TypeScriptDualEra {
-                command.arg("dual");
+            command.arg(&script).env("PORT", port.to_string());
+            match upstream {
+                Upstream::PythonHttp | Upstream::Python2025Http => {
+                    command.arg("http").arg(port.to_string());
+                }
+                Upstream::EverythingHttp => {
+                    command.arg("streamableHttp");
+                }
+                Upstream::TypeScriptDualEra => {
+                    command.arg(port.to_string()).arg("dual");
+                }
+                _ => {
+                    command.arg(port.to_string());
+                }
             }
             let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start server");
             wait_for_port(port, &mut child, &format!("{upstream:?}"));
@@ -175,7 +217,7 @@ fn run_client(client: ClientKind, upstream: Upstream, target: &[String]) -> (boo
             if !upstream.notifies() {
                 command.arg("--no-list-changes");
             }
-            if upstream == Upstream::Everything {
+            if matches!(upstream, Upstream::Everything | Upstream::EverythingHttp) {
                 command.arg("--everything");
             }
             if matches!(upstream, Upstream::FixtureLegacy | Upstream::FixtureModernOnly) {
@@ -190,7 +232,7 @@ fn run_client(client: ClientKind, upstream: Upstream, target: &[String]) -> (boo
             if !upstream.notifies() {
                 command.arg("--no-list-changes");
             }
-            if upstream == Upstream::Everything {
+            if matches!(upstream, Upstream::Everything | Upstream::EverythingHttp) {
                 command.arg("--everything");
             }
             command.arg(mode);
@@ -211,12 +253,85 @@ const CLIENTS: [ClientKind; 6] = [
     ClientKind::TypeScript("sdk1"),
 ];
 
-/// Every client, through both fronts, against `upstream`.
-fn matrix(upstream: Upstream) {
-    assert!(
-        python().exists() && interop().join("node_modules/@modelcontextprotocol/client").exists() && node().exists(),
-        "the SDKs are not installed: run conformance/install.sh and interop/install.sh first"
+/// What a cell is expected to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Expect {
+    /// Must pass: a failure fails the test.
+    Pass,
+    /// Known to fail, for the reason given: it runs and is reported, and when
+    /// it passes the test says so (flip it to `P`). No cell fails today.
+    #[allow(dead_code)]
+    Fail(&'static str),
+    /// Passes or fails by timing, for the reason given: run and reported only.
+    Flaky(&'static str),
+}
+use Expect::Pass as P;
+
+/// Seen once in four runs of the matrix (2 test threads on 2 cores): all
+/// checks pass, then the client's exit raises (not reproduced alone).
+const F_CLOSED_RESPONSE: Expect = Expect::Flaky(
+    "mcp 2.3.0's legacy HTTP client raises ClosedResourceError at exit when a 4xx JSON reply to a \
+     request it cancelled arrives while it closes (streamable_http.py _handle_post_request)",
+);
+
+/// The expected outcome of every cell: per upstream, per client (in the
+/// order of `CLIENTS`: py auto, py 2026-07-28, py legacy, ts auto,
+/// ts 2026-07-28, ts sdk1), `[stdio front, HTTP front]`. Flip a cell to `P`
+/// once it passes.
+#[rustfmt::skip]
+const EXPECTED: &[(Upstream, [[Expect; 2]; 6])] = &[
+    //                                  py auto  py 2026  py legacy               ts auto  ts 2026  ts sdk1
+    (Upstream::FixtureLegacy,             [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+    (Upstream::Everything,                [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+    (Upstream::EverythingHttp,            [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+    (Upstream::Python2025,                [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+    (Upstream::Python2025Http,            [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+    (Upstream::PythonStdio,               [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+    (Upstream::PythonHttp,                [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+    (Upstream::TypeScriptStdio,           [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+    (Upstream::TypeScriptDualEra,         [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+    (Upstream::FixtureModernOnly,         [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+    (Upstream::TypeScriptModernOnly,      [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+    (Upstream::TypeScriptModernOnlyStdio, [[P, P], [P, P], [P, F_CLOSED_RESPONSE], [P, P], [P, P], [P, P]]),
+];
+
+/// The expected outcome of one cell.
+fn expected(upstream: Upstream, client: usize, front: usize) -> Expect {
+    let row =
+        EXPECTED.iter().find(|(up, _)| *up == upstream).unwrap_or_else(|| panic!("{upstream:?} is not in EXPECTED"));
+    row.1[client][front]
+}
+
+/// Whether the pinned SDKs are installed; when they are not, prints why the
+/// test is skipped (or fails when `WARDEN_REQUIRE_INTEROP` is set).
+fn installed() -> bool {
+    let wanted = [
+        python(),
+        interop().join(".venv1/bin/python"),
+        interop().join("node_modules/@modelcontextprotocol/client"),
+        interop().join("node_modules/@modelcontextprotocol/server-everything"),
+        node(),
+    ];
+    let missing: Vec<String> =
+        wanted.iter().filter(|path| !path.exists()).map(|path| path.display().to_string()).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let why = format!(
+        "the pinned SDKs are not installed (run conformance/install.sh and interop/install.sh); missing: {}",
+        missing.join(", ")
     );
+    assert!(std::env::var_os("WARDEN_REQUIRE_INTEROP").is_none(), "WARDEN_REQUIRE_INTEROP is set but {why}");
+    println!("skipped: {why}");
+    false
+}
+
+/// Every client, through both fronts, against `upstream`; each cell is held
+/// to its `EXPECTED` outcome.
+fn matrix(upstream: Upstream) {
+    if !installed() {
+        return;
+    }
     let served = serve(upstream);
     let config = format!("naming: {{prefix: never}}\nservers:\n  up:\n{}", served.entry);
     let dir = support::scratch_dir("eras-sdk");
@@ -224,21 +339,43 @@ fn matrix(upstream: Upstream) {
     std::fs::write(&path, &config).unwrap();
     let http = HttpWarden::start(&config);
     let mut failures = Vec::new();
-    for client in CLIENTS {
+    for (index, client) in CLIENTS.into_iter().enumerate() {
         let stdio: Vec<String> =
             ["--stdio", warden_bin().to_str().unwrap(), "serve", "--config", path.to_str().unwrap()]
                 .map(str::to_owned)
                 .to_vec();
         let url = vec!["--url".to_owned(), http.url("/mcp")];
-        for (front, target) in [("stdio", stdio), ("http", url)] {
+        for (front_index, (front, target)) in [("stdio", stdio), ("http", url)].into_iter().enumerate() {
             let (passed, output) = run_client(client, upstream, &target);
-            println!("{client:?} → Warden ({front}) → {upstream:?}: {}", if passed { "pass" } else { "FAIL" });
+            let expect = expected(upstream, index, front_index);
+            let verdict = match (expect, passed) {
+                (Expect::Pass, true) => "pass".to_owned(),
+                (Expect::Pass, false) => "FAIL (must pass)".to_owned(),
+                (Expect::Fail(why), false) => format!("fail, as expected ({why})"),
+                (Expect::Fail(_), true) => "PASSES NOW: flip it to P in EXPECTED".to_owned(),
+                (Expect::Flaky(_), true) => "pass (flaky cell)".to_owned(),
+                (Expect::Flaky(why), false) => format!("fail (flaky cell: {why})"),
+            };
+            println!("{client:?} → Warden ({front}) → {upstream:?}: {verdict}");
             if !passed {
-                failures.push(format!("{client:?} through the {front} front:\n{output}"));
+                let failed: Vec<&str> = output
+                    .lines()
+                    .filter(|line| line.contains("\"ok\": false") || line.contains("\"ok\":false"))
+                    .collect();
+                if expect != Expect::Pass {
+                    let last_error =
+                        output.lines().rev().find(|line| line.contains("Error")).unwrap_or("(exited non-zero)");
+                    println!(
+                        "    {}",
+                        if failed.is_empty() { last_error.trim().to_owned() } else { failed.join("\n    ") }
+                    );
+                } else {
+                    failures.push(format!("{client:?} through the {front} front:\n{output}"));
+                }
             }
         }
     }
-    assert!(failures.is_empty(), "{} cells failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(failures.is_empty(), "{} cells that must pass failed:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
@@ -252,8 +389,18 @@ fn every_client_era_against_server_everything() {
 }
 
 #[test]
+fn every_client_era_against_server_everything_over_http() {
+    matrix(Upstream::EverythingHttp);
+}
+
+#[test]
 fn every_client_era_against_a_2025_python_server() {
     matrix(Upstream::Python2025);
+}
+
+#[test]
+fn every_client_era_against_a_2025_python_server_over_http() {
+    matrix(Upstream::Python2025Http);
 }
 
 #[test]
@@ -286,13 +433,20 @@ fn every_client_era_against_a_dual_era_typescript_server_over_stdio() {
     matrix(Upstream::TypeScriptStdio);
 }
 
+#[test]
+fn every_client_era_against_a_modern_only_typescript_server_over_stdio() {
+    matrix(Upstream::TypeScriptModernOnlyStdio);
+}
+
 /// A 2025 server over Streamable HTTP asks for input on the answer stream of
 /// the call it serves, so Warden knows which call a question belongs to even
 /// when one lane has several calls in flight on that server: two modern
 /// clients calling at once each get their own `input_required`.
 #[test]
 fn concurrent_calls_on_a_2025_http_server_each_get_their_own_input_request() {
-    assert!(python().exists(), "the SDKs are not installed: run interop/install.sh first");
+    if !installed() {
+        return;
+    }
     let served = serve(Upstream::PythonHttp);
     let config = format!("naming: {{prefix: never}}\nservers:\n  up:\n{}    protocol: legacy\n", served.entry);
     let warden = HttpWarden::start(&config);

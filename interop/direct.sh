@@ -36,21 +36,21 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() { "$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-# Starts an HTTP server (the command after $1 = the port's placeholder PORT)
-# and waits until it listens; prints its port.
+# Starts an HTTP server (its command line, where PORT stands for the port it
+# gets) and waits until it listens; sets $port. Runs in this shell (not in a
+# command substitution), so that the exit trap knows its pid.
 start_http() {
-    local port pid
+    local pid
     port="$(free_port)"
     local args=("${@//PORT/$port}")
     PORT="$port" "${args[@]}" >/dev/null 2>&1 &
     pid=$!
     pids+=("$pid")
     for _ in $(seq 100); do
-        (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && { echo "$port"; return 0; }
+        (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
         sleep 0.1
     done
     echo "direct: ${args[*]} did not listen" >&2
-    echo 0
 }
 
 # name | era | client flags | target (--url or --stdio ...)
@@ -62,19 +62,24 @@ add ts-modern-only-stdio modern "--no-list-changes" "--stdio $node $here/ts_serv
 add py1-legacy-stdio legacy "" "--stdio $py1 $here/py1_server.py stdio"
 add everything-legacy-stdio legacy "--everything" "--stdio $node $everything stdio"
 if [[ py-dual-http =~ $server_filter ]]; then
-    add py-dual-http dual "" "--url http://127.0.0.1:$(start_http "$py" "$here/py_server.py" http PORT)/mcp"
+    start_http "$py" "$here/py_server.py" http PORT
+    add py-dual-http dual "" "--url http://127.0.0.1:$port/mcp"
 fi
 if [[ ts-dual-http =~ $server_filter ]]; then
-    add ts-dual-http dual "--no-list-changes" "--url http://127.0.0.1:$(start_http "$node" "$here/ts_server.mjs" PORT dual)/"
+    start_http "$node" "$here/ts_server.mjs" PORT dual
+    add ts-dual-http dual "--no-list-changes" "--url http://127.0.0.1:$port/"
 fi
 if [[ ts-modern-only-http =~ $server_filter ]]; then
-    add ts-modern-only-http modern "--no-list-changes" "--url http://127.0.0.1:$(start_http "$node" "$here/ts_server.mjs" PORT)/"
+    start_http "$node" "$here/ts_server.mjs" PORT
+    add ts-modern-only-http modern "--no-list-changes" "--url http://127.0.0.1:$port/"
 fi
 if [[ py1-legacy-http =~ $server_filter ]]; then
-    add py1-legacy-http legacy "" "--url http://127.0.0.1:$(start_http "$py1" "$here/py1_server.py" http PORT)/mcp"
+    start_http "$py1" "$here/py1_server.py" http PORT
+    add py1-legacy-http legacy "" "--url http://127.0.0.1:$port/mcp"
 fi
 if [[ everything-legacy-http =~ $server_filter ]]; then
-    add everything-legacy-http legacy "--everything" "--url http://127.0.0.1:$(start_http "$node" "$everything" streamableHttp)/mcp"
+    start_http "$node" "$everything" streamableHttp
+    add everything-legacy-http legacy "--everything" "--url http://127.0.0.1:$port/mcp"
 fi
 
 # The checks a cell is expected to fail, sorted and comma-separated ("" =

@@ -29,6 +29,10 @@ pub enum ErrorCode {
     MissingClientCapability,
     /// 2026-07-28: the requested protocol revision is not spoken here.
     UnsupportedProtocolVersion,
+    /// The client cancelled the request (LSP's code; MCP defines none). Sent
+    /// only where a transport needs some answer, e.g. an HTTP POST that
+    /// accepts nothing but JSON.
+    RequestCancelled,
 }
 
 impl ErrorCode {
@@ -46,6 +50,7 @@ impl ErrorCode {
             ErrorCode::HeaderMismatch => -32020,
             ErrorCode::MissingClientCapability => -32021,
             ErrorCode::UnsupportedProtocolVersion => -32022,
+            ErrorCode::RequestCancelled => -32800,
         }
     }
 }

@@ -91,6 +91,50 @@ fn progress_rides_on_the_request_stream_and_a_dropped_stream_resumes() {
 }
 
 #[test]
+fn a_cancelled_request_ends_its_post_at_once_without_an_answer() {
+    let warden = HttpWarden::start(&one_fixture(""));
+    let mut client = warden.client();
+    client.initialize();
+    let session = client.session.clone().expect("session");
+    // Two slow calls, each on its own POST: one from a client that takes
+    // event streams, one from a client that takes only JSON.
+    let slow_call = |id: u64, accept: &'static str| {
+        let (addr, path, session) = (client.addr.clone(), client.path.clone(), session.clone());
+        std::thread::spawn(move || {
+            let params = json!({"name": "fx__slow", "arguments": {"ms": 60_000}});
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string();
+            let headers = [("content-type", "application/json"), ("accept", accept), ("mcp-session-id", &session)];
+            let response = send(&addr, "POST", &path, &headers, body.as_bytes());
+            (response.status, response.is_sse(), response.body())
+        })
+    };
+    let streams = slow_call(1, "application/json, text/event-stream");
+    let json_only = slow_call(2, "application/json");
+    std::thread::sleep(Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    for id in [1, 2] {
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+        assert_eq!(client.post_raw(&cancel.to_string()).status, 202);
+    }
+
+    let (status, sse, body) = streams.join().expect("the first POST");
+    assert_eq!(status, 200);
+    assert!(sse, "a client that takes streams gets one that ends at once");
+    assert!(!body.contains("data:"), "a cancelled request gets no response, got {body:?}");
+    let (status, sse, body) = json_only.join().expect("the second POST");
+    assert_eq!((status, sse), (200, false));
+    let answer: Value = serde_json::from_str(&body).expect("a JSON body");
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(10), "both POSTs ended when cancelled");
+
+    // The session goes on, and the upstream saw both cancellations.
+    assert_eq!(text_of(&client.call("fx__echo", json!({"text": "still here"}))), "still here");
+    let stats: Value = serde_json::from_str(&text_of(&client.call("fx__stats", json!({})))).expect("stats");
+    assert_eq!(stats["cancelled"].as_array().map(Vec::len), Some(2), "{stats}");
+}
+
+#[test]
 fn two_clients_each_answer_their_own_sampling() {
     let warden = HttpWarden::start(&one_fixture(""));
     let threads: Vec<_> = ["alpha", "beta"]

@@ -124,7 +124,11 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
     }
     if frame.kind() != Kind::Request {
         // Notifications and the client's answers need no reply.
+        let cancelled = cancelled_request(&frame);
         entry.session.handle_frame(frame);
+        if let Some(id) = cancelled {
+            entry.streams.cancel(&id);
+        }
         return Ok(StatusCode::ACCEPTED.into_response());
     }
     let id = frame.id().unwrap_or("null").to_owned();
@@ -134,7 +138,21 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
     })?;
     // Served in this connection's task, not a task of its own.
     let work = entry.session.request_work(frame);
-    respond(&front, &entry, answered(work, answer), accepts.json).await
+    respond(&front, &entry, answered(work, answer), &accepts).await
+}
+
+/// The id (JSON text) of the request a `notifications/cancelled` cancels.
+fn cancelled_request(frame: &Frame) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, rename = "requestId")]
+        request_id: &'a serde_json::value::RawValue,
+    }
+    if frame.method() != Some(&Method::Cancelled) {
+        return None;
+    }
+    let params: Params = serde_json::from_str(frame.params()?).ok()?;
+    Some(params.request_id.get().to_owned())
 }
 
 /// Runs a request's `work` until its answer is there. If the answer comes
@@ -174,7 +192,7 @@ async fn initialize(
             }
         }
     }
-    respond(front, &entry, answer, true).await
+    respond(front, &entry, answer, &Accepts { json: true, sse: false }).await
 }
 
 /// Waits for a request's answer: a JSON body (or a one-event stream for a
@@ -183,16 +201,19 @@ async fn respond(
     front: &Front,
     entry: &Entry,
     answer: impl Future<Output = Result<Answer, oneshot::error::RecvError>>,
-    json: bool,
+    accepts: &Accepts,
 ) -> Result<Response, Refusal> {
     let mut response = match answer.await {
-        Ok(Answer::Json(text)) if json => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
+        Ok(Answer::Json(text)) if accepts.json => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
         Ok(Answer::Json(text)) => {
             let (events, receiver) = tokio::sync::mpsc::unbounded_channel();
             let _ = events.send(SseEvent { id: "0-0".to_owned(), data: std::sync::Arc::from(text) });
             sse::event_stream(receiver, front.keep_alive(), None)
         }
         Ok(Answer::Stream(events)) => sse::event_stream(events, front.keep_alive(), None),
+        // A cancelled request gets no response: an event stream that ends
+        // at once, without a priming event to resume from.
+        Ok(Answer::Cancelled) => sse::event_stream(tokio::sync::mpsc::unbounded_channel().1, front.keep_alive(), None),
         Err(_) => return Err(Refusal::new(StatusCode::NOT_FOUND, "the session ended before answering")),
     };
     if let Ok(value) = HeaderValue::from_str(&entry.id) {

@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::{mpsc, oneshot};
 
+use warden_jsonrpc::{ErrorCode, error_response};
+
 use crate::outlet::{Outbound, Outlet};
 
 /// The GET stream's number; POST streams count up from 1.
@@ -29,6 +31,9 @@ pub(super) enum Answer {
     Json(String),
     /// An event stream that carries its response last.
     Stream(mpsc::UnboundedReceiver<SseEvent>),
+    /// Nothing: the client cancelled the request, and a cancelled request
+    /// gets no response.
+    Cancelled,
 }
 
 /// One SSE event: its id and its data (a JSON-RPC message, or empty to prime
@@ -156,6 +161,30 @@ impl Streams {
             stream.sink = Sink::Open(tx);
         }
         Ok(rx)
+    }
+
+    /// The client cancelled request `id` (JSON text): its POST ends now,
+    /// without a response, instead of waiting for an answer that will never
+    /// come. The session has stopped waiting for it upstream first, so no
+    /// answer can race this.
+    pub fn cancel(&self, id: &str) {
+        if self.legacy {
+            return;
+        }
+        let mut inner = self.lock();
+        let Some(number) = inner.requests.remove(id) else { return };
+        if let Some(Stream { sink: Sink::Waiting(tx), sse, .. }) = inner.streams.remove(&number) {
+            // A client that takes only JSON needs some body; it ignores an
+            // answer to a request it cancelled.
+            let answer = if sse {
+                Answer::Cancelled
+            } else {
+                let message = "the request was cancelled by the client";
+                Answer::Json(error_response(Some(id), ErrorCode::RequestCancelled, message, None))
+            };
+            let _ = tx.send(answer);
+        }
+        // An open event stream ends as its sender drops with the stream.
     }
 
     /// Whether the client ever opened an event stream with GET (the legacy

@@ -1,6 +1,19 @@
 //! Turning a server's command into a sandboxed one: the `bwrap` argv, or the
 //! Landlock-only launcher, the environment, and the server's egress proxy.
+//!
+//! Denied paths inside allowed ones: bwrap binds the allowed directory whole
+//! and masks each denied path over it (a mode-000 tmpfs, `/dev/null`), a
+//! few arguments whatever the directory holds (bwrap also stops at 9,000
+//! arguments). Landlock can only allow, so its rules are carved instead
+//! ([`crate::paths::carve`]): one rule per sibling of a denied path. That
+//! stays, in both mechanisms: without bwrap it is the only filesystem
+//! confinement, and under bwrap it also hides a denied path created after
+//! the launch (masks cover what existed then). The rules are system calls
+//! made inside, and the carved plan reaches `sandbox-init` through a sealed
+//! memory file, as do bwrap's options (`--args`), so no directory's size
+//! can make exec fail with E2BIG.
 
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use warden_config::{SandboxMechanism, SandboxMode};
@@ -10,6 +23,8 @@ use crate::check::{Support, which};
 use crate::init::InitPlan;
 use crate::plan::{ETC_SECRETS, Plan, SYSTEM_READ};
 use crate::proxy::Proxy;
+
+pub use crate::fd::inherit;
 
 /// The loopback port the in-sandbox forwarder listens on.
 pub const PROXY_PORT: u16 = 3128;
@@ -41,6 +56,11 @@ pub struct Prepared {
     pub env: Vec<(String, String)>,
     /// Its working directory.
     pub cwd: Option<PathBuf>,
+    /// Descriptors `args` name, read at startup (bwrap's options, the
+    /// sandbox plan). They are close-on-exec: the spawner passes exactly
+    /// these on by calling [`inherit`] for each between fork and exec, and
+    /// drops them once the process has started.
+    pub fds: Vec<OwnedFd>,
     /// The server's egress proxy, stopped when dropped.
     pub proxy: Option<Proxy>,
     /// How it is confined, for logs and status.
@@ -169,7 +189,10 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
         deny_inet: !bwrap,
         drop_capabilities: !bwrap,
     };
-    let mut init_args = vec!["sandbox-init".to_owned(), "--plan".to_owned(), init_plan.encode(), "--".to_owned()];
+    let plan_fd = crate::fd::sealed("warden-sandbox-plan", init_plan.encode().as_bytes())
+        .map_err(|err| SandboxError::io("cannot hand the sandbox plan over", err))?;
+    let mut init_args =
+        vec!["sandbox-init".to_owned(), "--plan-fd".to_owned(), plan_fd.as_raw_fd().to_string(), "--".to_owned()];
     init_args.push(found.display().to_string());
     init_args.extend(command.args.iter().cloned());
 
@@ -179,6 +202,7 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
             args: init_args,
             env,
             cwd: Some(cwd),
+            fds: vec![plan_fd],
             proxy: None,
             confinement: "landlock+seccomp (no user namespaces): no network".into(),
         }),
@@ -196,16 +220,36 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
             for (key, value) in &env {
                 args.extend(["--setenv".into(), key.clone(), value.clone()]);
             }
-            args.push("--".into());
+            // The options go through a descriptor (`--args`); the command
+            // stays in argv, where bwrap expects it after `--`.
+            let options = crate::fd::sealed("warden-bwrap-args", &nul_separated(&args)?)
+                .map_err(|err| SandboxError::io("cannot hand bwrap its options", err))?;
+            let mut args = vec!["--args".to_owned(), options.as_raw_fd().to_string(), "--".to_owned()];
             args.push(init.display().to_string());
             args.extend(init_args);
             let confinement = match &plan.network {
                 Some(list) => format!("bwrap+landlock+seccomp; network through Warden's proxy: {}", list.describe()),
                 None => "bwrap+landlock+seccomp; no network".into(),
             };
-            Ok(Prepared { program: bwrap_path, args, env: Vec::new(), cwd: None, proxy, confinement })
+            let fds = vec![options, plan_fd];
+            Ok(Prepared { program: bwrap_path, args, env: Vec::new(), cwd: None, fds, proxy, confinement })
         }
     }
+}
+
+/// `args` as bwrap's `--args` reads them: each followed by a NUL. An
+/// argument holding a NUL would split into two, the second one an option
+/// of its own choosing, so it is refused.
+fn nul_separated(args: &[String]) -> Result<Vec<u8>, SandboxError> {
+    let mut out = Vec::with_capacity(args.iter().map(|arg| arg.len() + 1).sum());
+    for arg in args {
+        if arg.contains('\0') {
+            return Err(SandboxError::Invalid(format!("a NUL character in {arg:?}")));
+        }
+        out.extend_from_slice(arg.as_bytes());
+        out.push(0);
+    }
+    Ok(out)
 }
 
 /// Whether `bwrap --version`'s `version` (`bubblewrap 0.8.0`) is 0.8.0 or
@@ -380,6 +424,62 @@ mod tests {
         assert!(args.windows(2).any(|pair| pair[0] == "--cap-drop" && pair[1] == "ALL"));
         assert!(args.windows(3).any(|pair| pair[0] == "--ro-bind-try" && pair[1] == "/opt/project"));
         assert!(!args.iter().any(|arg| arg == "/home" || arg == "/run/user"));
+    }
+
+    /// Carving a directory of thousands of entries once put every one of
+    /// them in argv, and exec failed with E2BIG: now argv stays small, the
+    /// plan (carved) and bwrap's options (not carved) go through descriptors.
+    #[test]
+    fn a_crowded_allowed_directory_keeps_argv_small() {
+        use std::io::Read;
+
+        let dir = std::env::temp_dir().join(format!("warden-crowded-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join(".ssh")).unwrap();
+        for index in 0..5_000 {
+            std::fs::write(dir.join(format!("entry-{index:04}")), "").unwrap();
+        }
+        for mechanism in [SandboxMechanism::Landlock, SandboxMechanism::Bwrap] {
+            let mut policy = SandboxPolicy::default();
+            policy.filesystem.read = vec![dir.display().to_string()];
+            policy.filesystem.deny = vec![dir.join(".ssh").display().to_string()];
+            let defaults = SandboxDefaults {
+                mechanism,
+                state_dir: Some(dir.join("state").display().to_string()),
+                ..SandboxDefaults::default()
+            };
+            let plan = Plan::resolve("crowded", &ServerSandbox { policy, defaults }).unwrap();
+            let command = Command { program: "true", args: &[], env: Vec::new(), cwd: None };
+            // Machines without this mechanism have nothing to check.
+            let Ok(Launch::Sandboxed(prepared)) = prepare(&plan, command, Path::new("/usr/bin/env")) else { continue };
+            let argv: usize = prepared.args.iter().map(|arg| arg.len() + 1).sum();
+            assert!(argv < 4096, "{mechanism:?}: argv of {argv} bytes: {:?}", prepared.args);
+            let mut contents = Vec::new();
+            for fd in prepared.fds {
+                let mut text = Vec::new();
+                std::fs::File::from(fd).read_to_end(&mut text).unwrap();
+                contents.push(text);
+            }
+            let init = crate::init::InitPlan::decode(contents.last().unwrap()).unwrap();
+            assert!(init.read.contains(&dir.join("entry-4999")), "{mechanism:?}: the plan is carved");
+            assert!(!init.read.iter().any(|path| path.starts_with(dir.join(".ssh")) || path == &dir));
+            if mechanism == SandboxMechanism::Bwrap {
+                let options = String::from_utf8(contents[0].clone()).unwrap();
+                let options: Vec<&str> = options.split_terminator('\0').collect();
+                let shown = dir.display().to_string();
+                assert!(options.windows(3).any(|three| three == ["--ro-bind-try", &shown, &shown]), "{options:?}");
+                assert!(!options.iter().any(|option| option.contains("entry-")), "bwrap binds the directory whole");
+                assert!(options.len() < 500, "{} options", options.len());
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bwrap_options_are_nul_separated_and_refuse_a_nul() {
+        let args = ["--setenv".to_owned(), "KEY".to_owned(), "a value".to_owned()];
+        assert_eq!(nul_separated(&args).unwrap(), b"--setenv\0KEY\0a value\0");
+        let injected = ["--setenv".to_owned(), "KEY".to_owned(), "x\0--bind\0/\0/".to_owned()];
+        assert!(matches!(nul_separated(&injected), Err(SandboxError::Invalid(_))));
     }
 
     #[test]

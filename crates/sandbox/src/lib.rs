@@ -14,6 +14,7 @@
 pub mod annotate;
 pub mod check;
 mod error;
+mod fd;
 pub mod init;
 pub mod launch;
 mod paths;

@@ -80,6 +80,13 @@ impl World {
         World { dir, home, project, outside, socket_hits, http_port }
     }
 
+    /// Fills the home with `count` empty files, beside its secret.
+    fn crowd_home(&self, count: usize) {
+        for index in 0..count {
+            std::fs::write(self.home.join(format!("entry-{index:05}")), "").unwrap();
+        }
+    }
+
     fn audit(&self) -> PathBuf {
         self.dir.join("audit.jsonl")
     }
@@ -99,6 +106,14 @@ impl World {
         let mut client = Client::start(&["serve", "--config", path.to_str().unwrap()], &env);
         client.initialize();
         client
+    }
+}
+
+// Tests leave nothing in /tmp: thousands of stale scratch directories once
+// made a carved /tmp too big to launch.
+impl Drop for World {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -328,4 +343,48 @@ fn status_shows_how_each_server_was_started() {
     assert!(sandbox("boxed").starts_with("sandboxed: landlock+seccomp"), "{status}");
     // A domain allowlist cannot be enforced by Landlock alone: warn runs it unsandboxed, and says so.
     assert!(sandbox("open").starts_with("UNSANDBOXED: ") && sandbox("open").contains("user namespaces"), "{status}");
+}
+
+/// An allowed directory with 20,000 entries and denied paths inside it (the
+/// built-in `~/.ssh`, the policy's `~/private`): the server starts, reads
+/// what is allowed, and not what is denied. The launcher's arguments once
+/// grew with the directory until exec failed with E2BIG.
+fn crowded_allowed_directory(mechanism: &str) {
+    let world = World::new();
+    world.crowd_home(20_000);
+    let private = world.home.join("private");
+    std::fs::create_dir_all(&private).unwrap();
+    std::fs::write(private.join("secret.txt"), CANARY).unwrap();
+    let sandbox = format!("{{filesystem: {{read: [{:?}], deny: [{:?}]}}}}", path(&world.home), path(&private));
+    let mut client = world.serve(&format!("{{mechanism: {mechanism}}}"), &sandbox);
+    client.wait_for_tool("probe__env");
+    assert_eq!(
+        probe(&mut client, "read_file", json!({"path": path(&world.home.join("notes.txt"))})).unwrap(),
+        "readable notes"
+    );
+    assert_eq!(probe(&mut client, "read_file", json!({"path": path(&world.home.join("entry-19999"))})).unwrap(), "");
+    for denied in [world.home.join(".ssh/id_rsa"), private.join("secret.txt")] {
+        let refused = probe(&mut client, "read_file", json!({"path": path(&denied)})).unwrap_err();
+        assert!(refused.starts_with("[SANDBOX BLOCKED]"), "{refused}");
+    }
+    probe(&mut client, "list_dir", json!({"path": path(&private)})).unwrap_err();
+    client.close();
+    assert_no_canary_in_audit(&world);
+}
+
+#[test]
+fn bwrap_sandbox_starts_with_a_crowded_allowed_directory() {
+    if !bwrap_works() {
+        assert!(
+            std::env::var_os("WARDEN_SKIP_BWRAP_TESTS").is_some(),
+            "bwrap cannot create user namespaces here: install bubblewrap, or set WARDEN_SKIP_BWRAP_TESTS=1"
+        );
+        return;
+    }
+    crowded_allowed_directory("bwrap");
+}
+
+#[test]
+fn landlock_only_sandbox_starts_with_a_crowded_allowed_directory() {
+    crowded_allowed_directory("landlock");
 }

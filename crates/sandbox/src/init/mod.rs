@@ -30,18 +30,22 @@ pub struct InitPlan {
 }
 
 impl InitPlan {
-    /// As one command-line argument.
+    /// As JSON, for the descriptor `sandbox-init --plan-fd` reads (a carved
+    /// plan can be far longer than exec allows one argument to be).
     pub fn encode(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
 
     /// From [`InitPlan::encode`]'s output.
-    pub fn decode(text: &str) -> Result<InitPlan, String> {
-        serde_json::from_str(text).map_err(|err| format!("bad sandbox plan: {err}"))
+    pub fn decode(text: &[u8]) -> Result<InitPlan, String> {
+        serde_json::from_slice(text).map_err(|err| format!("bad sandbox plan: {err}"))
     }
 }
 
-/// Runs `sandbox-init`: `args` are `--plan JSON -- PROGRAM ARGS...`.
+const USAGE: &str = "usage: warden sandbox-init --plan-fd FD -- PROGRAM [ARGS...]";
+
+/// Runs `sandbox-init`: `args` are `--plan-fd FD -- PROGRAM ARGS...`, the
+/// plan being [`InitPlan::encode`]'s output in descriptor `FD`.
 /// Returns the exit code to leave with; never returns while the server runs.
 pub fn run(args: &[String]) -> i32 {
     match run_inner(args) {
@@ -54,13 +58,14 @@ pub fn run(args: &[String]) -> i32 {
 }
 
 fn run_inner(args: &[String]) -> Result<i32, String> {
-    let [flag, plan, dashes, program, rest @ ..] = args else {
-        return Err("usage: warden sandbox-init --plan JSON -- PROGRAM [ARGS...]".into());
+    let [flag, fd, dashes, program, rest @ ..] = args else {
+        return Err(USAGE.into());
     };
-    if flag != "--plan" || dashes != "--" {
-        return Err("usage: warden sandbox-init --plan JSON -- PROGRAM [ARGS...]".into());
+    if flag != "--plan-fd" || dashes != "--" {
+        return Err(USAGE.into());
     }
-    let plan = InitPlan::decode(plan)?;
+    // Read and closed before anything starts: the server never inherits it.
+    let plan = InitPlan::decode(&crate::fd::read_inherited(fd).map_err(|err| format!("cannot read the plan: {err}"))?)?;
     // The forwarder's threads start before the restrictions below, which
     // apply to this thread and what it starts: they keep their Unix socket.
     if let Some((port, socket)) = &plan.forward {

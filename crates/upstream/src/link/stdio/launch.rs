@@ -1,6 +1,7 @@
 //! What process to start for a stdio upstream: the configured command, or
 //! the same command inside its sandbox (see the `warden-sandbox` crate).
 
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
 use warden_config::ServerSandbox;
@@ -20,6 +21,9 @@ pub(crate) struct Prepared {
     pub clear_env: bool,
     /// Its working directory.
     pub cwd: Option<PathBuf>,
+    /// Descriptors `args` name, passed on to the process alone (see
+    /// [`warden_sandbox::launch::Prepared::fds`]).
+    pub fds: Vec<OwnedFd>,
     /// Sandboxed: its errors caused by the sandbox are marked.
     pub sandboxed: bool,
     /// The sandbox's egress proxy, kept as long as the process runs.
@@ -42,6 +46,7 @@ pub(crate) fn prepare(
         env,
         clear_env: false,
         cwd: cwd.map(Into::into),
+        fds: Vec::new(),
         sandboxed: false,
         proxy: None,
     };
@@ -60,6 +65,7 @@ pub(crate) fn prepare(
                 env: prepared.env,
                 clear_env: true,
                 cwd: prepared.cwd,
+                fds: prepared.fds,
                 sandboxed: true,
                 proxy: prepared.proxy,
             })

@@ -1,5 +1,6 @@
 //! Starting an upstream's process in its own process group.
 
+use std::os::fd::{AsRawFd, RawFd};
 use std::process::Stdio;
 
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
@@ -37,6 +38,21 @@ impl Process {
             .kill_on_drop(true);
         if let Some(dir) = &command.cwd {
             cmd.current_dir(dir);
+        }
+        // The descriptors its arguments name (the sandbox's options and
+        // plan) cross exec into this child only: they stay close-on-exec in
+        // Warden, so no other process started meanwhile gets them.
+        let fds: Vec<RawFd> = command.fds.iter().map(AsRawFd::as_raw_fd).collect();
+        // SAFETY: the closure runs between fork and exec and only calls
+        // fcntl and lseek (through `inherit`), which are async-signal-safe,
+        // and allocates nothing (`fds` was collected before the fork).
+        unsafe {
+            cmd.pre_exec(move || {
+                for fd in &fds {
+                    warden_sandbox::launch::inherit(*fd)?;
+                }
+                Ok(())
+            });
         }
         // If Warden dies without stopping it (SIGKILL, a crash), the kernel
         // kills the server too, so no orphan lingers.

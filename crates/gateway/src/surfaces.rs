@@ -1,5 +1,6 @@
 //! Loading what upstreams offer into the catalog: every page of every list,
-//! reviewed by the pins, at start, after `list_changed` and on each client
+//! without the tools whose `x-mcp-header` annotations are invalid, reviewed
+//! by the pins, at start, after `list_changed` and on each client
 //! list.
 
 use std::collections::HashSet;
@@ -7,7 +8,7 @@ use std::collections::HashSet;
 use warden_jsonrpc::{Kind, Method, json_string};
 use warden_upstream::Connection;
 
-use crate::catalog::{Item, ItemKind, Page};
+use crate::catalog::{Item, ItemKind, Page, header_annotations};
 use crate::pipeline::{Call, Outcome, Record, ToolDefinition, Verdict};
 use crate::session::Shared;
 
@@ -54,10 +55,23 @@ impl Shared {
         changed
     }
 
-    /// Puts freshly listed items of upstream `index` into the catalog, after
-    /// the pins have reviewed its tools (a change seen for the first time is
-    /// audited). Returns whether anything changed.
-    pub(crate) async fn store(&self, index: usize, kind: ItemKind, items: Vec<Item>) -> bool {
+    /// Puts freshly listed items of upstream `index` into the catalog, without
+    /// the tools whose `x-mcp-header` annotations are invalid (see
+    /// [`header_annotations`]), after the pins have reviewed its tools (a
+    /// change seen for the first time is audited). Returns whether anything
+    /// changed.
+    pub(crate) async fn store(&self, index: usize, kind: ItemKind, mut items: Vec<Item>) -> bool {
+        if kind == ItemKind::Tool {
+            // Tools with invalid x-mcp-header annotations are left out, for
+            // every client: unlisted, and unknown when called.
+            let left_out = header_annotations::retain_valid(&mut items);
+            let fresh = self.write_catalog().leave_out(index, left_out);
+            let upstream = self.upstream(index);
+            for (tool, reason) in fresh {
+                let server = upstream.name();
+                tracing::warn!(server, tool, "tool left out: {reason} (MCP 2026-07-28, x-mcp-header)");
+            }
+        }
         let hooks = self.hooks.load_full();
         let Some(pins) = hooks.pins.as_ref().filter(|_| kind == ItemKind::Tool) else {
             return self.write_catalog().set(index, kind, items);

@@ -19,6 +19,8 @@ enum Expect {
     /// Must pass.
     Pass,
     /// Known to fail, for the reason given; reported when it passes (flip it).
+    /// No scenario of the leg is known to fail today.
+    #[allow(dead_code)]
     Fail(&'static str),
 }
 use Expect::Pass as P;
@@ -28,13 +30,7 @@ const EXPECTED: &[(&str, Expect)] = &[
     ("sep-2322-client-request-state", P),
     ("http-standard-headers", P),
     ("http-custom-headers", P),
-    (
-        "http-invalid-tool-headers",
-        Expect::Fail(
-            "Warden lists and forwards calls to tools whose x-mcp-header annotations are invalid \
-             (empty, non-primitive, duplicate, bad characters); a client MUST reject them (SEP-2243)",
-        ),
-    ),
+    ("http-invalid-tool-headers", P),
     ("json-schema-ref-no-deref", P),
 ];
 

@@ -247,6 +247,67 @@ fn mirrored_arguments_are_checked_coming_in_and_written_going_out() {
     assert_eq!(result["content"][0]["text"], "from 2025", "{result}");
 }
 
+/// A tool whose `x-mcp-header` annotations are invalid (SEP-2243: here the
+/// same header twice, ignoring case, and a header name with a space) is left
+/// out for clients of both eras: not listed, and refused as an unknown tool
+/// when called anyway, with a warning naming the server, the tool and the
+/// reason. The valid mirrored tool beside them is listed and answers.
+#[test]
+fn tools_with_invalid_header_annotations_are_left_out() {
+    let warden =
+        HttpWarden::start(&fixtures(&[("fx", &["--mirrored", "--bad-mirrored"])], "naming: {prefix: never}\n"));
+    let (status, listed) = last(post(&warden, "/mcp", json!(1), "tools/list", json!({"_meta": meta()}), &[]));
+    assert_eq!(status, 200, "{listed}");
+    let tools = listed["result"]["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().filter_map(|tool| tool["name"].as_str()).collect();
+    assert!(names.contains(&"locate") && names.contains(&"echo"), "{names:?}");
+    assert!(!names.contains(&"relocate") && !names.contains(&"misplace"), "{names:?}");
+    let locate = tools.iter().find(|tool| tool["name"] == "locate").expect("locate");
+    assert_eq!(locate["inputSchema"]["properties"]["region"]["x-mcp-header"], "Region", "kept as listed");
+
+    for (id, name) in [(2, "relocate"), (3, "misplace")] {
+        let call = json!({"_meta": meta(), "name": name, "arguments": {"text": "hi", "region": "us-west1"}});
+        let (status, refused) = last(post(&warden, "/mcp", json!(id), "tools/call", call, &[]));
+        assert_eq!(status, 200, "{refused}");
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        assert_eq!(refused["error"]["message"], format!("Unknown tool: {name}"), "{refused}");
+    }
+    let right = [("mcp-param-region", Some("us-west1"))];
+    let call = json!({"_meta": meta(), "name": "locate", "arguments": {"text": "hi", "region": "us-west1"}});
+    let (status, body) = last(post(&warden, "/mcp", json!(4), "tools/call", call, &right));
+    assert_eq!((status, &body["result"]["content"][0]["text"]), (200, &json!("hi")), "{body}");
+
+    // A 2025-11-25 client sees the same catalog.
+    let mut legacy = warden.client();
+    legacy.initialize();
+    let names = legacy.tool_names();
+    assert!(names.iter().any(|name| name == "locate"), "{names:?}");
+    assert!(!names.iter().any(|name| name == "relocate" || name == "misplace"), "{names:?}");
+    let refused = legacy.request("tools/call", json!({"name": "misplace", "arguments": {"text": "hi"}}));
+    assert_eq!(refused["error"]["message"], "Unknown tool: misplace", "{refused}");
+    assert_eq!(legacy.call("locate", json!({"text": "from 2025"}))["content"][0]["text"], "from 2025");
+    // Lists read again, by both: no new warnings.
+    assert_eq!(legacy.tool_names(), names);
+    assert_eq!(
+        last(post(&warden, "/mcp", json!(5), "tools/list", json!({"_meta": meta()}), &[])).1["result"],
+        listed["result"]
+    );
+
+    let stderr = warden.stderr();
+    let warned = |tool: &str, reason: &str| {
+        stderr.lines().any(|line| {
+            line.contains("tool left out") && line.contains("fx") && line.contains(tool) && line.contains(reason)
+        })
+    };
+    assert!(warned("relocate", "repeats the one at /properties/from"), "{stderr}");
+    assert!(warned("misplace", "is not an HTTP token"), "{stderr}");
+    // Once per session's upstream (the modern lane's, the legacy session's),
+    // not on each of the lists read since.
+    let left_out: Vec<&str> = stderr.lines().filter(|line| line.contains("tool left out")).collect();
+    assert_eq!(left_out.len(), 4, "{stderr}");
+    assert!(left_out.iter().all(|line| line.contains("relocate") || line.contains("misplace")), "{stderr}");
+}
+
 /// What Warden adds holds for modern requests too: the bearer token is
 /// checked on each, it picks the profile (each token and profile has its
 /// own lane), a policy refuses, and one principal's `requestState` is

@@ -1,6 +1,7 @@
 //! The merged view of every upstream's tools, prompts, resources and templates,
 //! and the maps that route a client's names and URIs back to their upstream.
 
+pub mod header_annotations;
 mod naming;
 mod surface;
 mod template;
@@ -12,6 +13,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use warden_jsonrpc::{Splice, json_string, span_in};
 
+use header_annotations::InvalidAnnotation;
 pub use naming::Namer;
 pub use surface::{Item, ItemKind, Page, Surface};
 pub use template::UriTemplate;
@@ -75,6 +77,9 @@ pub struct Catalog {
     collisions: Vec<String>,
     /// Per upstream, tools withheld by pins.
     withheld: Vec<std::collections::HashSet<String>>,
+    /// Per upstream, the tools its last list left out for their
+    /// `x-mcp-header` annotations, and why.
+    left_out: Vec<Vec<(String, InvalidAnnotation)>>,
 }
 
 impl Catalog {
@@ -83,8 +88,10 @@ impl Catalog {
         let surfaces = vec![None; servers.len()];
         let servers_len = servers.len();
         let withheld = vec![Default::default(); servers.len()];
+        let left_out = vec![Vec::new(); servers.len()];
         Catalog {
             withheld,
+            left_out,
             namer,
             servers,
             surfaces,
@@ -104,6 +111,7 @@ impl Catalog {
         self.surfaces.push(None);
         self.loaded.push(false);
         self.withheld.push(Default::default());
+        self.left_out.push(Vec::new());
         self.servers.len() - 1
     }
 
@@ -146,6 +154,21 @@ impl Catalog {
         }
     }
 
+    /// Records the tools upstream `upstream`'s latest list left out for their
+    /// `x-mcp-header` annotations (see [`header_annotations`]). Returns those
+    /// its previous list did not leave out for the same reason: the ones to
+    /// warn about.
+    pub fn leave_out(
+        &mut self,
+        upstream: usize,
+        tools: Vec<(String, InvalidAnnotation)>,
+    ) -> Vec<(String, InvalidAnnotation)> {
+        let Some(known) = self.left_out.get_mut(upstream) else { return tools };
+        let fresh = tools.iter().filter(|tool| !known.contains(tool)).cloned().collect();
+        *known = tools;
+        fresh
+    }
+
     /// Marks upstream `upstream` as loaded, with no items yet.
     pub fn mark_loaded(&mut self, upstream: usize) {
         if let Some(slot) = self.surfaces.get_mut(upstream) {
@@ -161,6 +184,9 @@ impl Catalog {
     pub fn clear(&mut self, upstream: usize) -> Vec<ItemKind> {
         if let Some(loaded) = self.loaded.get_mut(upstream) {
             *loaded = false;
+        }
+        if let Some(left_out) = self.left_out.get_mut(upstream) {
+            left_out.clear();
         }
         let Some(surface) = self.surfaces.get_mut(upstream).and_then(Option::take) else { return Vec::new() };
         self.rebuild();
@@ -451,6 +477,20 @@ mod tests {
         assert_eq!(catalog.clear(0), vec![ItemKind::Tool]);
         assert_eq!(catalog.tool("echo").unwrap().upstream, 1);
         assert!(catalog.collisions().is_empty());
+    }
+
+    #[test]
+    fn tools_left_out_are_new_once_per_upstream_until_it_goes_down() {
+        let mut catalog = catalog(PrefixMode::Always);
+        let empty = InvalidAnnotation::Empty { path: "/properties/p".into() };
+        let bad = || vec![("bad".to_owned(), empty.clone())];
+        assert_eq!(catalog.leave_out(0, bad()), bad(), "first seen");
+        assert_eq!(catalog.leave_out(0, bad()), vec![], "seen before");
+        assert_eq!(catalog.leave_out(1, bad()), bad(), "another upstream");
+        let other = InvalidAnnotation::Unreachable { path: "/items".into() };
+        assert_eq!(catalog.leave_out(0, vec![("bad".into(), other.clone())]), vec![("bad".into(), other)]);
+        catalog.clear(1);
+        assert_eq!(catalog.leave_out(1, bad()), bad(), "after a restart");
     }
 
     #[test]

@@ -4,14 +4,28 @@
 //! A caller hands over a record already serialised ([`Members`]) and waits
 //! on a oneshot. The writer thread takes everything queued, gives the
 //! records their `seq` and hashes in file order, appends them with one
-//! `write` and one `fdatasync`, then answers every waiter. Records queued
-//! while a sync is under way go into the next batch, so under load one
-//! sync covers many calls, and a call alone pays exactly one. Callers just
-//! answered get a short moment to come back and share the next sync (see
-//! [`gather`]).
+//! `write`, makes them durable, then answers every waiter. Records queued
+//! while a batch is being made durable go into the next one, so under load
+//! one sync covers many calls, and a call alone pays exactly one.
+//!
+//! Two ways to make a batch durable:
+//!
+//! * **Journalled** (`fsync: always` where the sync journal could be set up,
+//!   see [`crate::journal`]): [`WRITERS`] threads take turns. A free one
+//!   takes everything queued, appends it to the log (no sync) and places
+//!   its frame under one lock, then writes the frame outside it, so the
+//!   other appends and writes the next batch meanwhile. Batches are
+//!   answered in order, never before every earlier batch is durable too: a
+//!   record is only acknowledged with the whole chain before it.
+//! * **Direct** (`fsync: never`, or no journal): one thread writes and,
+//!   with `fsync: always`, runs `fdatasync` itself. Callers just answered
+//!   get a short moment to come back and share the next sync (see
+//!   [`gather`]).
 
+use std::collections::BTreeMap;
+use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -19,11 +33,17 @@ use tokio::sync::oneshot;
 
 use crate::chain::Members;
 use crate::error::AuditError;
+use crate::journal::{Device, Frame, Journal};
 use crate::writer::Writer;
 
 /// The most records one batch takes, so waiters are answered in bounded
 /// time even when records arrive faster than they are written.
 const MAX_BATCH: usize = 4096;
+
+/// Journalled writer threads: while one writes its batch's frame, the
+/// other appends the next batch and writes its own (a device serves
+/// several writes at once).
+const WRITERS: usize = 4;
 
 /// The longest a batch waits for the callers the last one answered.
 const MAX_LINGER: Duration = Duration::from_millis(1);
@@ -39,23 +59,60 @@ struct Pending {
     done: oneshot::Sender<Result<u64, AuditError>>,
 }
 
+/// What the writer thread is told.
+enum Message {
+    /// A record to append.
+    Record(Pending),
+    /// The log is closing: each writer thread takes one, finishes its batch
+    /// and stops.
+    Close,
+}
+
 /// The writer thread and the queue to it. Dropping it lets the thread
 /// finish what is queued and waits for it.
 #[derive(Debug)]
 pub(crate) struct Committer {
-    queue: Option<mpsc::Sender<Pending>>,
-    thread: Option<JoinHandle<()>>,
+    queue: mpsc::Sender<Message>,
+    threads: Vec<JoinHandle<()>>,
+    /// The journalled writers' state, for the final sync.
+    shared: Option<Arc<Shared>>,
+}
+
+impl std::fmt::Debug for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Message::Record(_) => "Record",
+            Message::Close => "Close",
+        })
+    }
 }
 
 impl Committer {
-    /// Starts the thread that owns `writer`.
-    pub(crate) fn start(writer: Writer) -> Result<Committer, AuditError> {
+    /// Starts the thread that owns `writer`, and with a `journal` the
+    /// threads that write its frames.
+    pub(crate) fn start(writer: Writer, journal: Option<Journal>) -> Result<Committer, AuditError> {
         let (queue, incoming) = mpsc::channel();
-        let thread = std::thread::Builder::new()
-            .name("warden-audit".into())
-            .spawn(move || run(writer, &incoming))
-            .map_err(|err| AuditError::Writer(format!("cannot start the writer thread: {err}")))?;
-        Ok(Committer { queue: Some(queue), thread: Some(thread) })
+        let spawn = |name: String, run: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(run)
+                .map_err(|err| AuditError::Writer(format!("cannot start the writer thread: {err}")))
+        };
+        let Some(journal) = journal else {
+            let thread = spawn("warden-audit".into(), Box::new(move || run_direct(writer, &incoming)))?;
+            return Ok(Committer { queue, threads: vec![thread], shared: None });
+        };
+        let shared = Arc::new(Shared {
+            incoming: Mutex::new(incoming),
+            files: Mutex::new(Files { writer, journal: Some(journal), next_batch: 0 }),
+            done: Mutex::new(Done::default()),
+        });
+        let mut committer = Committer { queue, threads: Vec::new(), shared: Some(shared.clone()) };
+        for index in 0..WRITERS {
+            let shared = shared.clone();
+            committer.threads.push(spawn(format!("warden-audit-{index}"), Box::new(move || run_journalled(&shared)))?);
+        }
+        Ok(committer)
     }
 
     /// Appends `members` and returns its `seq` once it is written (and
@@ -63,56 +120,255 @@ impl Committer {
     pub(crate) async fn append(&self, members: Members) -> Result<u64, AuditError> {
         let (done, outcome) = oneshot::channel();
         let stopped = || AuditError::Writer("the writer thread has stopped".into());
-        let queue = self.queue.as_ref().ok_or_else(stopped)?;
-        queue.send(Pending { members, done }).map_err(|_| stopped())?;
+        self.queue.send(Message::Record(Pending { members, done })).map_err(|_| stopped())?;
         outcome.await.map_err(|_| stopped())?
     }
 }
 
 impl Drop for Committer {
     fn drop(&mut self) {
-        // Closing the queue ends the thread once it has written what is queued.
-        self.queue = None;
-        if let Some(thread) = self.thread.take() {
+        // Each thread ends once what was queued before its `Close` is written.
+        for _ in &self.threads {
+            let _ = self.queue.send(Message::Close);
+        }
+        for thread in self.threads.drain(..) {
             let _ = thread.join();
+        }
+        // A clean stop leaves nothing in the journal for recovery to read.
+        if let Some(shared) = self.shared.take() {
+            let mut files = lock(&shared.files);
+            let restarted = files.writer.sync_log().map_err(|err| err.to_string()).and_then(|()| {
+                files.journal.as_mut().map_or(Ok(()), |journal| journal.restart().map_err(|err| err.to_string()))
+            });
+            if let Err(err) = restarted {
+                tracing::warn!(error = %err, "audit log: the final sync failed");
+            }
         }
     }
 }
 
-/// The writer thread: a batch at a time until the queue closes.
-fn run(mut writer: Writer, incoming: &mpsc::Receiver<Pending>) {
-    let mut batch = Vec::new();
-    let mut results = Vec::new();
-    let mut released = 0;
-    let mut last_write = Duration::ZERO;
-    while gather(incoming, &mut batch, released, last_write) {
-        let members: Vec<Members> = batch.iter_mut().map(|pending| std::mem::take(&mut pending.members)).collect();
-        tracing::trace!(records = members.len(), "audit batch");
-        let started = Instant::now();
-        let appended = catch_unwind(AssertUnwindSafe(|| writer.append(&members, &mut results)));
-        last_write = started.elapsed();
-        if appended.is_err() {
-            // A bug, not bad input: the records not reported written fail,
-            // and the file is reopened and rechecked before the next batch.
-            writer.reset();
-        }
-        let mut outcomes = results.drain(..);
-        released = batch.len();
-        for pending in batch.drain(..) {
+/// Appends `batch` with the writer, catching a panic (a bug, not bad
+/// input: the records not reported written fail, and the file is reopened
+/// and rechecked before the next batch). Returns each waiter with its
+/// outcome, and the bytes written.
+fn append(writer: &mut Writer, mut batch: Vec<Pending>) -> (Vec<Waiter>, Vec<u8>) {
+    let members: Vec<Members> = batch.iter_mut().map(|pending| std::mem::take(&mut pending.members)).collect();
+    tracing::trace!(records = members.len(), "audit batch");
+    let mut results = Vec::with_capacity(members.len());
+    let mut written = Vec::new();
+    if catch_unwind(AssertUnwindSafe(|| writer.append(&members, &mut results, &mut written))).is_err() {
+        writer.reset();
+    }
+    let mut outcomes = results.into_iter();
+    let waiters = batch
+        .into_iter()
+        .map(|pending| {
             let outcome = outcomes
                 .next()
                 .unwrap_or_else(|| Err(AuditError::Writer("the writer failed while writing this record".into())));
-            // A caller that went away (its call was cancelled) needs no answer.
-            let _ = pending.done.send(outcome);
+            (pending.done, outcome)
+        })
+        .collect();
+    (waiters, written)
+}
+
+/// A caller and what its record came to.
+type Waiter = (oneshot::Sender<Result<u64, AuditError>>, Result<u64, AuditError>);
+
+/// Answers waiters; `failed`, if given, overrides the records written.
+fn answer(waiters: Vec<Waiter>, failed: Option<&AuditError>) {
+    for (done, outcome) in waiters {
+        let outcome = match (outcome, failed) {
+            (Ok(_), Some(err)) => Err(err.again()),
+            (outcome, _) => outcome,
+        };
+        // A caller that went away (its call was cancelled) needs no answer.
+        let _ = done.send(outcome);
+    }
+}
+
+/// What the journalled writers share (see the module docs).
+#[derive(Debug)]
+struct Shared {
+    /// Records come in here; a writer that is free takes what is queued.
+    incoming: Mutex<mpsc::Receiver<Message>>,
+    /// The log and the journal: appending and placing a frame happen
+    /// together, so frames are placed in the order of the log.
+    files: Mutex<Files>,
+    /// Batches written, by number, waiting for every earlier one.
+    done: Mutex<Done>,
+}
+
+#[derive(Debug)]
+struct Files {
+    writer: Writer,
+    /// `None` once a journal write failed: from then on each batch is made
+    /// durable by syncing the log itself.
+    journal: Option<Journal>,
+    next_batch: u64,
+}
+
+#[derive(Debug, Default)]
+struct Done {
+    /// The next batch to answer.
+    next: u64,
+    waiting: BTreeMap<u64, (Vec<Waiter>, Result<(), AuditError>)>,
+    /// Batches below this number that were written after a batch that
+    /// failed: their records chain onto lost ones, so they fail too.
+    failed_through: u64,
+}
+
+/// How a batch is made durable once its lines are in the log.
+enum Durability {
+    /// Its frame, written by the writer that appended it.
+    Frame(Device, Frame),
+    /// Already settled: synced with the log, or nothing to sync.
+    Settled(Result<(), AuditError>),
+}
+
+/// One journalled writer thread: takes what is queued, appends it, writes
+/// its frame outside every lock (so the other writer can append the next
+/// batch meanwhile), then answers whatever is durable, in order.
+fn run_journalled(shared: &Shared) {
+    let mut closing = false;
+    while !closing {
+        let batch = {
+            let incoming = lock(&shared.incoming);
+            let mut batch = Vec::new();
+            match incoming.recv() {
+                Ok(Message::Record(pending)) => batch.push(pending),
+                Ok(Message::Close) | Err(_) => return,
+            }
+            while batch.len() < MAX_BATCH {
+                match incoming.try_recv() {
+                    Ok(Message::Record(pending)) => batch.push(pending),
+                    // Each writer takes one: this one stops after its batch.
+                    Ok(Message::Close) => {
+                        closing = true;
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            batch
+        };
+        let (number, waiters, durability) = {
+            let mut files = lock(&shared.files);
+            let (waiters, written) = append(&mut files.writer, batch);
+            let number = files.next_batch;
+            files.next_batch += 1;
+            let durability = files.durability(&written);
+            (number, waiters, durability)
+        };
+        let outcome = match durability {
+            Durability::Settled(outcome) => outcome,
+            Durability::Frame(device, frame) => match device.write(&frame) {
+                Ok(()) => Ok(()),
+                Err(err) => lock(&shared.files).journal_failed(&device, err),
+            },
+        };
+        shared.settle(number, waiters, outcome);
+    }
+}
+
+impl Files {
+    /// How the batch whose lines are `written` becomes durable.
+    fn durability(&mut self, written: &[u8]) -> Durability {
+        if written.is_empty() {
+            // Every record failed: nothing to sync.
+            return Durability::Settled(Ok(()));
         }
-        drop(outcomes);
+        let Some(journal) = &mut self.journal else { return Durability::Settled(self.sync_log()) };
+        if let Some(frame) = journal.place(written) {
+            return Durability::Frame(journal.device(), frame);
+        }
+        // The journal is full: the log's own sync covers this batch and
+        // every earlier one (frames still being written included), so the
+        // journal can start over.
+        let synced = self.sync_log();
+        if synced.is_ok()
+            && let Some(Err(err)) = self.journal.as_mut().map(Journal::restart)
+        {
+            tracing::error!(error = %err, "audit sync journal could not start over; syncing the log itself from now on");
+            self.journal = None;
+        }
+        Durability::Settled(synced)
+    }
+
+    fn sync_log(&mut self) -> Result<(), AuditError> {
+        let synced = self.writer.sync_log();
+        if synced.is_err() {
+            self.writer.reset();
+        }
+        synced
+    }
+
+    /// A journal write failed: the log itself is synced instead, which
+    /// covers this batch; the journal is not used again.
+    fn journal_failed(&mut self, device: &Device, err: io::Error) -> Result<(), AuditError> {
+        let err = AuditError::io(device.path(), "write", err);
+        tracing::error!(error = %err, "audit sync journal write failed; syncing the log itself from now on");
+        self.journal = None;
+        self.sync_log()
+    }
+}
+
+impl Shared {
+    /// Batch `number` is durable (or failed): answers it and every batch
+    /// after it that is settled too, in order.
+    fn settle(&self, number: u64, waiters: Vec<Waiter>, outcome: Result<(), AuditError>) {
+        let mut done = lock(&self.done);
+        if outcome.is_err() {
+            // Later batches chain onto this one's records.
+            done.failed_through = lock(&self.files).next_batch;
+        }
+        done.waiting.insert(number, (waiters, outcome));
+        loop {
+            let next = done.next;
+            let Some((waiters, outcome)) = done.waiting.remove(&next) else { break };
+            let failed = match &outcome {
+                Err(err) => Some(err.again()),
+                Ok(()) if next < done.failed_through => {
+                    Some(AuditError::Writer("an earlier record of the chain could not be made durable".into()))
+                }
+                Ok(()) => None,
+            };
+            answer(waiters, failed.as_ref());
+            done.next += 1;
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The direct writer thread: a batch at a time until the log closes.
+fn run_direct(mut writer: Writer, incoming: &mpsc::Receiver<Message>) {
+    let mut batch = Vec::new();
+    let mut released = 0;
+    let mut last_write = Duration::ZERO;
+    let mut closing = false;
+    while gather(incoming, &mut batch, released, last_write, &mut closing) {
+        let started = Instant::now();
+        released = batch.len();
+        let (waiters, _) = append(&mut writer, std::mem::take(&mut batch));
+        last_write = started.elapsed();
+        answer(waiters, None);
         // What came in while this batch was written goes first next time.
-        batch.extend(incoming.try_iter().take(MAX_BATCH));
+        while batch.len() < MAX_BATCH {
+            match incoming.try_recv() {
+                Ok(Message::Record(pending)) => batch.push(pending),
+                Ok(Message::Close) => closing = true,
+                Err(_) => break,
+            }
+        }
     }
 }
 
 /// Fills `batch` (which holds what arrived before the last batch was
-/// answered) for the next write; `false` once the queue is closed and empty.
+/// answered) for the next write; `false` once the log is closing and
+/// nothing is left.
 ///
 /// The `released` callers just answered usually come back with their next
 /// record soon, and if the write before went out without them they would
@@ -121,21 +377,39 @@ fn run(mut writer: Writer, incoming: &mpsc::Receiver<Pending>) {
 /// most [`MAX_LINGER`], and not at all after a write quicker than
 /// [`MIN_LINGER`]): a call alone is never held back (its own record is the
 /// one awaited).
-fn gather(incoming: &mpsc::Receiver<Pending>, batch: &mut Vec<Pending>, released: usize, last_write: Duration) -> bool {
+fn gather(
+    incoming: &mpsc::Receiver<Message>,
+    batch: &mut Vec<Pending>,
+    released: usize,
+    last_write: Duration,
+    closing: &mut bool,
+) -> bool {
     let linger = if last_write < MIN_LINGER { Duration::ZERO } else { last_write.min(MAX_LINGER) };
     let deadline = Instant::now() + linger;
     let mut returned = 0;
-    while returned < released.max(1) && batch.len() < MAX_BATCH {
+    while !*closing && returned < released.max(1) && batch.len() < MAX_BATCH {
         let next = if batch.is_empty() {
             incoming.recv().ok()
         } else {
             incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())).ok()
         };
-        let Some(pending) = next else { break };
-        batch.push(pending);
-        returned += 1;
+        match next {
+            Some(Message::Record(pending)) => {
+                batch.push(pending);
+                returned += 1;
+            }
+            Some(Message::Close) => *closing = true,
+            // recv: the queue is gone; recv_timeout: the wait is over.
+            None if batch.is_empty() => *closing = true,
+            None => break,
+        }
     }
-    let room = MAX_BATCH.saturating_sub(batch.len());
-    batch.extend(incoming.try_iter().take(room));
+    while batch.len() < MAX_BATCH {
+        match incoming.try_recv() {
+            Ok(Message::Record(pending)) => batch.push(pending),
+            Ok(Message::Close) => *closing = true,
+            Err(_) => break,
+        }
+    }
     !batch.is_empty()
 }

@@ -21,6 +21,7 @@
 pub mod chain;
 mod committer;
 mod error;
+mod journal;
 mod record;
 mod redact;
 mod tail;
@@ -120,14 +121,15 @@ impl AuditLog {
     /// queued is written.
     pub fn open(settings: AuditSettings) -> Result<AuditLog, AuditError> {
         let mut writer = Writer::new(&settings);
-        if let Err(err) = writer.ensure_open() {
-            if !settings.fail_open {
-                return Err(err);
-            }
-            tracing::error!(error = %err, "audit log unavailable; continuing without it (fail_open)");
+        let mut journal = None;
+        match writer.ensure_open() {
+            Ok(()) if settings.fsync == Fsync::Always => journal = open_journal(&mut writer, &settings.path)?,
+            Ok(()) => {}
+            Err(err) if !settings.fail_open => return Err(err),
+            Err(err) => tracing::error!(error = %err, "audit log unavailable; continuing without it (fail_open)"),
         }
         Ok(AuditLog {
-            committer: Committer::start(writer)?,
+            committer: Committer::start(writer, journal)?,
             path: settings.path,
             redact: settings.redact,
             fail_open: settings.fail_open,
@@ -146,6 +148,37 @@ impl AuditLog {
         let members = Members::of(&entry.into_record(self.redact))?;
         self.committer.append(members).await
     }
+}
+
+/// Opens the sync journal beside the log at `path` (see [`journal`]),
+/// first putting back into the log what a crash took from it after the
+/// journal had it. Without a journal (it cannot be created, e.g. no room
+/// for it), each batch is synced with `fdatasync`, which is only slower.
+fn open_journal(writer: &mut Writer, path: &Path) -> Result<Option<journal::Journal>, AuditError> {
+    let journal_path = journal::path_of(path);
+    let (mut journal, lines) = match journal::Journal::open(&journal_path) {
+        Ok(opened) => opened,
+        Err(err) => {
+            tracing::warn!(path = %journal_path.display(), error = %err, "no audit sync journal; each batch is synced with fdatasync");
+            return Ok(None);
+        }
+    };
+    writer.restore_rotated(&lines)?;
+    let (recovered, chain) = journal::recover(lines, &writer.chain());
+    if recovered.is_empty() {
+        // What the log holds must be durable before the journal starts over.
+        writer.sync_log()?;
+    } else {
+        tracing::warn!(
+            path = %path.display(),
+            records = recovered.len(),
+            "the audit log lacked acknowledged records after a crash; they are restored from the sync journal"
+        );
+        writer.restore(&recovered, chain)?;
+    }
+    journal.restart().map_err(|err| AuditError::io(&journal_path, "start", err))?;
+    writer.set_journalled();
+    Ok(Some(journal))
 }
 
 impl Audit for AuditLog {

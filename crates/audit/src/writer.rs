@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -27,6 +27,15 @@ pub(crate) struct Writer {
     file: Option<OpenFile>,
     /// Where the chain stands, once known.
     chain: Option<ChainState>,
+    /// With `fsync: always`, whether a sync journal makes batches durable
+    /// (see [`crate::journal`]): then the log is appended without a sync,
+    /// and synced (directory included) only by [`Writer::sync_log`].
+    journalled: bool,
+    /// A directory entry was created or renamed since the last sync.
+    directory_changed: bool,
+    /// Journalled: the file last rotated, while its last lines may not be
+    /// durable in it yet (the journal holds them until it starts over).
+    rotated_unsynced: Option<File>,
 }
 
 #[derive(Debug)]
@@ -59,7 +68,96 @@ impl Writer {
             keep: settings.keep,
             file: None,
             chain: None,
+            journalled: false,
+            directory_changed: false,
+            rotated_unsynced: None,
         }
+    }
+
+    /// From now on a sync journal makes batches durable: appends are not
+    /// synced, nor are a rotation's renames and its full file, until
+    /// [`Writer::sync_log`] (before the journal starts over).
+    pub(crate) fn set_journalled(&mut self) {
+        self.journalled = true;
+    }
+
+    /// Makes everything appended so far durable: the open file, the file
+    /// rotated last, and the directory entries created or renamed since
+    /// the last sync.
+    pub(crate) fn sync_log(&mut self) -> Result<(), AuditError> {
+        if let Some(rotated) = &self.rotated_unsynced {
+            let path = numbered(&self.path, 1);
+            rotated.sync_data().map_err(|err| AuditError::io(path, "fdatasync", err))?;
+            self.rotated_unsynced = None;
+        }
+        if let Some(open) = &self.file {
+            open.file.sync_data().map_err(|err| AuditError::io(&self.path, "fdatasync", err))?;
+        }
+        if self.directory_changed {
+            sync_parent(&self.path)?;
+            self.directory_changed = false;
+        }
+        Ok(())
+    }
+
+    /// Where the chain stands (after [`Writer::ensure_open`]).
+    pub(crate) fn chain(&self) -> ChainState {
+        self.chain.clone().unwrap_or_else(ChainState::genesis)
+    }
+
+    /// After a crash, the newest rotated file may lack lines that the sync
+    /// journal has: a rotation does not wait for the full file's sync. When
+    /// the current file starts after a gap in the chain, the journal's lines
+    /// that fill it are appended to `.1`, and synced.
+    pub(crate) fn restore_rotated(&mut self, journal: &[Vec<u8>]) -> Result<(), AuditError> {
+        let rotated = numbered(&self.path, 1);
+        let Some(first) = self.first_seq()? else { return Ok(()) };
+        let Ok(mut file) = OpenOptions::new().read(true).append(true).open(&rotated) else { return Ok(()) };
+        let scan = scan_tail(&mut file).map_err(|err| AuditError::io(&rotated, "read", err))?;
+        let Some(last) = scan.last else { return Ok(()) };
+        let Some(missing) = first.checked_sub(last.seq + 1).filter(|missing| *missing > 0) else { return Ok(()) };
+        let (lines, _) = crate::journal::recover(journal.to_vec(), &last);
+        let lines: Vec<Vec<u8>> = lines.into_iter().take(usize::try_from(missing).unwrap_or(usize::MAX)).collect();
+        if lines.is_empty() {
+            return Ok(());
+        }
+        tracing::warn!(
+            path = %rotated.display(),
+            records = lines.len(),
+            "the rotated audit log lacked acknowledged records after a crash; they are restored from the sync journal"
+        );
+        let io = |what, err| AuditError::io(&rotated, what, err);
+        file.set_len(scan.complete_len).map_err(|err| io("truncate torn line", err))?;
+        let mut bytes = Vec::new();
+        for line in &lines {
+            bytes.extend_from_slice(line);
+            bytes.push(b'\n');
+        }
+        file.write_all(&bytes).map_err(|err| io("write", err))?;
+        file.sync_data().map_err(|err| io("fdatasync", err))
+    }
+
+    /// The `seq` of the current file's first record, if it has one.
+    fn first_seq(&self) -> Result<Option<u64>, AuditError> {
+        let Ok(file) = File::open(&self.path) else { return Ok(None) };
+        let mut first = Vec::new();
+        io::BufReader::new(file)
+            .read_until(b'\n', &mut first)
+            .map_err(|err| AuditError::io(&self.path, "read", err))?;
+        Ok(check_line(first.strip_suffix(b"\n").unwrap_or(&first)).ok().map(|links| links.seq))
+    }
+
+    /// Appends `lines` (each a whole record, without its newline) that
+    /// continue the chain, recovered from the sync journal, and syncs them.
+    pub(crate) fn restore(&mut self, lines: &[Vec<u8>], chain: ChainState) -> Result<(), AuditError> {
+        let mut bytes = Vec::new();
+        for line in lines {
+            bytes.extend_from_slice(line);
+            bytes.push(b'\n');
+        }
+        self.write(&bytes)?;
+        self.chain = Some(chain);
+        self.sync_log()
     }
 
     /// Drops the open file, so the next append reopens and rechecks it.
@@ -109,7 +207,11 @@ impl Writer {
             (None, None) => self.rotated_chain().unwrap_or_else(ChainState::genesis),
         };
         if !existed && self.fsync == Fsync::Always {
-            sync_parent(&path)?;
+            if self.journalled {
+                self.directory_changed = true;
+            } else {
+                sync_parent(&path)?;
+            }
         }
         self.chain = Some(chain);
         self.file = Some(OpenFile { file, len: scan.complete_len });
@@ -137,9 +239,15 @@ impl Writer {
     /// a record is `Ok` only once its line is written and synced. On an
     /// error nothing of the failed lines is left in the file (as far as the
     /// file system allows) and the chain does not move past them.
-    pub(crate) fn append(&mut self, batch: &[Members], results: &mut Vec<Result<u64, AuditError>>) {
+    /// The bytes of the lines written go to `written` (for the journal).
+    pub(crate) fn append(
+        &mut self,
+        batch: &[Members],
+        results: &mut Vec<Result<u64, AuditError>>,
+        written: &mut Vec<u8>,
+    ) {
         let before = results.len();
-        if let Err(err) = self.append_all(batch, results) {
+        if let Err(err) = self.append_all(batch, results, written) {
             // Every record not reported written failed with it.
             let failed = batch.len() - (results.len() - before);
             results.extend(std::iter::repeat_with(|| Err(err.again())).take(failed));
@@ -149,7 +257,12 @@ impl Writer {
 
     /// [`Writer::append`] until the first error, which is returned; the
     /// records in `results` by then are written.
-    fn append_all(&mut self, batch: &[Members], results: &mut Vec<Result<u64, AuditError>>) -> Result<(), AuditError> {
+    fn append_all(
+        &mut self,
+        batch: &[Members],
+        results: &mut Vec<Result<u64, AuditError>>,
+        written: &mut Vec<u8>,
+    ) -> Result<(), AuditError> {
         self.ensure_open()?;
         let time = timestamp(SystemTime::now());
         let mut chain = self.chain.clone().unwrap_or_else(ChainState::genesis);
@@ -163,14 +276,14 @@ impl Writer {
             let must_rotate =
                 self.rotate_bytes.is_some_and(|limit| len > 0 && len.saturating_add(line.len() as u64) > limit);
             if must_rotate {
-                self.commit(&staged, &chain, results)?;
+                self.commit(&staged, &chain, results, written)?;
                 staged.clear();
                 self.rotate()?;
             }
             staged.extend_from_slice(&line);
             chain = ChainState { seq, last_hash: line_hash };
         }
-        self.commit(&staged, &chain, results)
+        self.commit(&staged, &chain, results, written)
     }
 
     /// Writes and syncs `staged`, the lines of the records after the
@@ -181,11 +294,13 @@ impl Writer {
         staged: &[u8],
         chain: &ChainState,
         results: &mut Vec<Result<u64, AuditError>>,
+        written: &mut Vec<u8>,
     ) -> Result<(), AuditError> {
         if staged.is_empty() {
             return Ok(());
         }
         self.write(staged)?;
+        written.extend_from_slice(staged);
         let first = self.chain.as_ref().map_or(0, |old| old.seq).saturating_add(1);
         results.extend((first..=chain.seq).map(Ok));
         self.chain = Some(chain.clone());
@@ -193,7 +308,7 @@ impl Writer {
     }
 
     fn write(&mut self, lines: &[u8]) -> Result<(), AuditError> {
-        let fsync = self.fsync;
+        let (fsync, journalled) = (self.fsync, self.journalled);
         let Some(open) = self.file.as_mut() else {
             return Err(AuditError::io(&self.path, "write", io::Error::other("the file is not open")));
         };
@@ -206,6 +321,7 @@ impl Writer {
         // fdatasync is enough for an append-only file: it also writes the
         // size change that makes the new lines readable, only timestamps wait.
         if fsync == Fsync::Always
+            && !journalled
             && let Err(err) = open.file.sync_data()
         {
             let _ = open.file.set_len(open.len);
@@ -219,6 +335,16 @@ impl Writer {
     /// `keep` (the oldest is removed), and opens a new empty file. The chain
     /// carries on: the next record's `prevHash` is the last line's hash.
     fn rotate(&mut self) -> Result<(), AuditError> {
+        if self.journalled {
+            // The full file's last lines stay in the journal until its next
+            // start, which syncs the file first; recovery repairs `.1` (see
+            // `restore_rotated`), so at most one rotated file may lag.
+            if let Some(older) = self.rotated_unsynced.take() {
+                older.sync_data().map_err(|err| AuditError::io(&self.path, "fdatasync", err))?;
+            }
+            self.rotated_unsynced = self.file.take().map(|open| open.file);
+            self.directory_changed = true;
+        }
         self.file = None;
         let rotate_error = |path: &Path, err| AuditError::io(path, "rotate", err);
         if self.keep == 0 {

@@ -315,3 +315,65 @@ async fn when_a_batch_fails_part_way_exactly_the_records_reported_written_are_in
     assert_eq!(in_file, written, "a record is in the file exactly when it was reported written");
     assert_eq!(verify(&path).expect("verify").first_broken, None);
 }
+
+/// Drops the last `count` lines of `path`, as a machine crash does to lines
+/// the kernel had not written back.
+fn lose_last_lines(path: &std::path::Path, count: usize) {
+    let kept = lines(path);
+    let kept = &kept[..kept.len() - count];
+    let text: String = kept.iter().map(|line| format!("{line}\n")).collect();
+    fs::write(path, text).expect("rewrite");
+}
+
+#[tokio::test]
+async fn acknowledged_records_a_crash_took_from_the_file_come_back_from_the_sync_journal() {
+    let dir = TempDir::new("journal-recover");
+    let path = dir.join("audit.jsonl");
+    let log = AuditLog::open(AuditSettings::new(&path)).expect("open");
+    for i in 0..10 {
+        record(&log, &Req::allow("fs", &format!("t{i}"), None)).await.expect("record");
+    }
+    let before = lines(&path);
+    // A crash: no clean close (which would empty the journal), and the
+    // last four lines never reached the disk.
+    std::mem::forget(log);
+    lose_last_lines(&path, 4);
+
+    let log = AuditLog::open(AuditSettings::new(&path)).expect("reopen");
+    assert_eq!(lines(&path), before, "every acknowledged record is back, byte for byte");
+    record(&log, &Req::allow("fs", "after", None)).await.expect("record");
+    drop(log);
+    let after = lines(&path);
+    assert_eq!(json(&after[10])["seq"], 11);
+    assert_eq!(verify(&path).expect("verify").first_broken, None);
+
+    // After a clean close the journal holds nothing to restore: lines cut
+    // off now stay cut off (nothing acknowledged is missing).
+    lose_last_lines(&path, 1);
+    drop(AuditLog::open(AuditSettings::new(&path)).expect("reopen"));
+    assert_eq!(lines(&path).len(), 10);
+}
+
+#[tokio::test]
+async fn a_rotated_file_that_lost_its_last_lines_is_repaired_from_the_sync_journal() {
+    let dir = TempDir::new("journal-rotated");
+    let path = dir.join("audit.jsonl");
+    let settings = AuditSettings { rotate_bytes: Some(2000), keep: 3, ..AuditSettings::new(&path) };
+    let log = AuditLog::open(settings.clone()).expect("open");
+    for i in 0..12 {
+        record(&log, &Req::allow("github", &format!("tool{i}"), Some(r#"{"x":1}"#))).await.expect("record");
+    }
+    let rotated = dir.join("audit.jsonl.1");
+    let (rotated_before, current_before) = (lines(&rotated), lines(&path));
+    assert!(!current_before.is_empty() && rotated_before.len() > 2);
+    std::mem::forget(log);
+    lose_last_lines(&rotated, 2);
+    lose_last_lines(&path, 1);
+
+    drop(AuditLog::open(settings).expect("reopen"));
+    assert_eq!(lines(&rotated), rotated_before);
+    assert_eq!(lines(&path), current_before);
+    for file in [&rotated, &path] {
+        assert_eq!(verify(file).expect("verify").first_broken, None, "{}", file.display());
+    }
+}

@@ -33,9 +33,10 @@ pub(crate) struct Writer {
     journalled: bool,
     /// A directory entry was created or renamed since the last sync.
     directory_changed: bool,
-    /// Journalled: the file last rotated, while its last lines may not be
-    /// durable in it yet (the journal holds them until it starts over).
-    rotated_unsynced: Option<File>,
+    /// Journalled: the files rotated since the last sync, whose last lines
+    /// may not be durable in them yet (the journal holds them until it
+    /// starts over, which syncs them first).
+    rotated_unsynced: Vec<File>,
 }
 
 #[derive(Debug)]
@@ -70,7 +71,7 @@ impl Writer {
             chain: None,
             journalled: false,
             directory_changed: false,
-            rotated_unsynced: None,
+            rotated_unsynced: Vec::new(),
         }
     }
 
@@ -85,11 +86,10 @@ impl Writer {
     /// rotated last, and the directory entries created or renamed since
     /// the last sync.
     pub(crate) fn sync_log(&mut self) -> Result<(), AuditError> {
-        if let Some(rotated) = &self.rotated_unsynced {
-            let path = numbered(&self.path, 1);
-            rotated.sync_data().map_err(|err| AuditError::io(path, "fdatasync", err))?;
-            self.rotated_unsynced = None;
+        for rotated in &self.rotated_unsynced {
+            rotated.sync_data().map_err(|err| AuditError::io(numbered(&self.path, 1), "fdatasync", err))?;
         }
+        self.rotated_unsynced.clear();
         if let Some(open) = &self.file {
             open.file.sync_data().map_err(|err| AuditError::io(&self.path, "fdatasync", err))?;
         }
@@ -105,46 +105,18 @@ impl Writer {
         self.chain.clone().unwrap_or_else(ChainState::genesis)
     }
 
-    /// After a crash, the newest rotated file may lack lines that the sync
-    /// journal has: a rotation does not wait for the full file's sync. When
-    /// the current file starts after a gap in the chain, the journal's lines
-    /// that fill it are appended to `.1`, and synced.
+    /// After a crash, rotated files may lack lines that the sync journal
+    /// has: a rotation does not wait for the full file's sync. Wherever the
+    /// next file starts after a gap in the chain, the journal's lines that
+    /// fill it are appended to the older file, and synced.
     pub(crate) fn restore_rotated(&mut self, journal: &[Vec<u8>]) -> Result<(), AuditError> {
-        let rotated = numbered(&self.path, 1);
-        let Some(first) = self.first_seq()? else { return Ok(()) };
-        let Ok(mut file) = OpenOptions::new().read(true).append(true).open(&rotated) else { return Ok(()) };
-        let scan = scan_tail(&mut file).map_err(|err| AuditError::io(&rotated, "read", err))?;
-        let Some(last) = scan.last else { return Ok(()) };
-        let Some(missing) = first.checked_sub(last.seq + 1).filter(|missing| *missing > 0) else { return Ok(()) };
-        let (lines, _) = crate::journal::recover(journal.to_vec(), &last);
-        let lines: Vec<Vec<u8>> = lines.into_iter().take(usize::try_from(missing).unwrap_or(usize::MAX)).collect();
-        if lines.is_empty() {
-            return Ok(());
+        for index in 1..=self.keep {
+            let newer = if index == 1 { self.path.clone() } else { numbered(&self.path, index - 1) };
+            if let Some(first) = first_seq(&newer)? {
+                fill_gap(&numbered(&self.path, index), first, journal)?;
+            }
         }
-        tracing::warn!(
-            path = %rotated.display(),
-            records = lines.len(),
-            "the rotated audit log lacked acknowledged records after a crash; they are restored from the sync journal"
-        );
-        let io = |what, err| AuditError::io(&rotated, what, err);
-        file.set_len(scan.complete_len).map_err(|err| io("truncate torn line", err))?;
-        let mut bytes = Vec::new();
-        for line in &lines {
-            bytes.extend_from_slice(line);
-            bytes.push(b'\n');
-        }
-        file.write_all(&bytes).map_err(|err| io("write", err))?;
-        file.sync_data().map_err(|err| io("fdatasync", err))
-    }
-
-    /// The `seq` of the current file's first record, if it has one.
-    fn first_seq(&self) -> Result<Option<u64>, AuditError> {
-        let Ok(file) = File::open(&self.path) else { return Ok(None) };
-        let mut first = Vec::new();
-        io::BufReader::new(file)
-            .read_until(b'\n', &mut first)
-            .map_err(|err| AuditError::io(&self.path, "read", err))?;
-        Ok(check_line(first.strip_suffix(b"\n").unwrap_or(&first)).ok().map(|links| links.seq))
+        Ok(())
     }
 
     /// Appends `lines` (each a whole record, without its newline) that
@@ -336,13 +308,11 @@ impl Writer {
     /// carries on: the next record's `prevHash` is the last line's hash.
     fn rotate(&mut self) -> Result<(), AuditError> {
         if self.journalled {
-            // The full file's last lines stay in the journal until its next
-            // start, which syncs the file first; recovery repairs `.1` (see
-            // `restore_rotated`), so at most one rotated file may lag.
-            if let Some(older) = self.rotated_unsynced.take() {
-                older.sync_data().map_err(|err| AuditError::io(&self.path, "fdatasync", err))?;
-            }
-            self.rotated_unsynced = self.file.take().map(|open| open.file);
+            // No sync on the callers' path: the full file's last lines stay
+            // in the journal until its next start, which syncs the file
+            // first, and recovery puts back what a crash took (see
+            // `restore_rotated`).
+            self.rotated_unsynced.extend(self.file.take().map(|open| open.file));
             self.directory_changed = true;
         }
         self.file = None;
@@ -372,6 +342,42 @@ impl Writer {
         }
         Ok(())
     }
+}
+
+/// The `seq` of the first record of the file at `path`, if it has one.
+fn first_seq(path: &Path) -> Result<Option<u64>, AuditError> {
+    let Ok(file) = File::open(path) else { return Ok(None) };
+    let mut first = Vec::new();
+    io::BufReader::new(file).read_until(b'\n', &mut first).map_err(|err| AuditError::io(path, "read", err))?;
+    Ok(check_line(first.strip_suffix(b"\n").unwrap_or(&first)).ok().map(|links| links.seq))
+}
+
+/// Appends to the file at `path` the lines of `journal` that continue its
+/// chain up to record `next` (which starts the next file), and syncs them.
+fn fill_gap(path: &Path, next: u64, journal: &[Vec<u8>]) -> Result<(), AuditError> {
+    let Ok(mut file) = OpenOptions::new().read(true).append(true).open(path) else { return Ok(()) };
+    let scan = scan_tail(&mut file).map_err(|err| AuditError::io(path, "read", err))?;
+    let Some(last) = scan.last else { return Ok(()) };
+    let Some(missing) = next.checked_sub(last.seq + 1).filter(|missing| *missing > 0) else { return Ok(()) };
+    let (lines, _) = crate::journal::recover(journal.to_vec(), &last);
+    let lines: Vec<Vec<u8>> = lines.into_iter().take(usize::try_from(missing).unwrap_or(usize::MAX)).collect();
+    if lines.is_empty() {
+        return Ok(());
+    }
+    tracing::warn!(
+        path = %path.display(),
+        records = lines.len(),
+        "the rotated audit log lacked acknowledged records after a crash; they are restored from the sync journal"
+    );
+    let io = |what, err| AuditError::io(path, what, err);
+    file.set_len(scan.complete_len).map_err(|err| io("truncate torn line", err))?;
+    let mut bytes = Vec::new();
+    for line in &lines {
+        bytes.extend_from_slice(line);
+        bytes.push(b'\n');
+    }
+    file.write_all(&bytes).map_err(|err| io("write", err))?;
+    file.sync_data().map_err(|err| io("fdatasync", err))
 }
 
 /// `path` with `.index` appended: `audit.jsonl.1`.

@@ -55,6 +55,8 @@ pub(crate) fn path_of(log: &Path) -> PathBuf {
 /// outside it, through a shared [`File`].
 #[derive(Debug)]
 pub(crate) struct Journal {
+    /// Held open for its exclusive lock: one process per journal.
+    _lock: File,
     path: PathBuf,
     file: std::sync::Arc<File>,
     /// Opened with `O_DIRECT | O_DSYNC`: a write is durable when it returns.
@@ -111,8 +113,14 @@ impl Journal {
     /// and returns it with the lines of its current generation, in the
     /// order they were written (for [`recover`]). Does not start a new
     /// generation: call [`Journal::restart`] once the lines are safe.
+    ///
+    /// Fails with [`io::ErrorKind::WouldBlock`] while another process holds
+    /// it: several Warden processes may share one log (each client starting
+    /// its own `warden serve`), but only one may own the journal, or they
+    /// would overwrite each other's frames.
     pub(crate) fn open(path: &Path) -> io::Result<(Journal, Vec<Vec<u8>>)> {
         let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+        lock_exclusively(&file)?;
         let len = file.metadata()?.len();
         let mut lines = Vec::new();
         let mut generation = 0;
@@ -134,9 +142,15 @@ impl Journal {
                 lines = frames_of(&content, generation);
             }
         }
-        drop(file);
-        let (file, direct) = open_for_writes(path)?;
-        let journal = Journal { path: path.to_owned(), file: std::sync::Arc::new(file), direct, generation, next: 0 };
+        let (writes, direct) = open_for_writes(path)?;
+        let journal = Journal {
+            _lock: file,
+            path: path.to_owned(),
+            file: std::sync::Arc::new(writes),
+            direct,
+            generation,
+            next: 0,
+        };
         Ok((journal, lines))
     }
 
@@ -200,6 +214,15 @@ pub(crate) fn recover(lines: Vec<Vec<u8>>, chain: &ChainState) -> (Vec<Vec<u8>>,
         found.push(line);
     }
     (found, state)
+}
+
+/// Takes `file`'s exclusive lock, without waiting; it lasts while the file
+/// stays open, and ends with the process however that ends.
+fn lock_exclusively(file: &File) -> io::Result<()> {
+    file.try_lock().map_err(|err| match err {
+        std::fs::TryLockError::WouldBlock => io::Error::new(io::ErrorKind::WouldBlock, "in use by another process"),
+        std::fs::TryLockError::Error(err) => err,
+    })
 }
 
 /// Opens for the frames' writes: direct and synchronous where the file
@@ -321,6 +344,20 @@ mod tests {
         journal.restart().expect("restart");
         drop(journal);
         assert!(Journal::open(&path).expect("reopen").1.is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn one_process_at_a_time_owns_a_journal() {
+        let dir = std::env::temp_dir().join(format!("warden-journal-lock-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = path_of(&dir.join("audit.jsonl"));
+        let first = Journal::open(&path).expect("open");
+        let second = Journal::open(&path).map(|_| ()).expect_err("held by the first");
+        assert_eq!(second.kind(), io::ErrorKind::WouldBlock);
+        drop(first);
+        assert!(Journal::open(&path).is_ok(), "free again once the first is closed");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -158,6 +158,10 @@ fn open_journal(writer: &mut Writer, path: &Path) -> Result<Option<journal::Jour
     let journal_path = journal::path_of(path);
     let (mut journal, lines) = match journal::Journal::open(&journal_path) {
         Ok(opened) => opened,
+        Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
+            tracing::info!(path = %journal_path.display(), "another Warden process owns the audit sync journal; this one syncs each batch with fdatasync");
+            return Ok(None);
+        }
         Err(err) => {
             tracing::warn!(path = %journal_path.display(), error = %err, "no audit sync journal; each batch is synced with fdatasync");
             return Ok(None);

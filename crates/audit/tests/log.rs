@@ -325,18 +325,45 @@ fn lose_last_lines(path: &std::path::Path, count: usize) {
     fs::write(path, text).expect("rewrite");
 }
 
+/// Set in the child process of [`crash_after`].
+const CRASH_DIR: &str = "WARDEN_AUDIT_CRASH_DIR";
+
+/// Runs `test` (the calling test's name) again in a child process of this
+/// test binary, with `dir` in [`CRASH_DIR`]: there the test writes its
+/// records and calls [`crash`]. Returns once the child is gone.
+fn crash_after(test: &str, dir: &std::path::Path) {
+    let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", test, "--test-threads=1", "--nocapture"])
+        .env(CRASH_DIR, dir)
+        .status()
+        .expect("child");
+    assert!(status.success(), "the crashing child failed");
+}
+
+/// Ends the child process without closing the log (which would sync it
+/// and empty the journal), as a crash does: what it wrote stays in the
+/// page cache, and its lock on the journal goes with it.
+fn crash(log: AuditLog) -> ! {
+    std::mem::forget(log);
+    std::process::exit(0)
+}
+
 #[tokio::test]
 async fn acknowledged_records_a_crash_took_from_the_file_come_back_from_the_sync_journal() {
+    const TEST: &str = "acknowledged_records_a_crash_took_from_the_file_come_back_from_the_sync_journal";
+    if let Some(dir) = std::env::var_os(CRASH_DIR) {
+        let log = AuditLog::open(AuditSettings::new(std::path::Path::new(&dir).join("audit.jsonl"))).expect("open");
+        for i in 0..10 {
+            record(&log, &Req::allow("fs", &format!("t{i}"), None)).await.expect("record");
+        }
+        crash(log);
+    }
     let dir = TempDir::new("journal-recover");
     let path = dir.join("audit.jsonl");
-    let log = AuditLog::open(AuditSettings::new(&path)).expect("open");
-    for i in 0..10 {
-        record(&log, &Req::allow("fs", &format!("t{i}"), None)).await.expect("record");
-    }
+    crash_after(TEST, dir.path());
     let before = lines(&path);
-    // A crash: no clean close (which would empty the journal), and the
-    // last four lines never reached the disk.
-    std::mem::forget(log);
+    assert_eq!(before.len(), 10);
+    // The last four lines never reached the disk.
     lose_last_lines(&path, 4);
 
     let log = AuditLog::open(AuditSettings::new(&path)).expect("reopen");
@@ -356,24 +383,45 @@ async fn acknowledged_records_a_crash_took_from_the_file_come_back_from_the_sync
 
 #[tokio::test]
 async fn a_rotated_file_that_lost_its_last_lines_is_repaired_from_the_sync_journal() {
+    const TEST: &str = "a_rotated_file_that_lost_its_last_lines_is_repaired_from_the_sync_journal";
+    let settings = |dir: &std::path::Path| AuditSettings {
+        rotate_bytes: Some(2000),
+        keep: 3,
+        ..AuditSettings::new(dir.join("audit.jsonl"))
+    };
+    if let Some(dir) = std::env::var_os(CRASH_DIR) {
+        let log = AuditLog::open(settings(std::path::Path::new(&dir))).expect("open");
+        for i in 0..12 {
+            record(&log, &Req::allow("github", &format!("tool{i}"), Some(r#"{"x":1}"#))).await.expect("record");
+        }
+        crash(log);
+    }
     let dir = TempDir::new("journal-rotated");
     let path = dir.join("audit.jsonl");
-    let settings = AuditSettings { rotate_bytes: Some(2000), keep: 3, ..AuditSettings::new(&path) };
-    let log = AuditLog::open(settings.clone()).expect("open");
-    for i in 0..12 {
-        record(&log, &Req::allow("github", &format!("tool{i}"), Some(r#"{"x":1}"#))).await.expect("record");
-    }
+    crash_after(TEST, dir.path());
     let rotated = dir.join("audit.jsonl.1");
     let (rotated_before, current_before) = (lines(&rotated), lines(&path));
     assert!(!current_before.is_empty() && rotated_before.len() > 2);
-    std::mem::forget(log);
     lose_last_lines(&rotated, 2);
     lose_last_lines(&path, 1);
 
-    drop(AuditLog::open(settings).expect("reopen"));
+    drop(AuditLog::open(settings(dir.path())).expect("reopen"));
     assert_eq!(lines(&rotated), rotated_before);
     assert_eq!(lines(&path), current_before);
     for file in [&rotated, &path] {
         assert_eq!(verify(file).expect("verify").first_broken, None, "{}", file.display());
     }
+}
+
+#[tokio::test]
+async fn a_second_process_on_the_same_log_syncs_without_the_journal() {
+    let dir = TempDir::new("journal-shared");
+    let path = dir.join("audit.jsonl");
+    // Two logs on one file, as two Warden processes of one config: the
+    // second cannot own the journal, and still makes its records durable.
+    let first = AuditLog::open(AuditSettings::new(&path)).expect("open");
+    let second = AuditLog::open(AuditSettings::new(&path)).expect("open again");
+    record(&first, &Req::allow("fs", "one", None)).await.expect("record");
+    record(&second, &Req::allow("fs", "two", None)).await.expect("record");
+    assert_eq!(lines(&path).len(), 2);
 }

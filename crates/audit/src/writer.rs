@@ -122,12 +122,7 @@ impl Writer {
     /// Appends `lines` (each a whole record, without its newline) that
     /// continue the chain, recovered from the sync journal, and syncs them.
     pub(crate) fn restore(&mut self, lines: &[Vec<u8>], chain: ChainState) -> Result<(), AuditError> {
-        let mut bytes = Vec::new();
-        for line in lines {
-            bytes.extend_from_slice(line);
-            bytes.push(b'\n');
-        }
-        self.write(&bytes)?;
+        self.write(&joined(lines))?;
         self.chain = Some(chain);
         self.sync_log()
     }
@@ -371,13 +366,13 @@ fn fill_gap(path: &Path, next: u64, journal: &[Vec<u8>]) -> Result<(), AuditErro
     );
     let io = |what, err| AuditError::io(path, what, err);
     file.set_len(scan.complete_len).map_err(|err| io("truncate torn line", err))?;
-    let mut bytes = Vec::new();
-    for line in &lines {
-        bytes.extend_from_slice(line);
-        bytes.push(b'\n');
-    }
-    file.write_all(&bytes).map_err(|err| io("write", err))?;
+    file.write_all(&joined(&lines)).map_err(|err| io("write", err))?;
     file.sync_data().map_err(|err| io("fdatasync", err))
+}
+
+/// `lines`, each followed by a newline.
+fn joined(lines: &[Vec<u8>]) -> Vec<u8> {
+    lines.iter().flat_map(|line| line.iter().copied().chain([b'\n'])).collect()
 }
 
 /// `path` with `.index` appended: `audit.jsonl.1`.

@@ -40,6 +40,8 @@ pub fn fixture_bin() -> String {
 /// A unique scratch directory for one test.
 pub fn scratch_dir(name: &str) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(sweep_scratch_dirs);
     let dir = std::env::temp_dir().join(format!(
         "warden-test-{}-{}-{name}",
         std::process::id(),
@@ -47,6 +49,27 @@ pub fn scratch_dir(name: &str) -> PathBuf {
     ));
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
+}
+
+/// Removes the scratch directories of test processes that are gone: tests
+/// keep theirs (a failure leaves something to look at), so without this
+/// every run would leave its directories in the temporary directory, where
+/// thousands of them once crowded a sandbox's allowed paths.
+fn sweep_scratch_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|name| name.strip_prefix("warden-test-"))
+            .and_then(|rest| rest.split('-').next().and_then(|pid| pid.parse::<u32>().ok()));
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !alive(pid)
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// One message from warden: its exact text and its parsed value.

@@ -28,11 +28,12 @@ fn audit_config(log: &Path, extra: &str) -> String {
     fixtures(&[("fx", &[])], &format!("audit: {{path: {:?}{extra}}}\n", log.to_str().unwrap()))
 }
 
-#[test]
-fn a_kill_under_16_concurrent_callers_loses_no_answered_record() {
+/// Runs `warden serve` with an audit log in `dir` and 16 calls in flight at
+/// all times until `answered` calls are answered, then kills it with
+/// SIGKILL, some calls mid-batch. Returns the config and the texts of the
+/// calls answered.
+fn kill_under_16_callers(dir: &Path, answered_count: usize) -> (String, Vec<String>) {
     const IN_FLIGHT: usize = 16;
-    const ANSWERED: usize = 400;
-    let dir = support::scratch_dir("audit-kill16");
     let log = dir.join("audit.jsonl");
     let config = audit_config(&log, "");
     let mut client = Client::serve_initialized(&config);
@@ -51,7 +52,7 @@ fn a_kill_under_16_concurrent_callers_loses_no_answered_record() {
         send(&mut client, &mut in_flight);
     }
     let mut answered = Vec::new();
-    while answered.len() < ANSWERED {
+    while answered.len() < answered_count {
         let ids: HashSet<Value> = in_flight.keys().cloned().collect();
         let response = client.wait_for("an answer", |m| ids.contains(&m["id"]) && m.value.get("method").is_none());
         let text = in_flight.remove(&response["id"]).unwrap();
@@ -66,10 +67,22 @@ fn a_kill_under_16_concurrent_callers_loses_no_answered_record() {
     while support::alive(client.pid()) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    (config, answered)
+}
 
+/// The answered calls that have no record in `log`.
+fn missing<'a>(log: &Path, answered: &'a [String]) -> Vec<&'a String> {
     let written: HashSet<String> =
-        records(&log).iter().map(|record| record["arguments"]["text"].as_str().unwrap().to_owned()).collect();
-    let lost: Vec<&String> = answered.iter().filter(|text| !written.contains(*text)).collect();
+        records(log).iter().map(|record| record["arguments"]["text"].as_str().unwrap().to_owned()).collect();
+    answered.iter().filter(|text| !written.contains(*text)).collect()
+}
+
+#[test]
+fn a_kill_under_16_concurrent_callers_loses_no_answered_record() {
+    let dir = support::scratch_dir("audit-kill16");
+    let log = dir.join("audit.jsonl");
+    let (config, answered) = kill_under_16_callers(&dir, 400);
+    let lost = missing(&log, &answered);
     assert!(lost.is_empty(), "answered calls without a record: {lost:?}");
     // At most a torn last line (a batch the kill interrupted, never answered).
     let (ok, report) = verify(&log);
@@ -86,6 +99,32 @@ fn a_kill_under_16_concurrent_callers_loses_no_answered_record() {
     let after = records(&log);
     assert_eq!(after.last().unwrap()["arguments"]["text"], "after");
     assert_eq!(after.last().unwrap()["seq"], last_seq + 1);
+}
+
+#[test]
+fn after_a_machine_crash_the_sync_journal_gives_back_every_answered_record() {
+    let dir = support::scratch_dir("audit-power");
+    let log = dir.join("audit.jsonl");
+    let (config, answered) = kill_under_16_callers(&dir, 400);
+    // The kernel had not written back the log's last 40 lines when the
+    // machine went down: what the page cache held is gone.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let complete = &text[..text.rfind('\n').map_or(0, |at| at + 1)];
+    let kept: Vec<&str> = complete.lines().collect();
+    let kept = &kept[..kept.len() - 40];
+    std::fs::write(&log, kept.iter().map(|line| format!("{line}\n")).collect::<String>()).unwrap();
+    assert!(!missing(&log, &answered).is_empty(), "the crash took answered records");
+
+    // Started again, Warden puts them back from the journal before anything else.
+    let mut client = Client::serve_initialized(&config);
+    client.wait_for_tool("fx__echo");
+    assert_eq!(client.call_text("fx__echo", json!({"text": "after"})), "after");
+    client.close();
+    let lost = missing(&log, &answered);
+    assert!(lost.is_empty(), "answered calls without a record after recovery: {lost:?}");
+    let (ok, report) = verify(&log);
+    assert!(ok, "{report}");
+    assert_eq!(records(&log).last().unwrap()["arguments"]["text"], "after");
 }
 
 /// A tmpfs of 256 KiB mounted for one test, unmounted when dropped.

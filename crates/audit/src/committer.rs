@@ -43,7 +43,7 @@ const MAX_BATCH: usize = 4096;
 /// Journalled writer threads: while one writes its batch's frame, the
 /// other appends the next batch and writes its own (a device serves
 /// several writes at once).
-const WRITERS: usize = 4;
+const WRITERS: usize = 2;
 
 /// The longest a batch waits for the callers the last one answered.
 const MAX_LINGER: Duration = Duration::from_millis(1);

@@ -1,8 +1,8 @@
-//! Group commit: one thread owns the file and writes whatever is queued
-//! together, with one write and one sync for the whole batch.
+//! Group commit: whatever is queued is written together, with one write
+//! and one durable write (or sync) for the whole batch.
 //!
 //! A caller hands over a record already serialised ([`Members`]) and waits
-//! on a oneshot. The writer thread takes everything queued, gives the
+//! on a oneshot. A writer thread takes everything queued, gives the
 //! records their `seq` and hashes in file order, appends them with one
 //! `write`, makes them durable, then answers every waiter. Records queued
 //! while a batch is being made durable go into the next one, so under load
@@ -59,7 +59,7 @@ struct Pending {
     done: oneshot::Sender<Result<u64, AuditError>>,
 }
 
-/// What the writer thread is told.
+/// What the writer threads are told.
 enum Message {
     /// A record to append.
     Record(Pending),
@@ -68,8 +68,8 @@ enum Message {
     Close,
 }
 
-/// The writer thread and the queue to it. Dropping it lets the thread
-/// finish what is queued and waits for it.
+/// The writer threads and the queue to them. Dropping it lets them finish
+/// what is queued and waits for them.
 #[derive(Debug)]
 pub(crate) struct Committer {
     queue: mpsc::Sender<Message>,
@@ -88,8 +88,8 @@ impl std::fmt::Debug for Message {
 }
 
 impl Committer {
-    /// Starts the thread that owns `writer`, and with a `journal` the
-    /// threads that write its frames.
+    /// Starts the thread that owns `writer`, or with a `journal` the
+    /// [`WRITERS`] threads that share it.
     pub(crate) fn start(writer: Writer, journal: Option<Journal>) -> Result<Committer, AuditError> {
         let (queue, incoming) = mpsc::channel();
         let spawn = |name: String, run: Box<dyn FnOnce() + Send>| {

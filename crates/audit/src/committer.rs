@@ -17,10 +17,12 @@
 //!   other appends and writes the next batch meanwhile. Batches are
 //!   answered in order, never before every earlier batch is durable too: a
 //!   record is only acknowledged with the whole chain before it.
-//! * **Direct** (`fsync: never`, or no journal): one thread writes and,
-//!   with `fsync: always`, runs `fdatasync` itself. Callers just answered
-//!   get a short moment to come back and share the next sync (see
-//!   [`gather`]).
+//! * **Direct** (`fsync: always` without a journal): one thread writes and
+//!   runs `fdatasync` itself. Callers just answered get a short moment to
+//!   come back and share the next sync (see [`gather`]).
+//! * **Inline** (`fsync: never`): the caller writes its own line, under a
+//!   lock. A `write` of one line takes a few microseconds; handing it to a
+//!   thread and being woken for the answer cost more than that.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -76,6 +78,8 @@ pub(crate) struct Committer {
     threads: Vec<JoinHandle<()>>,
     /// The journalled writers' state, for the final sync.
     shared: Option<Arc<Shared>>,
+    /// `fsync: never`: the writer, used on the caller's own thread.
+    inline: Option<Mutex<Writer>>,
 }
 
 impl std::fmt::Debug for Message {
@@ -90,8 +94,12 @@ impl std::fmt::Debug for Message {
 impl Committer {
     /// Starts the thread that owns `writer`, or with a `journal` the
     /// [`WRITERS`] threads that share it.
-    pub(crate) fn start(writer: Writer, journal: Option<Journal>) -> Result<Committer, AuditError> {
+    /// With `inline` (`fsync: never`), no thread: callers write themselves.
+    pub(crate) fn start(writer: Writer, journal: Option<Journal>, inline: bool) -> Result<Committer, AuditError> {
         let (queue, incoming) = mpsc::channel();
+        if inline {
+            return Ok(Committer { queue, threads: Vec::new(), shared: None, inline: Some(Mutex::new(writer)) });
+        }
         let spawn = |name: String, run: Box<dyn FnOnce() + Send>| {
             std::thread::Builder::new()
                 .name(name)
@@ -100,14 +108,14 @@ impl Committer {
         };
         let Some(journal) = journal else {
             let thread = spawn("warden-audit".into(), Box::new(move || run_direct(writer, &incoming)))?;
-            return Ok(Committer { queue, threads: vec![thread], shared: None });
+            return Ok(Committer { queue, threads: vec![thread], shared: None, inline: None });
         };
         let shared = Arc::new(Shared {
             incoming: Mutex::new(incoming),
             files: Mutex::new(Files { writer, journal: Some(journal), next_batch: 0 }),
             done: Mutex::new(Done::default()),
         });
-        let mut committer = Committer { queue, threads: Vec::new(), shared: Some(shared.clone()) };
+        let mut committer = Committer { queue, threads: Vec::new(), shared: Some(shared.clone()), inline: None };
         for index in 0..WRITERS {
             let shared = shared.clone();
             committer.threads.push(spawn(format!("warden-audit-{index}"), Box::new(move || run_journalled(&shared)))?);
@@ -118,6 +126,12 @@ impl Committer {
     /// Appends `members` and returns its `seq` once it is written (and
     /// synced, as configured).
     pub(crate) async fn append(&self, members: Members) -> Result<u64, AuditError> {
+        if let Some(writer) = &self.inline {
+            let (done, outcome) = oneshot::channel();
+            let (waiters, _) = append(&mut lock(writer), vec![Pending { members, done }]);
+            answer(waiters, None);
+            return outcome.await.unwrap_or_else(|_| Err(AuditError::Writer("the record was not written".into())));
+        }
         let (done, outcome) = oneshot::channel();
         let stopped = || AuditError::Writer("the writer thread has stopped".into());
         self.queue.send(Message::Record(Pending { members, done })).map_err(|_| stopped())?;

@@ -129,7 +129,7 @@ impl AuditLog {
             Err(err) => tracing::error!(error = %err, "audit log unavailable; continuing without it (fail_open)"),
         }
         Ok(AuditLog {
-            committer: Committer::start(writer, journal)?,
+            committer: Committer::start(writer, journal, settings.fsync == Fsync::Never)?,
             path: settings.path,
             redact: settings.redact,
             fail_open: settings.fail_open,

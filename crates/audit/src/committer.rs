@@ -127,10 +127,8 @@ impl Committer {
     /// synced, as configured).
     pub(crate) async fn append(&self, members: Members) -> Result<u64, AuditError> {
         if let Some(writer) = &self.inline {
-            let (done, outcome) = oneshot::channel();
-            let (waiters, _) = append(&mut lock(writer), vec![Pending { members, done }]);
-            answer(waiters, None);
-            return outcome.await.unwrap_or_else(|_| Err(AuditError::Writer("the record was not written".into())));
+            let mut outcomes = write(&mut lock(writer), std::slice::from_ref(&members), &mut Vec::new());
+            return outcomes.pop().unwrap_or_else(|| Err(unwritten()));
         }
         let (done, outcome) = oneshot::channel();
         let stopped = || AuditError::Writer("the writer thread has stopped".into());
@@ -161,29 +159,33 @@ impl Drop for Committer {
     }
 }
 
-/// Appends `batch` with the writer, catching a panic (a bug, not bad
-/// input: the records not reported written fail, and the file is reopened
-/// and rechecked before the next batch). Returns each waiter with its
-/// outcome, and the bytes written.
+/// Appends `batch` with the writer (see [`write`]). Returns each waiter
+/// with its outcome, and the bytes written.
 fn append(writer: &mut Writer, mut batch: Vec<Pending>) -> (Vec<Waiter>, Vec<u8>) {
     let members: Vec<Members> = batch.iter_mut().map(|pending| std::mem::take(&mut pending.members)).collect();
     tracing::trace!(records = members.len(), "audit batch");
-    let mut results = Vec::with_capacity(members.len());
     let mut written = Vec::new();
-    if catch_unwind(AssertUnwindSafe(|| writer.append(&members, &mut results, &mut written))).is_err() {
+    let mut outcomes = write(writer, &members, &mut written).into_iter();
+    let waiters =
+        batch.into_iter().map(|pending| (pending.done, outcomes.next().unwrap_or_else(|| Err(unwritten())))).collect();
+    (waiters, written)
+}
+
+/// Appends `members` with the writer, putting the bytes written in
+/// `written`; returns each record's outcome, in order, as far as the writer
+/// got. A panic (a bug, not bad input) leaves the rest unreported, and the
+/// file is reopened and rechecked before the next batch.
+fn write(writer: &mut Writer, members: &[Members], written: &mut Vec<u8>) -> Vec<Result<u64, AuditError>> {
+    let mut results = Vec::with_capacity(members.len());
+    if catch_unwind(AssertUnwindSafe(|| writer.append(members, &mut results, written))).is_err() {
         writer.reset();
     }
-    let mut outcomes = results.into_iter();
-    let waiters = batch
-        .into_iter()
-        .map(|pending| {
-            let outcome = outcomes
-                .next()
-                .unwrap_or_else(|| Err(AuditError::Writer("the writer failed while writing this record".into())));
-            (pending.done, outcome)
-        })
-        .collect();
-    (waiters, written)
+    results
+}
+
+/// The outcome of a record the writer did not report on.
+fn unwritten() -> AuditError {
+    AuditError::Writer("the writer failed while writing this record".into())
 }
 
 /// A caller and what its record came to.

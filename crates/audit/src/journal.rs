@@ -293,6 +293,7 @@ fn aligned(bytes: &[u8], offset: u64) -> Frame {
 mod tests {
     use super::*;
     use crate::chain::{GENESIS, Members, seal};
+    use crate::writer::joined;
 
     fn lines(count: u64, chain: &mut ChainState) -> Vec<Vec<u8>> {
         (0..count)
@@ -306,15 +307,17 @@ mod tests {
             .collect()
     }
 
-    fn joined(lines: &[Vec<u8>]) -> Vec<u8> {
-        lines.iter().flat_map(|line| line.iter().copied().chain([b'\n'])).collect()
+    /// An empty directory of its own for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("warden-journal-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        dir
     }
 
     #[test]
     fn frames_of_the_current_generation_come_back_and_continue_the_chain() {
-        let dir = std::env::temp_dir().join(format!("warden-journal-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("dir");
+        let dir = scratch("frames");
         let path = path_of(&dir.join("audit.jsonl"));
         let mut chain = ChainState::genesis();
         let written = lines(5, &mut chain);
@@ -351,9 +354,7 @@ mod tests {
 
     #[test]
     fn one_process_at_a_time_owns_a_journal() {
-        let dir = std::env::temp_dir().join(format!("warden-journal-lock-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("dir");
+        let dir = scratch("lock");
         let path = path_of(&dir.join("audit.jsonl"));
         let first = Journal::open(&path).expect("open");
         let second = Journal::open(&path).map(|_| ()).expect_err("held by the first");

@@ -371,7 +371,7 @@ fn fill_gap(path: &Path, next: u64, journal: &[Vec<u8>]) -> Result<(), AuditErro
 }
 
 /// `lines`, each followed by a newline.
-fn joined(lines: &[Vec<u8>]) -> Vec<u8> {
+pub(crate) fn joined(lines: &[Vec<u8>]) -> Vec<u8> {
     lines.iter().flat_map(|line| line.iter().copied().chain([b'\n'])).collect()
 }
 

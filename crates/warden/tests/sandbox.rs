@@ -26,6 +26,20 @@ fn probe_bin() -> String {
 }
 
 /// Whether this machine can run the sandbox at all; CI installs bubblewrap.
+/// Whether the bwrap tests can run here. CI installs bubblewrap, and a
+/// skip there would hide a broken sandbox: where bwrap cannot work, this
+/// fails unless `WARDEN_SKIP_BWRAP_TESTS` is set.
+fn bwrap_usable() -> bool {
+    if bwrap_works() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("WARDEN_SKIP_BWRAP_TESTS").is_some(),
+        "bwrap cannot create user namespaces here: install bubblewrap, or set WARDEN_SKIP_BWRAP_TESTS=1"
+    );
+    false
+}
+
 fn bwrap_works() -> bool {
     let output = std::process::Command::new(warden_bin()).args(["sandbox", "check"]).output().expect("run warden");
     let report = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -187,12 +201,7 @@ fn policy(world: &World, network: &str) -> String {
 
 #[test]
 fn bwrap_sandbox_allows_only_what_the_policy_lists() {
-    if !bwrap_works() {
-        // CI installs bubblewrap; skipping there would hide a broken sandbox.
-        assert!(
-            std::env::var_os("WARDEN_SKIP_BWRAP_TESTS").is_some(),
-            "bwrap cannot create user namespaces here: install bubblewrap, or set WARDEN_SKIP_BWRAP_TESTS=1"
-        );
+    if !bwrap_usable() {
         return;
     }
     let world = World::new();
@@ -374,11 +383,7 @@ fn crowded_allowed_directory(mechanism: &str) {
 
 #[test]
 fn bwrap_sandbox_starts_with_a_crowded_allowed_directory() {
-    if !bwrap_works() {
-        assert!(
-            std::env::var_os("WARDEN_SKIP_BWRAP_TESTS").is_some(),
-            "bwrap cannot create user namespaces here: install bubblewrap, or set WARDEN_SKIP_BWRAP_TESTS=1"
-        );
+    if !bwrap_usable() {
         return;
     }
     crowded_allowed_directory("bwrap");

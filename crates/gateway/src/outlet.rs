@@ -22,6 +22,14 @@ pub struct Outbound {
 pub trait Outlet: Send + Sync + 'static {
     /// Takes one message. When the client is gone, it is dropped.
     fn deliver(&self, message: Outbound);
+
+    /// The client cancelled its request `request` (id as JSON text), and the
+    /// session no longer waits for its answer: no response will come. A
+    /// front that holds something open for that answer (an HTTP POST) ends
+    /// it here.
+    fn cancelled(&self, request: &str) {
+        let _ = request;
+    }
 }
 
 /// A channel of message texts: fronts with one ordered stream (stdio, an

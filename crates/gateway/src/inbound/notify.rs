@@ -34,19 +34,26 @@ impl Shared {
     }
 
     /// The client cancels one of its requests: tell the one upstream serving
-    /// it, under the id Warden gave it there, and stop waiting for it.
+    /// it, under the id Warden gave it there, stop waiting for it, and let
+    /// the front end whatever it holds open for the answer.
     fn client_cancelled(&self, frame: &Frame) {
         let Some(params) = frame.params().and_then(|p| serde_json::from_str::<CancelledParams>(p).ok()) else {
             tracing::warn!(session = %self.id, "ignored notifications/cancelled without a requestId");
             return;
         };
-        if let Some(waiting) = lock(&self.maps.waiting).remove(params.request_id.get()) {
+        self.stop_waiting(frame, params.request_id.get());
+        self.to_client.cancelled(params.request_id.get());
+    }
+
+    /// Withdraws request `id` from approval, or cancels it upstream.
+    fn stop_waiting(&self, frame: &Frame, id: &str) {
+        if let Some(waiting) = lock(&self.maps.waiting).remove(id) {
             // Waiting for approval, not yet forwarded: withdraw it.
             let _ = waiting.send("notifications/cancelled");
             return;
         }
-        let Some(entry) = lock(&self.maps.in_flight).remove(params.request_id.get()) else {
-            tracing::debug!(session = %self.id, id = params.request_id.get(), "cancellation for a request not in flight");
+        let Some(entry) = lock(&self.maps.in_flight).remove(id) else {
+            tracing::debug!(session = %self.id, id = id, "cancellation for a request not in flight");
             return;
         };
         if let Some(token) = &entry.token {
@@ -54,7 +61,7 @@ impl Shared {
         }
         entry.connection.forget(entry.upstream_id);
         let mut splice = Splice::new();
-        splice.replace(frame.span_of(params.request_id.get()), entry.upstream_id.to_string());
+        splice.replace(frame.span_of(id), entry.upstream_id.to_string());
         let _ = entry.connection.send(splice.apply(frame.text()));
         tracing::debug!(session = %self.id, upstream = entry.upstream, "forwarded a cancellation");
     }

@@ -124,11 +124,7 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
     }
     if frame.kind() != Kind::Request {
         // Notifications and the client's answers need no reply.
-        let cancelled = cancelled_request(&frame);
         entry.session.handle_frame(frame);
-        if let Some(id) = cancelled {
-            entry.streams.cancel(&id);
-        }
         return Ok(StatusCode::ACCEPTED.into_response());
     }
     let id = frame.id().unwrap_or("null").to_owned();
@@ -139,20 +135,6 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
     // Served in this connection's task, not a task of its own.
     let work = entry.session.request_work(frame);
     respond(&front, &entry, answered(work, answer), &accepts).await
-}
-
-/// The id (JSON text) of the request a `notifications/cancelled` cancels.
-fn cancelled_request(frame: &Frame) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow, rename = "requestId")]
-        request_id: &'a serde_json::value::RawValue,
-    }
-    if frame.method() != Some(&Method::Cancelled) {
-        return None;
-    }
-    let params: Params = serde_json::from_str(frame.params()?).ok()?;
-    Some(params.request_id.get().to_owned())
 }
 
 /// Runs a request's `work` until its answer is there. If the answer comes

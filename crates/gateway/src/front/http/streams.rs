@@ -238,6 +238,10 @@ impl Outlet for Arc<Streams> {
     fn deliver(&self, message: Outbound) {
         self.route(message);
     }
+
+    fn cancelled(&self, request: &str) {
+        self.cancel(request);
+    }
 }
 
 impl Stream {

@@ -199,14 +199,15 @@ impl Writer {
     }
 
     /// Appends `batch` in order, each record sealed with its `time`, `seq`
-    /// and `prevHash`, with one write and (with [`Fsync::Always`]) one
-    /// fdatasync per file: all of them, or, when the batch crosses a
-    /// rotation, the records before it and then those after. Puts each
-    /// record's `seq`, or why it was not written, in `results`, in order;
-    /// a record is `Ok` only once its line is written and synced. On an
-    /// error nothing of the failed lines is left in the file (as far as the
-    /// file system allows) and the chain does not move past them.
-    /// The bytes of the lines written go to `written` (for the journal).
+    /// and `prevHash`, with one write per file (all of them, or, when the
+    /// batch crosses a rotation, the records before it and then those
+    /// after), each followed by an fdatasync with [`Fsync::Always`] unless
+    /// journalled. Puts each record's `seq`, or why it was not written, in
+    /// `results`, in order; a record is `Ok` once its line is written (and
+    /// synced, when this writer syncs). The bytes of the lines written go
+    /// to `written`, for the journal. On an error nothing of the failed
+    /// lines is left in the file (as far as the file system allows) and the
+    /// chain does not move past them.
     pub(crate) fn append(
         &mut self,
         batch: &[Members],

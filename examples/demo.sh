@@ -30,7 +30,8 @@ for line in sys.stdin:
 echo
 echo "== policies and approvals (examples/approvals.yaml) =="
 export WARDEN_APPROVALS_SOCKET="${TMPDIR:-/tmp}/warden-demo-$$.sock" WARDEN_APPROVAL_LISTEN=127.0.0.1:0
-rm -f /tmp/warden-example-audit.jsonl
+# A fresh log: the log and its sync journal go together.
+rm -f /tmp/warden-example-audit.jsonl /tmp/.warden-example-audit.jsonl.sync
 {
   echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}'
   echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'

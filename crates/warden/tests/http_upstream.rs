@@ -198,3 +198,34 @@ fn a_cancel_reaches_a_modern_http_upstream_as_a_closed_stream() {
     let late = client.drain(Duration::from_millis(300));
     assert!(late.iter().all(|message| message["id"] != slow), "a cancelled call is not answered: {late:?}");
 }
+
+/// An HTTPS upstream is checked against the system's trust store (here the
+/// authority named by `SSL_CERT_FILE`, which the platform verifier reads on
+/// Linux): with it, calls go through; a Warden that does not trust the
+/// authority keeps the server down and says why, and never sends it a call.
+#[test]
+fn an_https_upstream_serves_only_with_a_certificate_the_system_trusts() {
+    let dir = support::scratch_dir("https-upstream");
+    let certificates = support::tls::Certificates::make(&dir);
+    let remote = HttpWarden::start_on(&remote_config(), 0);
+    let port = support::tls::forward(&certificates, &remote.addr);
+    let url = format!("https://localhost:{port}/mcp");
+    let config = dir.join("warden.yaml");
+    std::fs::write(&config, format!("servers:\n  remote:\n    transport: {{kind: http, url: {url:?}}}\n"))
+        .expect("write config");
+    let config = config.to_str().expect("utf-8 path");
+
+    let authority = certificates.authority.to_str().expect("utf-8 path");
+    let mut trusting = Client::start(&["serve", "--config", config], &[("SSL_CERT_FILE", authority)]);
+    trusting.initialize();
+    trusting.wait_for_tool("remote__fx__echo");
+    assert_eq!(trusting.call_text("remote__fx__echo", json!({"text": "over tls"})), "over tls");
+
+    // The server's own certificate is no authority: trusting it alone is not enough.
+    let server = certificates.server.to_str().expect("utf-8 path");
+    let mut doubting = Client::start(&["serve", "--config", config], &[("SSL_CERT_FILE", server)]);
+    doubting.initialize();
+    doubting.wait_stderr(&format!("upstream down: cannot connect to {url}"));
+    assert!(doubting.stderr().to_lowercase().contains("certificate"), "{}", doubting.stderr());
+    assert!(doubting.tool_names().is_empty(), "{:?}", doubting.tool_names());
+}

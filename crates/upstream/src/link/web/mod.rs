@@ -5,7 +5,7 @@ pub(crate) mod body;
 pub(crate) mod events;
 pub(crate) mod outbound;
 
-use std::sync::Once;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -72,21 +72,40 @@ impl Settings {
     }
 }
 
-/// A client with keep-alive pooling, TLS by rustls with the ring provider,
-/// and `headers` on every request.
+/// A client with keep-alive pooling, TLS by rustls with the ring provider
+/// and the platform's trust store ([`tls`]), and `headers` on every request.
 pub(crate) fn client(headers: HeaderMap) -> Result<reqwest::Client, String> {
-    static PROVIDER: Once = Once::new();
-    PROVIDER.call_once(|| {
-        // Another part of the program may have installed one already: fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
     reqwest::Client::builder()
+        .tls_backend_preconfigured(tls()?)
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
         .default_headers(headers)
         .redirect(same_origin_redirects())
         .build()
         .map_err(|err| format!("cannot set up an HTTP client: {}", cause(&err)))
+}
+
+/// The TLS settings of every link, built once per process: reading the
+/// platform's trust store takes milliseconds (150 files on Debian, 2.5–5 ms
+/// measured), and a link opened per session would otherwise pay that on the
+/// event loop each time. Certificates are checked as reqwest would: by
+/// rustls-platform-verifier, TLS 1.2 and 1.3, HTTP/1.1 by ALPN.
+fn tls() -> Result<rustls::ClientConfig, String> {
+    static TLS: OnceLock<Result<rustls::ClientConfig, String>> = OnceLock::new();
+    TLS.get_or_init(|| {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
+            .map_err(|err| format!("cannot read the system's trusted certificates: {err}"))?;
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|err| format!("cannot set up TLS: {err}"))?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
+            .with_no_client_auth();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(config)
+    })
+    .clone()
 }
 
 /// Redirects are followed only within the configured origin: the configured

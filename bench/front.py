@@ -4,7 +4,8 @@ Prints, as medians over the rounds:
   - ping over Warden's HTTP front against a bare hyper endpoint answering
     the same JSON with the same client (target: p50 <= 1.3x);
   - the added hop (client -> warden -> warden -> fixture against
-    client -> warden -> fixture; target: <= 50 us p50);
+    client -> warden -> fixture; target: <= 50 us p50), beside the same hop
+    through a bare hyper forwarder, the floor of any hop on this machine;
   - Warden's CPU time per call (user + system of the warden process, all
     threads) for every run that measured it (targets: <= 10 us over stdio,
     <= 30 us over HTTP);
@@ -44,11 +45,20 @@ direct, hop = median("hop/direct", "sequential", "p50_us"), median("hop/warden",
 if direct and hop:
     print(f"an added warden HTTP hop, sequential p50: {direct:.1f} -> {hop:.1f} us, {hop - direct:+.1f} us "
           f"(target <= +50 us: {verdict(hop - direct <= 50)})")
+    floor = median("hop/bare", "sequential", "p50_us")
+    if floor:
+        print(f"  the floor, a bare hyper forwarder in the same place: {direct:.1f} -> {floor:.1f} us, "
+              f"{floor - direct:+.1f} us; warden's hop costs {hop - floor:+.1f} us over it")
+    for phase in ("sequential", "concurrent"):
+        ours, bare = median("hop/warden", phase, "cpu_us_per_call"), median("hop/bare", phase, "cpu_us_per_call")
+        if ours and bare:
+            print(f"  CPU per call of the process in the middle, {phase}: warden {ours:.1f} us, "
+                  f"bare forwarder {bare:.1f} us ({ours / bare:.1f}x)")
 
 print()
 print(f"{'run':<24} {'phase':<11} {'calls/s':>10} {'p50 us':>8} {'warden cpu us/call':>19}")
 for (label, phase) in sorted(groups):
-    if label.endswith("/direct") and not label.startswith("hop/") or label.startswith(("ping/bare", "ts")):
+    if label.endswith("/direct") and not label.startswith("hop/") or label.startswith(("ping/bare", "hop/bare", "ts")):
         continue
     cpu = median(label, phase, "cpu_us_per_call")
     if cpu is None:

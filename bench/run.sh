@@ -20,7 +20,9 @@
 #   5. two hops (`hop/...`; skipped with SKIP_HTTP=1, and when this build's
 #      warden cannot use an HTTP upstream): client -> warden (HTTP front) ->
 #      warden (HTTP front) -> fixture, against client -> that second warden
-#      directly: what Warden adds per call in front of an HTTP upstream;
+#      directly: what Warden adds per call in front of an HTTP upstream; and
+#      the same hop through a bare hyper forwarder (`hop/bare`,
+#      `warden-bench --forward-bare`), the floor of any hop on this machine;
 #   6. the audit log (`audit/...`): `warden serve` with the fixture and no
 #      audit, `fsync: always` and `fsync: never` (the log in bench/.cache/audit,
 #      removed after each run), and the disk's own latency of a durable append
@@ -290,25 +292,33 @@ start_mcp_proxy() {
 # ping/warden against warden's HTTP front, ping/bare against a bare hyper
 # endpoint (`warden-bench --serve-bare`) answering the same JSON: the floor.
 ping_bench() {
-    local label="$1" log="$tmp/server-${1//\//_}.log" i
+    local label="$1"
     if [[ "$label" == */warden ]]; then
         start_warden_http "$fixture_config" "${label//\//_}"
         bench "$label" "$HTTP_CALLS" --ping --url "$server_url" --cpu-of "$server_pid"
     else
-        : >"$log"
-        "$bench" --serve-bare 127.0.0.1:0 >"$log" 2>&1 &
-        server_pid=$!
-        live_servers+=("$server_pid")
-        server_url=""
-        for ((i = 0; i < 200; i++)); do
-            server_url="$(sed -n 's|^listening on \(http://[^ ]*/mcp\)$|\1|p' "$log" | head -n 1 || true)"
-            [[ -n "$server_url" ]] && break
-            sleep 0.05
-        done
-        [[ -n "$server_url" ]] || die "warden-bench --serve-bare did not start: $(tail -n 5 "$log")"
+        start_bench_server "${label//\//_}" --serve-bare 127.0.0.1:0
         bench "$label" "$HTTP_CALLS" --ping --url "$server_url"
     fi
     stop_server "$server_pid"
+}
+
+# start_bench_server NAME ARGS...: starts `warden-bench ARGS` serving HTTP
+# (--serve-bare or --forward-bare); sets server_pid and server_url.
+start_bench_server() {
+    local log="$tmp/server-$1.log" i
+    shift
+    : >"$log"
+    "$bench" "$@" >"$log" 2>&1 &
+    server_pid=$!
+    live_servers+=("$server_pid")
+    server_url=""
+    for ((i = 0; i < 200; i++)); do
+        server_url="$(sed -n 's|^listening on \(http://[^ ]*/mcp\)$|\1|p' "$log" | head -n 1 || true)"
+        [[ -n "$server_url" ]] && return 0
+        sleep 0.05
+    done
+    die "warden-bench $* did not start: $(tail -n 5 "$log")"
 }
 
 # ts_bench LABEL: the official TypeScript SDK client (bench/ts-client.mjs)
@@ -336,13 +346,20 @@ write_hop_config() {
 }
 
 # hop_bench LABEL: hop/direct calls the second warden itself, hop/warden
-# calls it through the first; one session, each with its own servers.
+# calls it through the first, hop/bare through a bare hyper forwarder
+# (`warden-bench --forward-bare`: the least any HTTP hop costs on this
+# machine); one session, each with its own servers.
 hop_bench() {
     local label="$1" upstream_pid front_pid
     start_warden_http "$fixture_config" "${label//\//_}-upstream"
     upstream_pid="$server_pid"
     if [[ "$label" == */direct ]]; then
         bench "$label" "$HTTP_CALLS" --url "$server_url" --cpu-of "$upstream_pid"
+    elif [[ "$label" == */bare ]]; then
+        start_bench_server "${label//\//_}" --forward-bare 127.0.0.1:0 --to "$server_url"
+        front_pid="$server_pid"
+        bench "$label" "$HTTP_CALLS" --url "$server_url" --cpu-of "$front_pid"
+        stop_server "$front_pid"
     else
         write_hop_config "$server_url"
         start_warden_http "$hop_config" "${label//\//_}"
@@ -487,8 +504,8 @@ for ((round = 1; round <= REPEAT; round++)); do
             ping_bench "$label"
         done
         if [[ "$hop_ok" == 1 ]]; then
-            pair=(hop/direct hop/warden)
-            ((round % 2)) || pair=(hop/warden hop/direct)
+            pair=(hop/direct hop/bare hop/warden)
+            ((round % 2)) || pair=(hop/warden hop/bare hop/direct)
             for label in "${pair[@]}"; do
                 hop_bench "$label"
             done
@@ -638,17 +655,20 @@ if skip_http != "1":
                f"{'p50 2hop':>8} {'+p50':>7} {'+p99':>7} {'+mean':>7} {'spread':>7}")
         print(hdr)
         print("-" * len(hdr))
-        for phase in ("sequential", "concurrent"):
-            d = runs.get(("hop", "direct", phase))
-            w = runs.get(("hop", "warden", phase))
-            if not d or not w:
-                continue
-            ratio = w["calls_per_sec"] / d["calls_per_sec"] if d["calls_per_sec"] else float("nan")
-            # Mean time per call from throughput (for the sequential phase, the mean latency).
-            added_mean = 1e6 / w["calls_per_sec"] - 1e6 / d["calls_per_sec"]
-            print(f"{phase:<11} {d['concurrency']:>4} {d['calls_per_sec']:>10.0f} {w['calls_per_sec']:>10.0f} "
-                  f"{ratio:>6.2f} {d['p50_us']:>8.1f} {w['p50_us']:>8.1f} {w['p50_us'] - d['p50_us']:>+7.1f} "
-                  f"{w['p99_us'] - d['p99_us']:>+7.1f} {added_mean:>+7.1f} {spread(d, w):>7}")
+        for via in ("warden", "bare"):
+            for phase in ("sequential", "concurrent"):
+                d = runs.get(("hop", "direct", phase))
+                w = runs.get(("hop", via, phase))
+                if not d or not w:
+                    continue
+                ratio = w["calls_per_sec"] / d["calls_per_sec"] if d["calls_per_sec"] else float("nan")
+                # Mean time per call from throughput (for the sequential phase, the mean latency).
+                added_mean = 1e6 / w["calls_per_sec"] - 1e6 / d["calls_per_sec"]
+                name = phase if via == "warden" else f"{phase[:4]}, bare"
+                print(f"{name:<11} {d['concurrency']:>4} {d['calls_per_sec']:>10.0f} {w['calls_per_sec']:>10.0f} "
+                      f"{ratio:>6.2f} {d['p50_us']:>8.1f} {w['p50_us']:>8.1f} {w['p50_us'] - d['p50_us']:>+7.1f} "
+                      f"{w['p99_us'] - d['p99_us']:>+7.1f} {added_mean:>+7.1f} {spread(d, w):>7}")
+        print("bare: the same hop through a bare hyper forwarder (warden-bench --forward-bare), the floor.")
         d = runs.get(("hop", "direct", "sequential"))
         w = runs.get(("hop", "warden", "sequential"))
         if d and w:

@@ -84,6 +84,18 @@ pub struct Cli {
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "command", "disk_sync_in"])]
     pub serve_bare: Option<std::net::SocketAddr>,
 
+    /// Instead of calling anything: serve a bare HTTP forwarder on this
+    /// address that passes every request on to `--to` over one upstream
+    /// connection per client connection, the floor an added gateway hop is
+    /// compared with. Prints `listening on http://ADDR/PATH` and runs until
+    /// killed.
+    #[arg(long, value_name = "ADDR", requires = "to", conflicts_with_all = ["url", "command", "serve_bare", "disk_sync_in"])]
+    pub forward_bare: Option<std::net::SocketAddr>,
+
+    /// With `--forward-bare`: the MCP endpoint to forward to (`http://host:port/path`).
+    #[arg(long, value_name = "URL", requires = "forward_bare")]
+    pub to: Option<String>,
+
     /// Instead of calling anything: measure the disk's own latency of a
     /// durable append (one write and one fdatasync of a line about the size
     /// of an audit record, `--calls` times) in a file in this directory.
@@ -91,7 +103,7 @@ pub struct Cli {
     pub disk_sync_in: Option<std::path::PathBuf>,
 
     /// Child command and its arguments (after `--`).
-    #[arg(last = true, required_unless_present_any = ["url", "serve_bare", "disk_sync_in"], value_name = "CMD")]
+    #[arg(last = true, required_unless_present_any = ["url", "serve_bare", "forward_bare", "disk_sync_in"], value_name = "CMD")]
     pub command: Vec<String>,
 }
 

@@ -17,6 +17,7 @@ mod cli;
 mod client;
 mod cpu;
 mod disk;
+mod forward;
 mod http;
 #[cfg(test)]
 mod http_tests;
@@ -61,6 +62,9 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match (&cli.url, cli.serve_bare, &cli.disk_sync_in) {
+        _ if let (Some(addr), Some(to)) = (cli.forward_bare, &cli.to) => {
+            runtime.block_on(forward::serve(addr, to)).map(|()| 0)
+        }
         (_, Some(addr), _) => runtime.block_on(bare::serve(addr)).map(|()| 0),
         (_, None, Some(dir)) => run_disk(&cli, dir),
         (Some(url), None, None) => runtime.block_on(run_http(&cli, url)),

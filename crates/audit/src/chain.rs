@@ -86,7 +86,13 @@ pub(crate) struct Links {
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(64);
+    for byte in Sha256::digest(bytes) {
+        hex.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        hex.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+    }
+    hex
 }
 
 /// A record's own members, serialised: the JSON text of an object without
@@ -242,4 +248,14 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
         previous = Some((links.seq, sha256_hex(line)));
     }
     Ok(VerifyReport { records, first_broken })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sha256_hex_is_the_lowercase_digest() {
+        // FIPS 180-2, appendix B.1.
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert_eq!(super::sha256_hex(b"abc"), abc);
+    }
 }

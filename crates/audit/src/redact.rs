@@ -25,7 +25,7 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use regex::{Captures, Regex};
+use regex::{Captures, Regex, RegexSet};
 use serde_json::Value;
 
 /// What replaces a string value whose key names a secret.
@@ -47,8 +47,8 @@ fn rule(pattern: &str, replace: fn(&Captures<'_>) -> Option<String>) -> Rule {
 
 /// The rules, in the order they run. Earlier rules leave `[REDACTED:…]`
 /// markers that later rules do not match again.
-static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    vec![
+static RULES: LazyLock<Rules> = LazyLock::new(|| {
+    Rules::new(vec![
         rule(r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)", |_| {
             Some("[REDACTED:private-key]".into())
         }),
@@ -67,14 +67,37 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(r"\b[0-9](?:[ -]?[0-9]){12,18}\b", card),
         rule(r"\b([0-9]{3})-([0-9]{2})-([0-9]{4})\b", ssn),
-    ]
+    ])
 });
+
+/// The rules and one set of all their patterns, which tells in a single
+/// pass which rules can match a text: most strings match none, and running
+/// eight searches over each of them was most of a record's cost.
+struct Rules {
+    rules: Vec<Rule>,
+    any: RegexSet,
+}
+
+impl Rules {
+    fn new(rules: Vec<Rule>) -> Rules {
+        let any = RegexSet::new(rules.iter().map(|rule| rule.regex.as_str())).expect("redaction patterns compile");
+        Rules { rules, any }
+    }
+
+    /// The rules that match somewhere in `text`, in order. A rule that does
+    /// not match the original cannot match after earlier rewrites either:
+    /// those only put in `[REDACTED:…]` markers, which no rule matches.
+    fn matching(&self, text: &str) -> impl Iterator<Item = &Rule> {
+        let matched = self.any.matches(text);
+        self.rules.iter().enumerate().filter(move |(index, _)| matched.matched(*index)).map(|(_, rule)| rule)
+    }
+}
 
 /// Rewrites the secrets recognised in `text` (see the module docs). Returns
 /// the text unchanged and borrowed when nothing was found.
 pub fn redact_text(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);
-    for rule in RULES.iter() {
+    for rule in RULES.matching(text) {
         let mut changed = false;
         let rewritten = rule.regex.replace_all(&out, |caps: &Captures<'_>| match (rule.replace)(caps) {
             Some(replacement) => {
@@ -225,7 +248,7 @@ mod tests {
 
     #[test]
     fn rules_compile() {
-        assert_eq!(RULES.len(), 8);
+        assert_eq!(RULES.rules.len(), 8);
     }
 
     #[test]

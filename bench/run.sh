@@ -197,20 +197,28 @@ stop_server() {
 # start_warden_http CONFIG NAME: starts `warden serve --http` on a free
 # loopback port; sets server_pid and server_url (its /mcp endpoint).
 start_warden_http() {
-    local config="$1" log="$tmp/server-$2.log" i
+    local config="$1" log="$tmp/server-$2.log"
     : >"$log"
     "$warden" serve --config "$config" --http 127.0.0.1:0 >/dev/null 2>"$log" &
     server_pid=$!
     live_servers+=("$server_pid")
+    wait_for_url "$log" "warden: listening on" "warden serve --http"
+}
+
+# wait_for_url LOG PREFIX NAME: waits until the server just started
+# (server_pid) writes `PREFIX http://.../mcp` in LOG, and sets server_url;
+# shows LOG and exits if it dies or never does.
+wait_for_url() {
+    local log="$1" prefix="$2" name="$3" i
     server_url=""
     for ((i = 0; i < 200; i++)); do
         # Ending in /mcp: the whole line, not one still being written.
-        server_url="$(sed -n 's|^warden: listening on \(http://[^ ]*/mcp\)$|\1|p' "$log" | head -n 1 || true)"
+        server_url="$(sed -n "s|^$prefix \(http://[^ ]*/mcp\)\$|\1|p" "$log" | head -n 1 || true)"
         [[ -n "$server_url" ]] && return 0
         kill -0 "$server_pid" 2>/dev/null || break
         sleep 0.05
     done
-    echo "run.sh: warden serve --http did not start; its log (last 30 lines):" >&2
+    echo "run.sh: $name did not start; its log (last 30 lines):" >&2
     tail -n 30 "$log" >&2
     exit 1
 }
@@ -306,19 +314,13 @@ ping_bench() {
 # start_bench_server NAME ARGS...: starts `warden-bench ARGS` serving HTTP
 # (--serve-bare or --forward-bare); sets server_pid and server_url.
 start_bench_server() {
-    local log="$tmp/server-$1.log" i
+    local log="$tmp/server-$1.log"
     shift
     : >"$log"
     "$bench" "$@" >"$log" 2>&1 &
     server_pid=$!
     live_servers+=("$server_pid")
-    server_url=""
-    for ((i = 0; i < 200; i++)); do
-        server_url="$(sed -n 's|^listening on \(http://[^ ]*/mcp\)$|\1|p' "$log" | head -n 1 || true)"
-        [[ -n "$server_url" ]] && return 0
-        sleep 0.05
-    done
-    die "warden-bench $* did not start: $(tail -n 5 "$log")"
+    wait_for_url "$log" "listening on" "warden-bench $*"
 }
 
 # ts_bench LABEL: the official TypeScript SDK client (bench/ts-client.mjs)

@@ -58,7 +58,11 @@ async fn connect(authority: &str) -> anyhow::Result<SendRequest<Incoming>> {
 }
 
 /// Passes one request on and its answer back; a broken upstream is a 502.
-async fn pass(sender: &Mutex<SendRequest<Incoming>>, host: HeaderValue, mut request: Request<Incoming>) -> Response<Body> {
+async fn pass(
+    sender: &Mutex<SendRequest<Incoming>>,
+    host: HeaderValue,
+    mut request: Request<Incoming>,
+) -> Response<Body> {
     request.headers_mut().insert(HOST, host);
     let mut sender = sender.lock().await;
     let answer = match sender.ready().await {

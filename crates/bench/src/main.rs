@@ -61,14 +61,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let outcome = match (&cli.url, cli.serve_bare, &cli.disk_sync_in) {
-        _ if let (Some(addr), Some(to)) = (cli.forward_bare, &cli.to) => {
-            runtime.block_on(forward::serve(addr, to)).map(|()| 0)
-        }
-        (_, Some(addr), _) => runtime.block_on(bare::serve(addr)).map(|()| 0),
-        (_, None, Some(dir)) => run_disk(&cli, dir),
-        (Some(url), None, None) => runtime.block_on(run_http(&cli, url)),
-        (None, None, None) => runtime.block_on(run_stdio(&cli)),
+    let outcome = match (&cli.url, cli.serve_bare, cli.forward_bare.zip(cli.to.as_deref()), &cli.disk_sync_in) {
+        (_, Some(addr), _, _) => runtime.block_on(bare::serve(addr)).map(|()| 0),
+        (_, None, Some((addr, to)), _) => runtime.block_on(forward::serve(addr, to)).map(|()| 0),
+        (_, None, None, Some(dir)) => run_disk(&cli, dir),
+        (Some(url), None, None, None) => runtime.block_on(run_http(&cli, url)),
+        (None, None, None, None) => runtime.block_on(run_stdio(&cli)),
     };
     match outcome {
         Ok(0) => ExitCode::SUCCESS,

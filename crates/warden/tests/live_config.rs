@@ -202,3 +202,47 @@ fn naming_changes_apply_live_without_restarting_servers() {
     assert!(!client.tool_names().contains(&"one__echo".to_owned()));
     assert_eq!(client.call_text("one-pid", json!({})), pid, "renaming restarts nothing");
 }
+
+/// The voluntary context switches of `pid`'s thread named `name`.
+fn thread_wakeups(pid: u32, name: &str) -> u64 {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("list the threads");
+    for task in tasks.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim() == name {
+            let status = std::fs::read_to_string(task.path().join("status")).expect("read the thread's status");
+            let line = status.lines().find(|line| line.starts_with("voluntary_ctxt_switches:")).expect("a count");
+            return line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("a number");
+        }
+    }
+    panic!("warden has no thread named {name}");
+}
+
+/// An editor's save (a new file renamed over the old one) reloads. A file
+/// kept open and appended beside the configuration (here the audit log, one
+/// record per call) does not wake the watcher: notify's watcher woke about
+/// 1.5 times per call for it.
+#[test]
+fn an_editors_save_reloads_and_a_log_beside_the_configuration_does_not_wake_the_watcher() {
+    let dir = scratch_dir("live-config-save");
+    let path = dir.join("warden.yaml");
+    let audit = format!("audit: {{path: {:?}, fsync: never}}\n", dir.join("audit.jsonl").to_str().expect("utf-8"));
+    std::fs::write(&path, config(&[("a", &[], "")]) + &audit).expect("write config");
+    let mut client = Client::start(&["serve", "--config", path.to_str().expect("utf-8")], &[]);
+    client.initialize();
+    client.wait_for_tool("a__echo");
+
+    let before = thread_wakeups(client.pid(), "config-watch");
+    for n in 0..200 {
+        assert_eq!(client.call_text("a__echo", json!({"text": format!("call {n}")})), format!("call {n}"));
+    }
+    let woken = thread_wakeups(client.pid(), "config-watch") - before;
+    let records = std::fs::read_to_string(dir.join("audit.jsonl")).expect("read the audit log").lines().count();
+    assert!(records >= 200, "every call appended a record: {records}");
+    assert!(woken <= 5, "the configuration watcher woke {woken} times for 200 audit records");
+
+    let saved = dir.join(".warden.yaml.swp");
+    std::fs::write(&saved, config(&[("a", &[], ""), ("b", &[], "")]) + &audit).expect("write the new version");
+    std::fs::rename(&saved, &path).expect("rename it over the configuration");
+    client.wait_for_tool("b__echo");
+    assert_eq!(client.call_text("b__echo", json!({"text": "saved"})), "saved");
+}

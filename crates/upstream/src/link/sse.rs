@@ -140,16 +140,10 @@ async fn drain(
     };
     let Some(endpoint) = endpoint else { return };
     let mut posts = JoinSet::new();
-    loop {
-        tokio::select! {
-            item = outbox.recv() => match item {
-                Some(Outgoing::Line(text)) => {
-                    posts.spawn(post(settings.clone(), dispatch.clone(), endpoint.clone(), text));
-                }
-                Some(Outgoing::Close) | None => return,
-            },
-            Some(_) = posts.join_next(), if !posts.is_empty() => {}
-        }
+    while let Some(Outgoing::Line(text)) = outbox.recv().await {
+        // Reaped, not awaited: awaiting woke this task after every post.
+        while posts.try_join_next().is_some() {}
+        posts.spawn(post(settings.clone(), dispatch.clone(), endpoint.clone(), text));
     }
 }
 

@@ -147,33 +147,28 @@ async fn drain(remote: Arc<Remote>, mut outbox: mpsc::UnboundedReceiver<Outgoing
     // A modern server takes a closed stream as the cancellation: requests'
     // posts by id, to close.
     let mut streams: std::collections::HashMap<String, AbortHandle> = std::collections::HashMap::new();
-    loop {
-        tokio::select! {
-            item = outbox.recv() => match item {
-                Some(Outgoing::Line(text)) => {
-                    if !remote.dispatch.connection().is_modern() {
-                        posts.spawn(post::post(remote.clone(), text));
-                        continue;
-                    }
-                    streams.retain(|_, post| !post.is_finished());
-                    match cancel::target(&text) {
-                        Some(cancel::Target::Cancel(id)) => {
-                            if let Some(post) = streams.remove(&id) {
-                                post.abort();
-                            }
-                        }
-                        Some(cancel::Target::Request(id)) => {
-                            let post = posts.spawn(post::post(remote.clone(), text));
-                            streams.insert(id, post);
-                        }
-                        None => {
-                            posts.spawn(post::post(remote.clone(), text));
-                        }
-                    }
+    while let Some(Outgoing::Line(text)) = outbox.recv().await {
+        // Finished posts are reaped here rather than awaited: awaiting them
+        // woke this task, and often another worker thread, after every answer.
+        while posts.try_join_next().is_some() {}
+        if !remote.dispatch.connection().is_modern() {
+            posts.spawn(post::post(remote.clone(), text));
+            continue;
+        }
+        streams.retain(|_, post| !post.is_finished());
+        match cancel::target(&text) {
+            Some(cancel::Target::Cancel(id)) => {
+                if let Some(post) = streams.remove(&id) {
+                    post.abort();
                 }
-                Some(Outgoing::Close) | None => break,
-            },
-            Some(_) = posts.join_next(), if !posts.is_empty() => {}
+            }
+            Some(cancel::Target::Request(id)) => {
+                let post = posts.spawn(post::post(remote.clone(), text));
+                streams.insert(id, post);
+            }
+            None => {
+                posts.spawn(post::post(remote.clone(), text));
+            }
         }
     }
     remote.stop_listening();

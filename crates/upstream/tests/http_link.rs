@@ -265,3 +265,51 @@ async fn redirects_are_followed_within_the_origin_only() {
     assert!(error.to_string().ends_with("answered 307 Temporary Redirect"), "{error}");
     assert!(!server.seen().iter().any(|r| r.header("host").is_some_and(|host| host.starts_with("localhost"))));
 }
+
+/// POSTs go on one kept-alive connection, with the configured headers. When
+/// the server drops that connection while it is idle (no header says so), the
+/// next POST opens another and is answered; no call fails.
+#[tokio::test]
+async fn posts_reuse_a_kept_alive_connection_and_survive_its_closing() {
+    let server = Server::keep_alive(|request, _| {
+        if let Some(reply) = handshake(request, "s1") {
+            return reply;
+        }
+        if request.rpc().starts_with("notifications/") {
+            return Reply::status(202);
+        }
+        let params = request.json()["params"].clone();
+        let reply = Reply::json(serde_json::from_str(&response(&request.json()["id"], "ok")).unwrap());
+        if params["name"] == "last" { reply.then_close() } else { reply }
+    })
+    .await;
+    let running = ready(&server).await;
+    for _ in 0..20 {
+        let answer = running.connection.request("tools/call", Some(r#"{"name":"again"}"#)).await.expect("answered");
+        assert!(answer.text().contains("ok"));
+    }
+    let calls = |name: &str| -> Vec<Request> {
+        server.seen().into_iter().filter(|r| r.rpc() == "tools/call" && r.json()["params"]["name"] == name).collect()
+    };
+    let again = calls("again");
+    assert_eq!(again.len(), 20);
+    assert!(again.iter().all(|r| r.connection == again[0].connection), "one connection for all: {again:?}");
+    assert!(again.iter().all(|r| r.header("x-team") == Some("blue")), "the configured header on each POST");
+
+    // A notification is answered 202 with no body, which nobody reads: its
+    // connection goes back to the pool all the same.
+    running.connection.send(r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#.into()).unwrap();
+    let notified = server.wait_for("the notification", |r| r.rpc() == "notifications/roots/list_changed").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    running.connection.request("tools/call", Some(r#"{"name":"next"}"#)).await.expect("answered");
+    assert_eq!(calls("next")[0].connection, notified.connection, "the notification's connection, reused");
+
+    running.connection.request("tools/call", Some(r#"{"name":"last"}"#)).await.expect("answered");
+    // The server has closed the connection, and the client has seen it go.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let answer = running.connection.request("tools/call", Some(r#"{"name":"after"}"#)).await.expect("answered");
+    assert!(answer.text().contains("ok"));
+    let after = calls("after");
+    assert_eq!(after.len(), 1, "sent once");
+    assert_ne!(after[0].connection, again[0].connection, "on a new connection");
+}

@@ -2,7 +2,9 @@
 //! situations a well-behaved server does not produce on demand: streams that
 //! break before the answer, sessions that vanish. Each connection carries one
 //! request and is closed after the answer (`Connection: close`), so an SSE
-//! body ends exactly where the script ends it.
+//! body ends exactly where the script ends it; or, started with
+//! [`Server::keep_alive`], connections stay open for further requests until
+//! a reply says to close ([`Reply::then_close`]).
 
 #![allow(dead_code)]
 
@@ -28,6 +30,8 @@ pub struct Request {
     pub headers: HashMap<String, String>,
     /// The body.
     pub body: String,
+    /// Which connection it came on: 0 for the first accepted, and so on.
+    pub connection: usize,
 }
 
 impl Request {
@@ -53,12 +57,21 @@ pub struct Reply {
     status: u16,
     headers: Vec<(String, String)>,
     body: String,
+    /// On a kept-alive connection: close it after this reply, without
+    /// saying so in a header (as a server dropping idle connections does).
+    close: bool,
 }
 
 impl Reply {
     /// A bare status.
     pub fn status(status: u16) -> Reply {
-        Reply { status, headers: Vec::new(), body: String::new() }
+        Reply { status, headers: Vec::new(), body: String::new(), close: false }
+    }
+
+    /// Closes a kept-alive connection after this reply.
+    pub fn then_close(mut self) -> Reply {
+        self.close = true;
+        self
     }
 
     /// 200 with a JSON body.
@@ -108,6 +121,15 @@ impl Server {
     /// Serves `script`, called once per request with the request and how
     /// many requests came before it.
     pub async fn start(script: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static) -> Server {
+        Server::serve(script, false).await
+    }
+
+    /// The same, keeping connections open for further requests.
+    pub async fn keep_alive(script: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static) -> Server {
+        Server::serve(script, true).await
+    }
+
+    async fn serve(script: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static, keep_alive: bool) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -115,14 +137,22 @@ impl Server {
         let count = Arc::new(AtomicUsize::new(0));
         let recorded = seen.clone();
         tokio::spawn(async move {
+            let mut connections = 0;
             while let Ok((stream, _)) = listener.accept().await {
                 let (script, recorded, count) = (script.clone(), recorded.clone(), count.clone());
+                let connection = connections;
+                connections += 1;
                 tokio::spawn(async move {
                     let mut stream = BufReader::new(stream);
-                    let Some(request) = read_request(&mut stream).await else { return };
-                    let reply = script(&request, count.fetch_add(1, Ordering::SeqCst));
-                    recorded.lock().unwrap().push(request);
-                    let _ = stream.get_mut().write_all(encode(&reply).as_bytes()).await;
+                    while let Some(mut request) = read_request(&mut stream).await {
+                        request.connection = connection;
+                        let reply = script(&request, count.fetch_add(1, Ordering::SeqCst));
+                        recorded.lock().unwrap().push(request);
+                        let _ = stream.get_mut().write_all(encode(&reply, keep_alive).as_bytes()).await;
+                        if !keep_alive || reply.close {
+                            break;
+                        }
+                    }
                     let _ = stream.get_mut().shutdown().await;
                 });
             }
@@ -166,11 +196,14 @@ async fn read_request(stream: &mut BufReader<tokio::net::TcpStream>) -> Option<R
     let length: usize = headers.get("content-length").and_then(|length| length.parse().ok()).unwrap_or(0);
     let mut body = vec![0; length];
     stream.read_exact(&mut body).await.ok()?;
-    Some(Request { method, path, headers, body: String::from_utf8(body).ok()? })
+    Some(Request { method, path, headers, body: String::from_utf8(body).ok()?, connection: 0 })
 }
 
-fn encode(reply: &Reply) -> String {
-    let mut text = format!("HTTP/1.1 {} Scripted\r\nconnection: close\r\n", reply.status);
+fn encode(reply: &Reply, keep_alive: bool) -> String {
+    let mut text = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
+    if !keep_alive {
+        text.push_str("connection: close\r\n");
+    }
     for (name, value) in &reply.headers {
         text.push_str(&format!("{name}: {value}\r\n"));
     }

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Response, StatusCode};
 use warden_jsonrpc::{Frame, Kind};
 
@@ -91,21 +91,27 @@ impl Remote {
     /// it in order.
     pub(crate) async fn exchange(&self, exchange: Exchange<'_>) -> Result<Reply, PostError> {
         let url = &self.settings.url;
-        let request = self
-            .settings
-            .client
-            .post(url.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .body(exchange.body.clone());
-        let mut request = exchange.session.apply(request);
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        exchange.session.add_to(&mut headers);
         for (name, value) in exchange.mirrored {
-            request = request.header(name.as_str(), value.as_str());
+            let name = HeaderName::from_bytes(name.as_bytes());
+            let value = HeaderValue::from_str(value);
+            let (Ok(name), Ok(value)) = (name, value) else {
+                return Err(PostError::Broken(format!("POST {url}: a mirrored header is not a valid header")));
+            };
+            headers.append(name, value);
         }
-        let response = request.send().await.map_err(|err| {
-            let err = SendError::new(&err, "POST", url);
-            if err.connect { PostError::Connect(err.reason) } else { PostError::Broken(err.reason) }
-        })?;
+        let sent = match &self.settings.direct {
+            Some(direct) => direct.post(url, headers, exchange.body.clone()).await,
+            None => {
+                let request = self.settings.client.post(url.clone()).headers(headers).body(exchange.body.clone());
+                request.send().await.map_err(|err| SendError::new(&err, "POST", url))
+            }
+        };
+        let response = sent
+            .map_err(|err| if err.connect { PostError::Connect(err.reason) } else { PostError::Broken(err.reason) })?;
         let status = response.status();
         if status == StatusCode::NOT_FOUND && exchange.session.id.is_some() {
             return Err(PostError::Expired);

@@ -2,7 +2,7 @@
 //! version, and which generation it is (a new one after each re-initialization).
 
 use reqwest::RequestBuilder;
-use reqwest::header::HeaderValue;
+use reqwest::header::{HeaderMap, HeaderValue};
 use tokio::sync::watch;
 
 /// `Mcp-Session-Id`.
@@ -29,14 +29,20 @@ impl Snapshot {
     }
 
     /// Adds the session's headers to a request.
-    pub fn apply(&self, mut request: RequestBuilder) -> RequestBuilder {
+    pub fn apply(&self, request: RequestBuilder) -> RequestBuilder {
+        let mut headers = HeaderMap::new();
+        self.add_to(&mut headers);
+        request.headers(headers)
+    }
+
+    /// Adds the session's headers to `headers`.
+    pub fn add_to(&self, headers: &mut HeaderMap) {
         if let Some(id) = &self.id {
-            request = request.header(SESSION_ID, id.clone());
+            headers.insert(SESSION_ID, id.clone());
         }
         if let Some(version) = &self.version {
-            request = request.header(PROTOCOL_VERSION, version.clone());
+            headers.insert(PROTOCOL_VERSION, version.clone());
         }
-        request
     }
 }
 

@@ -2,6 +2,7 @@
 //! answers (JSON bodies, SSE streams) and describing what went wrong.
 
 pub(crate) mod body;
+pub(crate) mod direct;
 pub(crate) mod events;
 pub(crate) mod outbound;
 
@@ -29,6 +30,9 @@ pub(crate) struct Settings {
     /// The pooled HTTP client (one per link); it sends the configured
     /// headers with every request.
     pub client: reqwest::Client,
+    /// POSTs on connections driven by the task that waits for the answer;
+    /// `None` when a proxy is configured ([`direct::Direct::fits`]).
+    pub direct: Option<std::sync::Arc<direct::Direct>>,
     /// The first delay before reconnecting a stream.
     pub backoff_initial: Duration,
     /// The longest delay before reconnecting a stream.
@@ -56,9 +60,14 @@ impl Settings {
             let value = HeaderValue::from_str(value).map_err(|_| format!("invalid value for header '{name}'"))?;
             map.append(header, value);
         }
+        let direct = match direct::Direct::fits(&parsed) {
+            true => Some(std::sync::Arc::new(direct::Direct::new(&parsed, map.clone())?)),
+            false => None,
+        };
         Ok(Settings {
             url: parsed,
             client: client(map)?,
+            direct,
             backoff_initial: Duration::from_millis(supervision.backoff_initial_ms.max(1)),
             backoff_max: Duration::from_millis(supervision.backoff_max_ms.max(1)),
             grace: Duration::from_millis(supervision.shutdown_grace_ms),

@@ -242,6 +242,7 @@ impl Direct {
         }
     }
 
+    /// [`Direct::connect`]'s work, without the time limit.
     async fn open(&self, url: &Url) -> std::io::Result<Connection> {
         let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_owned());
         let port = url.port_or_known_default().ok_or_else(|| invalid("no port"))?;

@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use reqwest::Url;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -156,8 +157,8 @@ async fn post(settings: Arc<Settings>, dispatch: Dispatch, endpoint: Url, text: 
         outbound.fail(&dispatch, UpstreamError::RequestTooLarge { name, bytes: text.len(), limit });
         return;
     }
-    let request = settings.client.post(endpoint.clone()).header(CONTENT_TYPE, "application/json").body(text);
-    match request.send().await {
+    let headers = HeaderMap::from_iter([(CONTENT_TYPE, HeaderValue::from_static("application/json"))]);
+    match settings.post(&endpoint, headers, Bytes::from(text)).await {
         Ok(response) if response.status().is_success() => {
             // Usually "Accepted": read it so the connection can be reused.
             let _ = body::read_start(response, 4096).await;
@@ -166,10 +167,7 @@ async fn post(settings: Arc<Settings>, dispatch: Dispatch, endpoint: Url, text: 
             let reason = web::status_error("POST", &endpoint, response).await;
             outbound.fail(&dispatch, UpstreamError::Http { name, reason });
         }
-        Err(err) => {
-            let reason = SendError::new(&err, "POST", &endpoint).reason;
-            outbound.fail(&dispatch, UpstreamError::Http { name, reason });
-        }
+        Err(err) => outbound.fail(&dispatch, UpstreamError::Http { name, reason: err.reason }),
     }
 }
 

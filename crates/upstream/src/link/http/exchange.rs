@@ -103,15 +103,10 @@ impl Remote {
             };
             headers.append(name, value);
         }
-        let sent = match &self.settings.direct {
-            Some(direct) => direct.post(url, headers, exchange.body.clone()).await,
-            None => {
-                let request = self.settings.client.post(url.clone()).headers(headers).body(exchange.body.clone());
-                request.send().await.map_err(|err| SendError::new(&err, "POST", url))
-            }
-        };
-        let response = sent
-            .map_err(|err| if err.connect { PostError::Connect(err.reason) } else { PostError::Broken(err.reason) })?;
+        let response =
+            self.settings.post(url, headers, exchange.body.clone()).await.map_err(|err| {
+                if err.connect { PostError::Connect(err.reason) } else { PostError::Broken(err.reason) }
+            })?;
         let status = response.status();
         if status == StatusCode::NOT_FOUND && exchange.session.id.is_some() {
             return Err(PostError::Expired);

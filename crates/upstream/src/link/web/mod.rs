@@ -9,6 +9,8 @@ pub(crate) mod outbound;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use bytes::Bytes;
+
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Response, Url};
 use warden_config::Supervision;
@@ -32,7 +34,7 @@ pub(crate) struct Settings {
     pub client: reqwest::Client,
     /// POSTs on connections driven by the task that waits for the answer;
     /// `None` when a proxy is configured ([`direct::Direct::fits`]).
-    pub direct: Option<std::sync::Arc<direct::Direct>>,
+    direct: Option<Arc<direct::Direct>>,
     /// The first delay before reconnecting a stream.
     pub backoff_initial: Duration,
     /// The longest delay before reconnecting a stream.
@@ -60,9 +62,10 @@ impl Settings {
             let value = HeaderValue::from_str(value).map_err(|_| format!("invalid value for header '{name}'"))?;
             map.append(header, value);
         }
-        let direct = match direct::Direct::fits(&parsed) {
-            true => Some(std::sync::Arc::new(direct::Direct::new(&parsed, map.clone())?)),
-            false => None,
+        let direct = if direct::Direct::fits(&parsed) {
+            Some(Arc::new(direct::Direct::new(&parsed, map.clone())?))
+        } else {
+            None
         };
         Ok(Settings {
             url: parsed,
@@ -72,6 +75,18 @@ impl Settings {
             backoff_max: Duration::from_millis(supervision.backoff_max_ms.max(1)),
             grace: Duration::from_millis(supervision.shutdown_grace_ms),
         })
+    }
+
+    /// POSTs `body` with `headers` to `url` (on the configured server's
+    /// origin), directly or, when a proxy is configured, through reqwest.
+    pub async fn post(&self, url: &Url, headers: HeaderMap, body: Bytes) -> Result<Response, SendError> {
+        match &self.direct {
+            Some(direct) => direct.post(url, headers, body).await,
+            None => {
+                let request = self.client.post(url.clone()).headers(headers).body(body);
+                request.send().await.map_err(|err| SendError::new(&err, "POST", url))
+            }
+        }
     }
 
     /// The delay before reconnection attempt number `failures` (0-based):

@@ -313,3 +313,22 @@ async fn posts_reuse_a_kept_alive_connection_and_survive_its_closing() {
     assert_eq!(after.len(), 1, "sent once");
     assert_ne!(after[0].connection, again[0].connection, "on a new connection");
 }
+
+/// A user name and password written in the URL go as Basic authorization
+/// (percent-decoded), as reqwest sent them, on every POST.
+#[tokio::test]
+async fn credentials_in_the_url_are_sent_as_basic_authorization() {
+    let server = Server::start(|request, _| {
+        handshake(request, "s1")
+            .unwrap_or_else(|| Reply::json(serde_json::from_str(&response(&request.json()["id"], "ok")).unwrap()))
+    })
+    .await;
+    let url = server.url.replace("http://", "http://ann:s%40cret@");
+    let (upstream, _events, _init) = start(&url);
+    let connection = upstream.settled(Duration::from_secs(10)).await.expect("the upstream got ready");
+    connection.request("tools/call", Some(r#"{"name":"x"}"#)).await.expect("answered");
+    let posts: Vec<Request> = server.seen().into_iter().filter(|r| r.method == "POST").collect();
+    assert!(posts.len() >= 3, "{posts:?}");
+    // base64("ann:s@cret")
+    assert!(posts.iter().all(|r| r.header("authorization") == Some("Basic YW5uOnNAY3JldA==")), "{posts:?}");
+}

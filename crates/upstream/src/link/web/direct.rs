@@ -27,7 +27,7 @@ use http_body_util::Full;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use reqwest::header::{HOST, HeaderMap, HeaderValue, LOCATION};
+use reqwest::header::{AUTHORIZATION, HOST, HeaderMap, HeaderValue, InvalidHeaderValue, LOCATION};
 use reqwest::{Response, StatusCode, Url};
 use tokio::net::TcpStream;
 use url::Position;
@@ -139,20 +139,22 @@ impl Direct {
     /// One request on a pooled or new connection. A pooled connection the
     /// server closed before taking the request is replaced once.
     async fn send(self: &Arc<Self>, url: &Url, headers: &HeaderMap, body: Bytes) -> Result<Response, SendError> {
-        let (mut connection, pooled) = match self.take().await {
-            Some(connection) => (connection, true),
-            None => (self.connect(url).await?, false),
-        };
-        let request = self.request(url, headers, body.clone())?;
-        match Self::exchange(&mut connection, request).await {
-            Ok(response) => Ok(self.answer(response, connection)),
-            Err(err) if pooled && err.is_canceled() => {
-                let mut fresh = self.connect(url).await?;
-                let request = self.request(url, headers, body)?;
-                let response = Self::exchange(&mut fresh, request).await.map_err(|err| failed(url, &err))?;
-                Ok(self.answer(response, fresh))
+        let mut pooled = self.take().await;
+        loop {
+            let reused = pooled.is_some();
+            let mut connection = match pooled.take() {
+                Some(connection) => connection,
+                None => self.connect(url).await?,
+            };
+            let request = self.request(url, headers, body.clone())?;
+            match Self::exchange(&mut connection, request).await {
+                Ok(response) => return Ok(self.answer(response, connection)),
+                Err(err) if reused && err.is_canceled() => continue,
+                Err(err) => {
+                    let reason = format!("POST {url} failed: {}", cause(&err));
+                    return Err(SendError { connect: false, reason });
+                }
             }
-            Err(err) => Err(failed(url, &err)),
         }
     }
 
@@ -170,8 +172,9 @@ impl Direct {
         .await
     }
 
-    /// The request: origin-form target, `Host`, the request's headers, then
-    /// the configured ones it does not set.
+    /// The request: origin-form target, `Host`, credentials written in the
+    /// URL as Basic authorization (as reqwest sends them), the request's
+    /// headers, then the configured ones it does not set.
     fn request(&self, url: &Url, headers: &HeaderMap, body: Bytes) -> Result<hyper::Request<Full<Bytes>>, SendError> {
         let invalid = |what: &str| SendError { connect: false, reason: format!("POST {url} failed: {what}") };
         let mut request = hyper::Request::post(&url[Position::BeforePath..Position::AfterQuery])
@@ -181,6 +184,9 @@ impl Direct {
             .map_err(|_| invalid("an invalid host"))?;
         let all = request.headers_mut();
         all.insert(HOST, host);
+        if let Some(credentials) = basic_authorization(url) {
+            all.insert(AUTHORIZATION, credentials.map_err(|_| invalid("invalid credentials"))?);
+        }
         all.extend(headers.iter().map(|(name, value)| (name.clone(), value.clone())));
         for name in self.headers.keys() {
             if !all.contains_key(name) {
@@ -196,24 +202,20 @@ impl Direct {
     /// pool once read to the end; an empty body (`202 Accepted`), which
     /// nobody reads, gives it back at once.
     fn answer(self: &Arc<Self>, response: hyper::Response<Incoming>, connection: Connection) -> Response {
-        let (connection, pool) = match response.body().is_end_stream() {
-            true => {
-                self.give_back(connection);
-                (None, None)
-            }
-            false => (Some(connection), Some(Arc::clone(self))),
+        let lent = if response.body().is_end_stream() {
+            self.give_back(connection);
+            None
+        } else {
+            Some((connection, Arc::clone(self)))
         };
-        let response =
-            response.map(|body| reqwest::Body::wrap(Driven { body, connection: Mutex::new(connection), pool }));
-        Response::from(response)
+        Response::from(response.map(|body| reqwest::Body::wrap(Driven { body, lent: Mutex::new(lent) })))
     }
 
     /// The newest idle connection that is still open and ready.
     async fn take(&self) -> Option<Connection> {
         loop {
-            let idle = lock(&self.idle).pop()?;
-            let mut connection = idle.connection;
-            if idle.since.elapsed() < IDLE_TIMEOUT && connection.ready().await && !connection.closed {
+            let Idle { mut connection, since } = lock(&self.idle).pop()?;
+            if since.elapsed() < IDLE_TIMEOUT && connection.ready().await {
                 return Some(connection);
             }
         }
@@ -287,9 +289,20 @@ where
     Ok(Connection { sender, io, closed: false })
 }
 
-/// Describes a failed request to `url`.
-fn failed(url: &Url, err: &hyper::Error) -> SendError {
-    SendError { connect: false, reason: format!("POST {url} failed: {}", cause(err)) }
+/// `Basic` authorization for the user name and password written in `url`,
+/// if any, percent-decoded (what reqwest sends for such a URL).
+fn basic_authorization(url: &Url) -> Option<Result<HeaderValue, InvalidHeaderValue>> {
+    use base64::Engine;
+    if url.username().is_empty() && url.password().is_none() {
+        return None;
+    }
+    let decode = |text: &str| percent_encoding::percent_decode_str(text).decode_utf8_lossy().into_owned();
+    let pair = format!("{}:{}", decode(url.username()), url.password().map(decode).unwrap_or_default());
+    let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+    Some(HeaderValue::from_str(&format!("Basic {encoded}")).map(|mut value| {
+        value.set_sensitive(true);
+        value
+    }))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -300,10 +313,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// connection, and the end of the body gives the connection back.
 struct Driven {
     body: Incoming,
+    /// The connection and the pool it goes back to, until the body's end.
     /// Locked only to be `Sync`, as reqwest's bodies must be; polling has
     /// `&mut` access and takes no lock.
-    connection: Mutex<Option<Connection>>,
-    pool: Option<Arc<Direct>>,
+    lent: Mutex<Option<(Connection, Arc<Direct>)>>,
 }
 
 impl Body for Driven {
@@ -312,13 +325,13 @@ impl Body for Driven {
 
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
         let this = self.get_mut();
-        let connection = this.connection.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(connection) = connection.as_mut() {
+        let lent = this.lent.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((connection, _)) = lent.as_mut() {
             connection.drive(cx);
         }
         let frame = Pin::new(&mut this.body).poll_frame(cx);
         if let Poll::Ready(None) = frame
-            && let (Some(connection), Some(pool)) = (connection.take(), this.pool.take())
+            && let Some((connection, pool)) = lent.take()
         {
             pool.give_back(connection);
         }

@@ -144,7 +144,9 @@ async fn drain(
     while let Some(Outgoing::Line(text)) = outbox.recv().await {
         // Reaped, not awaited: awaiting woke this task after every post.
         while posts.try_join_next().is_some() {}
-        posts.spawn(post(settings.clone(), dispatch.clone(), endpoint.clone(), text));
+        // Driving the connection and awaiting the answer wake the task in
+        // turn: polled again at once rather than rescheduled.
+        posts.spawn(warden_repoll::repoll(post(settings.clone(), dispatch.clone(), endpoint.clone(), text)));
     }
 }
 

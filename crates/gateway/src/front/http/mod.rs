@@ -149,6 +149,7 @@ impl HttpFront {
         let header_timeout = Duration::from_secs(self.front.settings.header_timeout_secs);
         tokio::select! {
             () = accept::accept_loop(listener, app, connections, header_timeout) => {}
+            () = accept::keep_a_timer_due(header_timeout) => {}
             _ = terminate.recv() => {}
             _ = interrupt.recv() => {}
         }

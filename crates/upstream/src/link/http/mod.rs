@@ -19,6 +19,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{mpsc, watch};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
+use warden_repoll::repoll;
+
 use super::web::Settings;
 use crate::connection::{Connection, Outgoing};
 use crate::dispatch::Dispatch;
@@ -152,7 +154,7 @@ async fn drain(remote: Arc<Remote>, mut outbox: mpsc::UnboundedReceiver<Outgoing
         // woke this task, and often another worker thread, after every answer.
         while posts.try_join_next().is_some() {}
         if !remote.dispatch.connection().is_modern() {
-            posts.spawn(post::post(remote.clone(), text));
+            start(&mut posts, &remote, text);
             continue;
         }
         streams.retain(|_, post| !post.is_finished());
@@ -163,14 +165,21 @@ async fn drain(remote: Arc<Remote>, mut outbox: mpsc::UnboundedReceiver<Outgoing
                 }
             }
             Some(cancel::Target::Request(id)) => {
-                let post = posts.spawn(post::post(remote.clone(), text));
+                let post = start(&mut posts, &remote, text);
                 streams.insert(id, post);
             }
             None => {
-                posts.spawn(post::post(remote.clone(), text));
+                start(&mut posts, &remote, text);
             }
         }
     }
     remote.stop_listening();
     remote.delete_session().await;
+}
+
+/// Starts posting `text` in a task of its own. The task drives the POST's
+/// connection and awaits its answer, which wake it in turn: it is polled
+/// again at once rather than rescheduled ([`repoll`]).
+fn start(posts: &mut JoinSet<()>, remote: &Arc<Remote>, text: String) -> AbortHandle {
+    posts.spawn(repoll(post::post(remote.clone(), text)))
 }

@@ -471,3 +471,62 @@ pub fn eventually(what: &str, done: impl Fn() -> bool) {
         std::thread::sleep(Duration::from_millis(25));
     }
 }
+
+/// The times all of `pid`'s threads blocked (voluntary context switches).
+pub fn blocked(pid: u32) -> u64 {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("list the threads");
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
+        .filter_map(|status| {
+            let line = status.lines().find(|line| line.starts_with("voluntary_ctxt_switches:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .sum()
+}
+
+/// POSTs `body` on the kept-alive `stream` and reads the whole answer
+/// (a JSON body or an event stream that ends with it).
+pub fn post_kept_alive(stream: &mut std::net::TcpStream, addr: &str, session: &str, body: &str) -> String {
+    use std::io::{BufRead, Read, Write};
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n\
+         mcp-protocol-version: 2025-11-25\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).expect("send the request");
+    let mut reader = std::io::BufReader::new(&mut *stream);
+    let (mut length, mut chunked) = (None, false);
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("a header line");
+        let line = line.trim_end().to_ascii_lowercase();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(value) = line.strip_prefix("content-length:") {
+            length = value.trim().parse::<usize>().ok();
+        }
+        chunked |= line.starts_with("transfer-encoding:") && line.contains("chunked");
+    }
+    let mut answer = Vec::new();
+    if let Some(length) = length {
+        answer.resize(length, 0);
+        reader.read_exact(&mut answer).expect("the body");
+    } else {
+        assert!(chunked, "an answer either has a length or comes in chunks");
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size).expect("a chunk size");
+            let size = usize::from_str_radix(size.trim(), 16).expect("a hexadecimal chunk size");
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk).expect("a chunk");
+            if size == 0 {
+                break;
+            }
+            answer.extend_from_slice(&chunk[..size]);
+        }
+    }
+    String::from_utf8(answer).expect("UTF-8")
+}

@@ -54,6 +54,11 @@ if direct and hop:
         if ours and bare:
             print(f"  CPU per call of the process in the middle, {phase}: warden {ours:.1f} us, "
                   f"bare forwarder {bare:.1f} us ({ours / bare:.1f}x)")
+            ours_user = median("hop/warden", phase, "cpu_user_us_per_call")
+            bare_user = median("hop/bare", phase, "cpu_user_us_per_call")
+            if ours_user is not None and bare_user is not None:
+                print(f"    of which user space: warden {ours_user:.1f} us, bare forwarder {bare_user:.1f} us; "
+                      f"the kernel: {ours - ours_user:.1f} us and {bare - bare_user:.1f} us")
 
 print()
 print(f"{'run':<24} {'phase':<11} {'calls/s':>10} {'p50 us':>8} {'warden cpu us/call':>19}")

@@ -192,18 +192,18 @@ async fn measure<C: Caller>(
     let first = callers.first_mut().context("no caller")?;
     let cpu = CpuMeter::start(cpu_of);
     let mut seq = load::sequential(first, params, cli.calls).await?;
-    let cpu_us = cpu.per_call_us(cli.calls);
+    let used = cpu.per_call(cli.calls);
     failed += report_errors(cli, "sequential", &seq);
     let report = PhaseReport::new(&cli.label, "sequential", 1, seq.wall, &mut seq.latencies, seq.errors);
-    printer.phase(&report.with_sessions(sessions.map(|_| 1)).with_cpu(cpu_us))?;
+    printer.phase(&report.with_sessions(sessions.map(|_| 1)).with_cpu(used))?;
 
     let cpu = CpuMeter::start(cpu_of);
     let (mut conc, callers) = load::concurrent(callers, params, cli.calls).await?;
-    let cpu_us = cpu.per_call_us(cli.calls);
+    let used = cpu.per_call(cli.calls);
     failed += report_errors(cli, "concurrent", &conc);
     let report =
         PhaseReport::new(&cli.label, "concurrent", cli.concurrency, conc.wall, &mut conc.latencies, conc.errors);
-    printer.phase(&report.with_sessions(sessions).with_cpu(cpu_us))?;
+    printer.phase(&report.with_sessions(sessions).with_cpu(used))?;
     Ok((failed, callers))
 }
 

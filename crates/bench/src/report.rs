@@ -36,6 +36,10 @@ pub struct PhaseReport {
     /// child over stdio, `--cpu-of` over HTTP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_us_per_call: Option<f64>,
+    /// The part of `cpu_us_per_call` spent in user space, µs (10 ms
+    /// resolution over the phase).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_user_us_per_call: Option<f64>,
 }
 
 impl PhaseReport {
@@ -65,12 +69,14 @@ impl PhaseReport {
             errors,
             sessions: None,
             cpu_us_per_call: None,
+            cpu_user_us_per_call: None,
         }
     }
 
     /// The same report, with the measured process's CPU time per call.
-    pub fn with_cpu(mut self, cpu_us_per_call: Option<f64>) -> Self {
-        self.cpu_us_per_call = cpu_us_per_call;
+    pub fn with_cpu(mut self, cpu: Option<crate::cpu::PerCall>) -> Self {
+        self.cpu_us_per_call = cpu.map(|cpu| cpu.total_us);
+        self.cpu_user_us_per_call = cpu.and_then(|cpu| cpu.user_us);
         self
     }
 

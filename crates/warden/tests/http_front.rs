@@ -514,8 +514,8 @@ fn a_config_reload_reaches_every_live_session_with_its_own_profile() {
 /// One call at a time on a kept-alive connection: Warden's threads block
 /// twice per call (waiting for the request, then for the server's answer),
 /// 1.74 to 1.99 times measured. Before the connection's task stopped waking
-/// itself (tokio then woke the other worker thread to steal it) and arming
-/// the header timeout stopped waking the timer thread, 3.2 to 3.6 times.
+/// itself (tokio then woke the other worker thread to steal it), 3.2 to 3.6
+/// times.
 #[test]
 fn a_call_at_a_time_wakes_no_other_thread() {
     let warden = HttpWarden::start(&one_fixture(""));

@@ -6,7 +6,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::http::{HttpWarden, McpHttp, blocked, children_of, eventually, post_kept_alive, send};
+use support::http::{HttpWarden, McpHttp, blocks_per_call, children_of, eventually, send};
 use support::{alive, fixture_bin};
 
 /// Two profiles of the fixture: everything, and echo alone.
@@ -521,25 +521,6 @@ fn a_call_at_a_time_wakes_no_other_thread() {
     let warden = HttpWarden::start(&one_fixture(""));
     let mut client = warden.client();
     client.initialize();
-    let session = client.session.clone().expect("a session");
-    let mut stream = std::net::TcpStream::connect(&warden.addr).expect("connect");
-    stream.set_nodelay(true).expect("nodelay");
-    stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
-    let call = |stream: &mut std::net::TcpStream, id: u32| {
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fx__echo","arguments":{{"text":"hi"}}}}}}"#
-        );
-        let answer = post_kept_alive(stream, &warden.addr, &session, &body);
-        assert!(answer.contains(r#""text":"hi""#), "call {id} answered {answer}");
-    };
-    for id in 0..50 {
-        call(&mut stream, id);
-    }
-    let calls = 500;
-    let before = blocked(warden.pid());
-    for id in 0..calls {
-        call(&mut stream, 100 + id);
-    }
-    let per_call = (blocked(warden.pid()) - before) as f64 / f64::from(calls);
+    let per_call = blocks_per_call(&warden, &client.session.clone().expect("a session"), "fx__echo");
     assert!(per_call <= 2.25, "Warden's threads blocked {per_call:.2} times per call");
 }

@@ -8,7 +8,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::http::{HttpWarden, blocked, post_kept_alive};
+use support::http::{HttpWarden, blocks_per_call};
 use support::{Client, fixtures};
 
 /// The remote warden: one fixture server named `fx`.
@@ -251,25 +251,6 @@ fn a_call_at_a_time_through_an_http_upstream_wakes_no_other_thread() {
         assert!(std::time::Instant::now() < deadline, "the remote's tools never showed");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let session = client.session.clone().expect("a session");
-    let mut stream = std::net::TcpStream::connect(&middle.addr).expect("connect");
-    stream.set_nodelay(true).expect("nodelay");
-    stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
-    let mut call = |id: u32| {
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"remote__fx__echo","arguments":{{"text":"hi"}}}}}}"#
-        );
-        let answer = post_kept_alive(&mut stream, &middle.addr, &session, &body);
-        assert!(answer.contains(r#""text":"hi""#), "call {id} answered {answer}");
-    };
-    for id in 0..50 {
-        call(id);
-    }
-    let calls = 500;
-    let before = blocked(middle.pid());
-    for id in 0..calls {
-        call(100 + id);
-    }
-    let per_call = (blocked(middle.pid()) - before) as f64 / f64::from(calls);
+    let per_call = blocks_per_call(&middle, &client.session.clone().expect("a session"), "remote__fx__echo");
     assert!(per_call <= 2.25, "the middle Warden's threads blocked {per_call:.2} times per call");
 }

@@ -473,7 +473,7 @@ pub fn eventually(what: &str, done: impl Fn() -> bool) {
 }
 
 /// The times all of `pid`'s threads blocked (voluntary context switches).
-pub fn blocked(pid: u32) -> u64 {
+fn blocked(pid: u32) -> u64 {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("list the threads");
     tasks
         .flatten()
@@ -487,8 +487,7 @@ pub fn blocked(pid: u32) -> u64 {
 
 /// POSTs `body` on the kept-alive `stream` and reads the whole answer
 /// (a JSON body or an event stream that ends with it).
-pub fn post_kept_alive(stream: &mut std::net::TcpStream, addr: &str, session: &str, body: &str) -> String {
-    use std::io::{BufRead, Read, Write};
+fn post_kept_alive(stream: &mut TcpStream, addr: &str, session: &str, body: &str) -> String {
     let request = format!(
         "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
          accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n\
@@ -496,7 +495,7 @@ pub fn post_kept_alive(stream: &mut std::net::TcpStream, addr: &str, session: &s
         body.len()
     );
     stream.write_all(request.as_bytes()).expect("send the request");
-    let mut reader = std::io::BufReader::new(&mut *stream);
+    let mut reader = BufReader::new(&mut *stream);
     let (mut length, mut chunked) = (None, false);
     loop {
         let mut line = String::new();
@@ -529,4 +528,30 @@ pub fn post_kept_alive(stream: &mut std::net::TcpStream, addr: &str, session: &s
         }
     }
     String::from_utf8(answer).expect("UTF-8")
+}
+
+/// Calls `tool` (which must echo `{"text":"hi"}`) one call at a time on one
+/// kept-alive connection to `warden` in `session`: 50 calls to warm up,
+/// then 500 measured. Returns how many times Warden's threads blocked per
+/// measured call.
+pub fn blocks_per_call(warden: &HttpWarden, session: &str, tool: &str) -> f64 {
+    let mut stream = TcpStream::connect(&warden.addr).expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let mut call = |id: u32| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"text":"hi"}}}}}}"#
+        );
+        let answer = post_kept_alive(&mut stream, &warden.addr, session, &body);
+        assert!(answer.contains(r#""text":"hi""#), "call {id} answered {answer}");
+    };
+    for id in 0..50 {
+        call(id);
+    }
+    let calls = 500;
+    let before = blocked(warden.pid());
+    for id in 0..calls {
+        call(100 + id);
+    }
+    (blocked(warden.pid()) - before) as f64 / f64::from(calls)
 }

@@ -521,6 +521,6 @@ fn a_call_at_a_time_wakes_no_other_thread() {
     let warden = HttpWarden::start(&one_fixture(""));
     let mut client = warden.client();
     client.initialize();
-    let per_call = blocks_per_call(&warden, &client.session.clone().expect("a session"), "fx__echo");
+    let per_call = blocks_per_call(&warden, &client, "fx__echo");
     assert!(per_call <= 2.25, "Warden's threads blocked {per_call:.2} times per call");
 }

@@ -251,6 +251,6 @@ fn a_call_at_a_time_through_an_http_upstream_wakes_no_other_thread() {
         assert!(std::time::Instant::now() < deadline, "the remote's tools never showed");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let per_call = blocks_per_call(&middle, &client.session.clone().expect("a session"), "remote__fx__echo");
+    let per_call = blocks_per_call(&middle, &client, "remote__fx__echo");
     assert!(per_call <= 2.25, "the middle Warden's threads blocked {per_call:.2} times per call");
 }

@@ -203,20 +203,6 @@ fn naming_changes_apply_live_without_restarting_servers() {
     assert_eq!(client.call_text("one-pid", json!({})), pid, "renaming restarts nothing");
 }
 
-/// The voluntary context switches of `pid`'s thread named `name`.
-fn thread_wakeups(pid: u32, name: &str) -> u64 {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("list the threads");
-    for task in tasks.flatten() {
-        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        if comm.trim() == name {
-            let status = std::fs::read_to_string(task.path().join("status")).expect("read the thread's status");
-            let line = status.lines().find(|line| line.starts_with("voluntary_ctxt_switches:")).expect("a count");
-            return line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("a number");
-        }
-    }
-    panic!("warden has no thread named {name}");
-}
-
 /// An editor's save (a new file renamed over the old one) reloads. A file
 /// kept open and appended beside the configuration (here the audit log, one
 /// record per call) does not wake the watcher: notify's watcher woke about
@@ -231,11 +217,11 @@ fn an_editors_save_reloads_and_a_log_beside_the_configuration_does_not_wake_the_
     client.initialize();
     client.wait_for_tool("a__echo");
 
-    let before = thread_wakeups(client.pid(), "config-watch");
+    let before = support::blocked(client.pid(), Some("config-watch"));
     for n in 0..200 {
         assert_eq!(client.call_text("a__echo", json!({"text": format!("call {n}")})), format!("call {n}"));
     }
-    let woken = thread_wakeups(client.pid(), "config-watch") - before;
+    let woken = support::blocked(client.pid(), Some("config-watch")) - before;
     let records = std::fs::read_to_string(dir.join("audit.jsonl")).expect("read the audit log").lines().count();
     assert!(records >= 200, "every call appended a record: {records}");
     assert!(woken <= 5, "the configuration watcher woke {woken} times for 200 audit records");

@@ -230,6 +230,10 @@ impl Response {
                 }
                 let size = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
                 if size == 0 {
+                    // The blank line after the last chunk: a kept-alive
+                    // connection's next response starts after it.
+                    let mut end = String::new();
+                    let _ = self.reader.read_line(&mut end);
                     self.done = true;
                     return None;
                 }
@@ -275,7 +279,14 @@ impl Response {
 pub fn send(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
     let stream = TcpStream::connect(addr).unwrap_or_else(|err| panic!("connect {addr}: {err}"));
     stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
-    let mut request = format!("{method} {path} HTTP/1.1\r\nconnection: close\r\ncontent-length: {}\r\n", body.len());
+    write_request(&stream, addr, &format!("{method} {path}"), headers, body, "close");
+    read_response(stream)
+}
+
+/// Writes a request (`line`: method and path) on `stream`, with
+/// `Connection: connection`.
+fn write_request(stream: &TcpStream, addr: &str, line: &str, headers: &[(&str, &str)], body: &[u8], connection: &str) {
+    let mut request = format!("{line} HTTP/1.1\r\nconnection: {connection}\r\ncontent-length: {}\r\n", body.len());
     if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
         request.push_str(&format!("host: {addr}\r\n"));
     }
@@ -283,10 +294,14 @@ pub fn send(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
-    let mut writer = stream.try_clone().expect("clone");
+    let mut writer = stream;
     writer.write_all(request.as_bytes()).expect("write request");
     // The server may answer (413) before reading everything.
     let _ = writer.write_all(body);
+}
+
+/// Reads a response's status and headers from `stream`.
+fn read_response(stream: TcpStream) -> Response {
     let mut reader = BufReader::new(stream);
     let mut status_line = String::new();
     reader.read_line(&mut status_line).expect("status line");
@@ -335,13 +350,25 @@ impl McpHttp {
 
     /// POSTs a message as it is; the response unread.
     pub fn post_raw(&self, body: &str) -> Response {
+        send(&self.addr, "POST", &self.path, &self.post_headers(), body.as_bytes())
+    }
+
+    /// The same on `stream`, a connection kept alive from one POST to the
+    /// next; read each response to its end before the next POST.
+    pub fn post_on(&self, stream: &TcpStream, body: &str) -> Response {
+        let line = format!("POST {}", self.path);
+        write_request(stream, &self.addr, &line, &self.post_headers(), body.as_bytes(), "keep-alive");
+        read_response(stream.try_clone().expect("clone the connection"))
+    }
+
+    fn post_headers(&self) -> Vec<(&str, &str)> {
         let mut headers: Vec<(&str, &str)> =
             vec![("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
         if let Some(session) = &self.session {
             headers.push(("mcp-session-id", session));
         }
         headers.extend(self.headers.iter().map(|(name, value)| (name.as_str(), value.as_str())));
-        send(&self.addr, "POST", &self.path, &headers, body.as_bytes())
+        headers
     }
 
     /// A GET on the endpoint with the session (and `Last-Event-ID` if given).
@@ -472,86 +499,27 @@ pub fn eventually(what: &str, done: impl Fn() -> bool) {
     }
 }
 
-/// The times all of `pid`'s threads blocked (voluntary context switches).
-fn blocked(pid: u32) -> u64 {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("list the threads");
-    tasks
-        .flatten()
-        .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
-        .filter_map(|status| {
-            let line = status.lines().find(|line| line.starts_with("voluntary_ctxt_switches:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .sum()
-}
-
-/// POSTs `body` on the kept-alive `stream` and reads the whole answer
-/// (a JSON body or an event stream that ends with it).
-fn post_kept_alive(stream: &mut TcpStream, addr: &str, session: &str, body: &str) -> String {
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n\
-         mcp-protocol-version: 2025-11-25\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).expect("send the request");
-    let mut reader = BufReader::new(&mut *stream);
-    let (mut length, mut chunked) = (None, false);
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("a header line");
-        let line = line.trim_end().to_ascii_lowercase();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(value) = line.strip_prefix("content-length:") {
-            length = value.trim().parse::<usize>().ok();
-        }
-        chunked |= line.starts_with("transfer-encoding:") && line.contains("chunked");
-    }
-    let mut answer = Vec::new();
-    if let Some(length) = length {
-        answer.resize(length, 0);
-        reader.read_exact(&mut answer).expect("the body");
-    } else {
-        assert!(chunked, "an answer either has a length or comes in chunks");
-        loop {
-            let mut size = String::new();
-            reader.read_line(&mut size).expect("a chunk size");
-            let size = usize::from_str_radix(size.trim(), 16).expect("a hexadecimal chunk size");
-            let mut chunk = vec![0; size + 2];
-            reader.read_exact(&mut chunk).expect("a chunk");
-            if size == 0 {
-                break;
-            }
-            answer.extend_from_slice(&chunk[..size]);
-        }
-    }
-    String::from_utf8(answer).expect("UTF-8")
-}
-
-/// Calls `tool` (which must echo `{"text":"hi"}`) one call at a time on one
-/// kept-alive connection to `warden` in `session`: 50 calls to warm up,
+/// Calls `tool` (which must echo `{"text":"hi"}`) as `client`, one call at
+/// a time on one kept-alive connection to `warden`: 50 calls to warm up,
 /// then 500 measured. Returns how many times Warden's threads blocked per
 /// measured call.
-pub fn blocks_per_call(warden: &HttpWarden, session: &str, tool: &str) -> f64 {
-    let mut stream = TcpStream::connect(&warden.addr).expect("connect");
+pub fn blocks_per_call(warden: &HttpWarden, client: &McpHttp, tool: &str) -> f64 {
+    let stream = TcpStream::connect(&warden.addr).expect("connect");
     stream.set_nodelay(true).expect("nodelay");
     stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
-    let mut call = |id: u32| {
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"text":"hi"}}}}}}"#
-        );
-        let answer = post_kept_alive(&mut stream, &warden.addr, session, &body);
+    let call = |id: u32| {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"text": "hi"}}});
+        let answer = client.post_on(&stream, &request.to_string()).body();
         assert!(answer.contains(r#""text":"hi""#), "call {id} answered {answer}");
     };
     for id in 0..50 {
         call(id);
     }
     let calls = 500;
-    let before = blocked(warden.pid());
+    let before = super::blocked(warden.pid(), None);
     for id in 0..calls {
         call(100 + id);
     }
-    (blocked(warden.pid()) - before) as f64 / f64::from(calls)
+    (super::blocked(warden.pid(), None) - before) as f64 / f64::from(calls)
 }

@@ -359,3 +359,23 @@ pub fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
         && std::fs::read_to_string(format!("/proc/{pid}/stat")).map(|stat| !stat.contains(") Z ")).unwrap_or(false)
 }
+
+/// The times `pid`'s threads blocked (voluntary context switches): all of
+/// them, or only those named `thread`.
+pub fn blocked(pid: u32, thread: Option<&str>) -> u64 {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("list the threads");
+    let counts: Vec<u64> = tasks
+        .flatten()
+        .filter(|task| {
+            thread
+                .is_none_or(|name| std::fs::read_to_string(task.path().join("comm")).unwrap_or_default().trim() == name)
+        })
+        .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
+        .filter_map(|status| {
+            let line = status.lines().find(|line| line.starts_with("voluntary_ctxt_switches:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .collect();
+    assert!(!counts.is_empty(), "process {pid} has no thread named {thread:?}");
+    counts.iter().sum()
+}

@@ -262,11 +262,6 @@ enum Expect {
     /// it passes the test says so (flip it to `P`). No cell fails today.
     #[allow(dead_code)]
     Fail(&'static str),
-    /// Passes or fails by timing, for the reason given: run and reported only.
-    /// No cell is flaky today (the Python legacy client over HTTP was, until
-    /// the front ended a cancelled request's POST at once).
-    #[allow(dead_code)]
-    Flaky(&'static str),
 }
 use Expect::Pass as P;
 
@@ -349,8 +344,6 @@ fn matrix(upstream: Upstream) {
                 (Expect::Pass, false) => "FAIL (must pass)".to_owned(),
                 (Expect::Fail(why), false) => format!("fail, as expected ({why})"),
                 (Expect::Fail(_), true) => "PASSES NOW: flip it to P in EXPECTED".to_owned(),
-                (Expect::Flaky(_), true) => "pass (flaky cell)".to_owned(),
-                (Expect::Flaky(why), false) => format!("fail (flaky cell: {why})"),
             };
             println!("{client:?} → Warden ({front}) → {upstream:?}: {verdict}");
             if !passed {

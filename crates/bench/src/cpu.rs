@@ -69,11 +69,11 @@ impl CpuMeter {
 
     /// The CPU time used since the start, per call over `calls`.
     pub fn per_call(&self, calls: u64) -> Option<PerCall> {
-        let pid = self.pid?;
+        let pid = self.pid.filter(|_| calls > 0)?;
         let per_call = |used: Duration| crate::stats::round1(used.as_secs_f64() * 1e6 / calls as f64);
         let used = cpu_time(pid)?.checked_sub(self.start?)?;
         let user = user_time(pid).zip(self.start_user).and_then(|(now, start)| now.checked_sub(start));
-        (calls > 0).then(|| PerCall { total_us: per_call(used), user_us: user.map(per_call) })
+        Some(PerCall { total_us: per_call(used), user_us: user.map(per_call) })
     }
 }
 

@@ -10,6 +10,7 @@ use reqwest::Url;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
+use warden_repoll::repoll;
 
 use super::web::events::{Cursor, Events, Next};
 use super::web::outbound::Outbound;
@@ -146,7 +147,7 @@ async fn drain(
         while posts.try_join_next().is_some() {}
         // Driving the connection and awaiting the answer wake the task in
         // turn: polled again at once rather than rescheduled.
-        posts.spawn(warden_repoll::repoll(post(settings.clone(), dispatch.clone(), endpoint.clone(), text)));
+        posts.spawn(repoll(post(settings.clone(), dispatch.clone(), endpoint.clone(), text)));
     }
 }
 

@@ -8,7 +8,8 @@ Prints, as medians over the rounds:
     through a bare hyper forwarder, the floor of any hop on this machine;
   - Warden's CPU time per call (user + system of the warden process, all
     threads) for every run that measured it (targets: <= 10 us over stdio,
-    <= 30 us over HTTP);
+    <= 30 us over HTTP), and for `warden wrap` beside a bare stdio relay,
+    the floor of any stdio hop;
   - the official TypeScript SDK client against server-everything, directly
     and through `warden wrap` (targets: p50 <= 1.05x, calls/s with 16 in
     flight >= 0.95x);
@@ -60,10 +61,21 @@ if direct and hop:
                 print(f"    of which user space: warden {ours_user:.1f} us, bare forwarder {bare_user:.1f} us; "
                       f"the kernel: {ours - ours_user:.1f} us and {bare - bare_user:.1f} us")
 
+for phase in ("sequential", "concurrent"):
+    ours, bare = median("fixture/warden", phase, "cpu_us_per_call"), median("fixture/bare", phase, "cpu_us_per_call")
+    if ours and bare:
+        print(f"a stdio hop (warden wrap), CPU per call, {phase}: warden {ours:.1f} us, "
+              f"bare relay {bare:.1f} us ({ours / bare:.1f}x)")
+        ours_user = median("fixture/warden", phase, "cpu_user_us_per_call")
+        bare_user = median("fixture/bare", phase, "cpu_user_us_per_call")
+        if ours_user is not None and bare_user is not None:
+            print(f"    of which user space: warden {ours_user:.1f} us, bare relay {bare_user:.1f} us; "
+                  f"the kernel: {ours - ours_user:.1f} us and {bare - bare_user:.1f} us")
+
 print()
 print(f"{'run':<24} {'phase':<11} {'calls/s':>10} {'p50 us':>8} {'warden cpu us/call':>19}")
 for (label, phase) in sorted(groups):
-    if label.endswith("/direct") and not label.startswith("hop/") or label.startswith(("ping/bare", "hop/bare", "ts")):
+    if label.endswith(("/direct", "/bare")) and not label.startswith("hop/direct") or label.startswith("ts"):
         continue
     cpu = median(label, phase, "cpu_us_per_call")
     if cpu is None:

@@ -2,7 +2,9 @@
 # Benchmarks Warden against direct connections to the same MCP servers.
 #
 # Runs warden-bench (crates/bench) against:
-#   1. the fixture server directly, and through `warden wrap`;
+#   1. the fixture server directly, and through `warden wrap`; and through
+#      a bare relay (`fixture/bare`, `warden-bench --relay-bare`: two
+#      threads copying stdin and stdout), the floor of any stdio hop;
 #   2. @modelcontextprotocol/server-everything (npm) directly, and through
 #      `warden wrap` (skipped with SKIP_NODE=1);
 #   3. `warden serve` with three fixture backends, for idle memory (VmRSS);
@@ -453,11 +455,12 @@ for ((round = 1; round <= REPEAT; round++)); do
         done
     fi
     [[ "$AUDIT_ONLY" == 1 ]] && continue
-    pair=(fixture/direct fixture/warden)
-    ((round % 2)) || pair=(fixture/warden fixture/direct)
+    pair=(fixture/direct fixture/bare fixture/warden)
+    ((round % 2)) || pair=(fixture/warden fixture/bare fixture/direct)
     for label in "${pair[@]}"; do
         case "$label" in
             */direct) bench "$label" "$CALLS" -- "$fixture" ;;
+            */bare) bench "$label" "$CALLS" -- "$bench" --relay-bare -- "$fixture" ;;
             */warden) bench "$label" "$CALLS" -- "$warden" wrap -- "$fixture" ;;
         esac
     done

@@ -102,6 +102,13 @@ pub struct Cli {
     #[arg(long, value_name = "DIR", conflicts_with_all = ["url", "command", "rss_of_child_after_ms"])]
     pub disk_sync_in: Option<std::path::PathBuf>,
 
+    /// Instead of calling anything: run the command after `--` with its
+    /// stdin and stdout relayed to this process's own by two threads with
+    /// blocking reads and writes, the floor a stdio gateway's hop is
+    /// compared with. Runs until stdin closes and the command exits.
+    #[arg(long, conflicts_with_all = ["url", "serve_bare", "forward_bare", "disk_sync_in", "rss_of_child_after_ms"])]
+    pub relay_bare: bool,
+
     /// Child command and its arguments (after `--`).
     #[arg(last = true, required_unless_present_any = ["url", "serve_bare", "forward_bare", "disk_sync_in"], value_name = "CMD")]
     pub command: Vec<String>,

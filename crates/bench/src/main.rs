@@ -6,7 +6,9 @@
 //! waits for the tool to be listed, then measures `tools/call` latency and
 //! throughput in a sequential and a concurrent phase (or, with
 //! `--rss-of-child-after-ms`, only reports the child's idle memory; with
-//! `--disk-sync-in`, only the disk's latency of a durable append).
+//! `--disk-sync-in`, only the disk's latency of a durable append). With
+//! `--serve-bare`, `--forward-bare` or `--relay-bare` it is instead the
+//! floor a gateway is compared with.
 //!
 //! The client runs on a single-threaded Tokio runtime so that it takes at most
 //! one core away from the processes being measured.
@@ -23,6 +25,7 @@ mod http;
 mod http_tests;
 mod load;
 mod modern;
+mod relay;
 mod report;
 mod rss;
 mod stats;
@@ -53,6 +56,15 @@ fn main() -> ExitCode {
     if let Err(e) = cli.validate() {
         eprintln!("warden-bench: error: {e:#}");
         return ExitCode::from(2);
+    }
+    if cli.relay_bare {
+        return match relay::run(&cli.command) {
+            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => {
+                eprintln!("warden-bench: relay: {e:#}");
+                ExitCode::from(2)
+            }
+        };
     }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,

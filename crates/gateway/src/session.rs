@@ -171,9 +171,11 @@ impl Session {
             // Answered inline: a request sent right after `initialize` must
             // find the session initialized, whatever the runtime's scheduling.
             Kind::Request if frame.method() == Some(&Method::Initialize) => self.shared.initialize(&frame),
+            // Boxed (as `Work`): the request's future is a few kilobytes,
+            // which the runtime would otherwise copy into its task and over
+            // again when the task ends.
             Kind::Request => {
-                let shared = self.shared.clone();
-                tokio::spawn(async move { shared.request(frame).await });
+                tokio::spawn(self.request_work(frame));
             }
             Kind::Notification => self.shared.notification(frame),
             Kind::Response | Kind::ErrorResponse => self.shared.client_response(frame),
@@ -376,10 +378,11 @@ impl Shared {
 
     /// The connection of upstream `index`, waiting for it while it starts.
     pub async fn connection(&self, index: usize) -> Result<Arc<Connection>, UpstreamError> {
-        let upstream = self.upstream(index);
-        if let Some(connection) = upstream.connection() {
+        // Every call asks: the ready case clones no `Upstream`.
+        if let Some(connection) = self.upstreams.load()[index].connection() {
             return Ok(connection);
         }
+        let upstream = self.upstream(index);
         if matches!(upstream.state(), State::Starting)
             && let Some(connection) = upstream.settled(self.start_timeout()).await
         {

@@ -28,7 +28,7 @@ use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use reqwest::header::{AUTHORIZATION, HOST, HeaderMap, HeaderValue, InvalidHeaderValue, LOCATION};
-use reqwest::{Response, StatusCode, Url};
+use reqwest::{Response, ResponseBuilderExt, StatusCode, Url};
 use tokio::net::TcpStream;
 use url::Position;
 
@@ -148,7 +148,7 @@ impl Direct {
             };
             let request = self.request(url, headers, body.clone())?;
             match Self::exchange(&mut connection, request).await {
-                Ok(response) => return Ok(self.answer(response, connection)),
+                Ok(response) => return Ok(self.answer(response, connection, url)),
                 Err(err) if reused && err.is_canceled() => continue,
                 Err(err) => {
                     let reason = format!("POST {url} failed: {}", cause(&err));
@@ -201,14 +201,20 @@ impl Direct {
     /// An answer whose body drives its connection, and gives it back to the
     /// pool once read to the end; an empty body (`202 Accepted`), which
     /// nobody reads, gives it back at once.
-    fn answer(self: &Arc<Self>, response: hyper::Response<Incoming>, connection: Connection) -> Response {
+    fn answer(self: &Arc<Self>, response: hyper::Response<Incoming>, connection: Connection, url: &Url) -> Response {
         let lent = if response.body().is_end_stream() {
             self.give_back(connection);
             None
         } else {
             Some((connection, Arc::clone(self)))
         };
-        Response::from(response.map(|body| reqwest::Body::wrap(Driven { body, lent: Mutex::new(lent) })))
+        let mut response = response.map(|body| reqwest::Body::wrap(Driven { body, lent: Mutex::new(lent) }));
+        // The URL it answers for: without one, reqwest parses a placeholder
+        // for every response (a copy is cheaper, and is the truth).
+        if let Some(extensions) = hyper::Response::builder().url(url.clone()).extensions_mut() {
+            response.extensions_mut().extend(std::mem::take(extensions));
+        }
+        Response::from(response)
     }
 
     /// The newest idle connection that is still open and ready.
@@ -349,7 +355,36 @@ impl Body for Driven {
 
 #[cfg(test)]
 mod tests {
-    use super::fits_with;
+    use std::sync::Arc;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::{Direct, HeaderMap, Url, fits_with};
+
+    #[tokio::test]
+    async fn an_answer_names_the_url_it_came_from_after_a_redirect() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let answers = [
+                "HTTP/1.1 307 Temporary Redirect\r\nLocation: /moved\r\nContent-Length: 0\r\n\r\n",
+                "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+            ];
+            let mut buffer = vec![0; 4096];
+            for answer in answers {
+                // Each request is small: one read holds it whole.
+                let _ = stream.read(&mut buffer).await.unwrap();
+                stream.write_all(answer.as_bytes()).await.unwrap();
+            }
+        });
+        let url: Url = format!("{base}/mcp").parse().unwrap();
+        let direct = Arc::new(Direct::new(&url, HeaderMap::new()).unwrap());
+        let response = direct.post(&url, HeaderMap::new(), "{}".into()).await.unwrap();
+        assert_eq!(response.url().as_str(), format!("{base}/moved"));
+        assert_eq!(response.text().await.unwrap(), "{}");
+    }
 
     #[test]
     fn a_proxy_in_the_environment_leaves_posting_to_reqwest() {

@@ -3,7 +3,7 @@
 //! on every request). A connection's era is set by its handshake; requests
 //! are adapted to it here, whoever wrote them.
 
-use warden_jsonrpc::{Members, json_string};
+use warden_jsonrpc::{Members, Needle, json_string};
 
 /// The 2026-07-28 revision, the one modern revision Warden speaks.
 pub const MODERN: &str = "2026-07-28";
@@ -60,7 +60,8 @@ pub fn offers_modern(error: &str) -> bool {
 /// A request for a modern server: with the envelope, unless it already
 /// carries one (a modern client's own, forwarded as it is).
 pub fn enveloped(text: String, members: &str) -> String {
-    if text.contains(VERSION_KEY) {
+    static VERSION: Needle = Needle::new(VERSION_KEY);
+    if VERSION.is_in(&text) {
         return text;
     }
     rewrite_meta(&text, |meta| match meta {
@@ -72,7 +73,9 @@ pub fn enveloped(text: String, members: &str) -> String {
 
 /// A request for a legacy server: without the modern envelope keys.
 pub fn unenveloped(text: String) -> String {
-    if !text.contains(PROTOCOL_PREFIX) {
+    // Asked of every request to a legacy server.
+    static PREFIX: Needle = Needle::new(PROTOCOL_PREFIX);
+    if !PREFIX.is_in(&text) {
         return text;
     }
     rewrite_meta(&text, |meta| match meta {

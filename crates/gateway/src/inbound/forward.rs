@@ -9,6 +9,7 @@ use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Splice, error_response, jso
 use warden_upstream::UpstreamError;
 
 use super::approval::Approved;
+use super::rounds::INPUT_REQUIRED;
 use crate::pipeline::{ApprovalStep, Call, Hooks, Outcome, Verdict};
 use crate::session::Shared;
 use crate::tokens::{InFlight, TokenTarget, lock};
@@ -165,7 +166,7 @@ impl Shared {
         lock(&self.maps.in_flight).insert(client_id.clone(), entry);
         let mut answer = response.await;
         if let (Some(base), Ok(first)) = (&base, &answer)
-            && first.payload().is_some_and(|payload| payload.contains("input_required"))
+            && first.payload().is_some_and(|payload| INPUT_REQUIRED.is_in(payload))
             && lock(&self.maps.in_flight).contains_key(&client_id)
         {
             answer = match self.complete_rounds(frame, &client_id, &connection, base, first.clone()).await {

@@ -9,12 +9,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::oneshot;
-use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, Splice, error_response, json_string};
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, Needle, Splice, error_response, json_string};
 use warden_upstream::Connection;
 
 use super::forward::Forwarded;
 use crate::session::Shared;
 use crate::tokens::lock;
+
+/// Marks an answer that may be `input_required`: looked for in every
+/// answer from a modern server.
+pub(super) static INPUT_REQUIRED: Needle = Needle::new("input_required");
 
 /// SDK clients stop after ten rounds; so does Warden.
 const MAX_ROUNDS: usize = 10;
@@ -36,7 +40,7 @@ impl InputRequired {
         if answer.kind() != Kind::Response {
             return None;
         }
-        let payload = answer.payload().filter(|payload| payload.contains("input_required"))?;
+        let payload = answer.payload().filter(|payload| INPUT_REQUIRED.is_in(payload))?;
         let result = Members::parse(payload).ok()?;
         if result.get("resultType")?.trim() != r#""input_required""# {
             return None;

@@ -1,11 +1,8 @@
 //! The per-request envelope of 2026-07-28: `params._meta` names the
 //! revision, the client's capabilities and who it is, on every request.
 
-use std::sync::LazyLock;
-
-use memchr::memmem;
 use serde::Deserialize;
-use warden_jsonrpc::{ErrorCode, Frame, Members, json_string};
+use warden_jsonrpc::{ErrorCode, Frame, Members, Needle, json_string};
 
 use super::{MODERN_VERSIONS, meta};
 use crate::inbound::ClientInfo;
@@ -86,10 +83,9 @@ impl EnvelopeError {
 /// Whether `frame` carries the modern envelope (the protocol version in
 /// `params._meta`). Cheap for requests that do not: a substring test first.
 pub fn is_modern(frame: &Frame) -> bool {
-    // Asked of every request on a stdio connection: the searcher for the
-    // key is built once (`str::contains` builds one per call).
-    static KEY: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(meta::PROTOCOL_VERSION));
-    frame.params().is_some_and(|params| KEY.find(params.as_bytes()).is_some()) && version_of(frame).is_some()
+    // Asked of every request on a stdio connection.
+    static KEY: Needle = Needle::new(meta::PROTOCOL_VERSION);
+    frame.params().is_some_and(|params| KEY.is_in(params)) && version_of(frame).is_some()
 }
 
 /// The request's `clientInfo` (JSON text), to name the client upstream.

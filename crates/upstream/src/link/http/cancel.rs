@@ -2,6 +2,8 @@
 //! `notifications/cancelled` (none are defined over HTTP) but the end of the
 //! request's own stream.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -14,14 +16,16 @@ pub(crate) enum Target {
     Cancel(String),
 }
 
+/// Read for every message to a modern server: nothing is copied, and the
+/// params are only looked into for a cancellation.
 #[derive(Deserialize)]
 struct Message<'a> {
     #[serde(borrow, default)]
     id: Option<&'a RawValue>,
-    #[serde(default)]
-    method: Option<String>,
     #[serde(borrow, default)]
-    params: Option<Params<'a>>,
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -34,7 +38,10 @@ struct Params<'a> {
 pub(crate) fn target(text: &str) -> Option<Target> {
     let message: Message = serde_json::from_str(text).ok()?;
     match (message.method.as_deref(), message.id) {
-        (Some("notifications/cancelled"), None) => Some(Target::Cancel(message.params?.request_id?.get().to_owned())),
+        (Some("notifications/cancelled"), None) => {
+            let params: Params = serde_json::from_str(message.params?.get()).ok()?;
+            Some(Target::Cancel(params.request_id?.get().to_owned()))
+        }
         (Some(_), Some(id)) => Some(Target::Request(id.get().to_owned())),
         _ => None,
     }
@@ -52,5 +59,11 @@ mod tests {
             Some(Target::Cancel("7".into()))
         );
         assert_eq!(target(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#), None);
+        // An escaped method name is still the same name.
+        assert_eq!(
+            target(r#"{"jsonrpc":"2.0","method":"notifications\/cancelled","params":{"reason":"x","requestId":"a"}}"#),
+            Some(Target::Cancel(r#""a""#.into()))
+        );
+        assert_eq!(target(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#), None);
     }
 }

@@ -562,7 +562,9 @@ for key, rs in grouped.items():
     m["spread"] = (max(rates) - min(rates)) / 2 / med * 100 if med else 0.0
     runs[key] = m
 
-n_runs = max((m["runs"] for m in runs.values()), default=0)
+# Some runs are repeated within a round (http1/warden beside each peer):
+# the count shown is the rounds.
+n_runs = min((m["runs"] for m in runs.values()), default=0)
 calls, node_calls, conc, warmup, http_calls, skip_http, hop_ok, hop_reason, audit_calls = sys.argv[2:11]
 print(f"calls per phase: {calls} (server-everything: {node_calls}; HTTP: {http_calls}); "
       f"concurrency: {conc}; warm-up calls: {warmup}")

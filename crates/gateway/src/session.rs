@@ -383,8 +383,9 @@ impl Shared {
             return Ok(connection);
         }
         let upstream = self.upstream(index);
+        // Boxed: only calls made while the upstream starts wait here.
         if matches!(upstream.state(), State::Starting)
-            && let Some(connection) = upstream.settled(self.start_timeout()).await
+            && let Some(connection) = Box::pin(upstream.settled(self.start_timeout())).await
         {
             return Ok(connection);
         }

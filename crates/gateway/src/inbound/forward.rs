@@ -53,7 +53,9 @@ impl Shared {
         let mut approved = None;
         if let (Verdict::Escalate { .. }, Some(_)) = (&verdict, &hooks.approver) {
             let progress_token = token.clone().map(|span| &frame.text()[span]);
-            approved = self.await_approval(frame, hooks, call, &verdict, progress_token, started).await;
+            // Boxed, like the other paths few calls take: an inline future is
+            // part of every call's state, which is allocated and moved per call.
+            approved = Box::pin(self.await_approval(frame, hooks, call, &verdict, progress_token, started)).await;
             if approved.is_none() {
                 return;
             }
@@ -169,7 +171,7 @@ impl Shared {
             && first.payload().is_some_and(|payload| INPUT_REQUIRED.is_in(payload))
             && lock(&self.maps.in_flight).contains_key(&client_id)
         {
-            answer = match self.complete_rounds(frame, &client_id, &connection, base, first.clone()).await {
+            answer = match Box::pin(self.complete_rounds(frame, &client_id, &connection, base, first.clone())).await {
                 Forwarded::Answer(frame) => Ok(frame),
                 Forwarded::Failed(err) => Err(err),
                 Forwarded::Cancelled => {

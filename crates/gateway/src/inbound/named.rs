@@ -83,7 +83,8 @@ impl Shared {
         if let Some(route) = lookup(self) {
             return Some(route);
         }
-        if self.await_unloaded().await { lookup(self) } else { None }
+        // Boxed: only calls made before the upstreams are listed wait here.
+        if Box::pin(self.await_unloaded()).await { lookup(self) } else { None }
     }
 
     /// Waits for upstreams that are starting, or ready but not yet listed, and

@@ -35,6 +35,21 @@ def verdict(ok):
     return "met" if ok else "NOT met"
 
 
+def against_floor(what, group, floor):
+    """Warden's CPU per call in `group/warden` beside the floor's in
+    `group/bare`, each split into user space and kernel."""
+    for phase in ("sequential", "concurrent"):
+        ours, bare = median(f"{group}/warden", phase, "cpu_us_per_call"), median(f"{group}/bare", phase, "cpu_us_per_call")
+        if not (ours and bare):
+            continue
+        print(f"{what}, {phase}: warden {ours:.1f} us, {floor} {bare:.1f} us ({ours / bare:.1f}x)")
+        ours_user = median(f"{group}/warden", phase, "cpu_user_us_per_call")
+        bare_user = median(f"{group}/bare", phase, "cpu_user_us_per_call")
+        if ours_user is not None and bare_user is not None:
+            print(f"    of which user space: warden {ours_user:.1f} us, {floor} {bare_user:.1f} us; "
+                  f"the kernel: {ours - ours_user:.1f} us and {bare - bare_user:.1f} us")
+
+
 print()
 print("The fronts' own cost (medians over the rounds)")
 bare, ping = median("ping/bare", "sequential", "p50_us"), median("ping/warden", "sequential", "p50_us")
@@ -50,27 +65,9 @@ if direct and hop:
     if floor:
         print(f"  the floor, a bare hyper forwarder in the same place: {direct:.1f} -> {floor:.1f} us, "
               f"{floor - direct:+.1f} us; warden's hop costs {hop - floor:+.1f} us over it")
-    for phase in ("sequential", "concurrent"):
-        ours, bare = median("hop/warden", phase, "cpu_us_per_call"), median("hop/bare", phase, "cpu_us_per_call")
-        if ours and bare:
-            print(f"  CPU per call of the process in the middle, {phase}: warden {ours:.1f} us, "
-                  f"bare forwarder {bare:.1f} us ({ours / bare:.1f}x)")
-            ours_user = median("hop/warden", phase, "cpu_user_us_per_call")
-            bare_user = median("hop/bare", phase, "cpu_user_us_per_call")
-            if ours_user is not None and bare_user is not None:
-                print(f"    of which user space: warden {ours_user:.1f} us, bare forwarder {bare_user:.1f} us; "
-                      f"the kernel: {ours - ours_user:.1f} us and {bare - bare_user:.1f} us")
+    against_floor("  CPU per call of the process in the middle", "hop", "bare forwarder")
 
-for phase in ("sequential", "concurrent"):
-    ours, bare = median("fixture/warden", phase, "cpu_us_per_call"), median("fixture/bare", phase, "cpu_us_per_call")
-    if ours and bare:
-        print(f"a stdio hop (warden wrap), CPU per call, {phase}: warden {ours:.1f} us, "
-              f"bare relay {bare:.1f} us ({ours / bare:.1f}x)")
-        ours_user = median("fixture/warden", phase, "cpu_user_us_per_call")
-        bare_user = median("fixture/bare", phase, "cpu_user_us_per_call")
-        if ours_user is not None and bare_user is not None:
-            print(f"    of which user space: warden {ours_user:.1f} us, bare relay {bare_user:.1f} us; "
-                  f"the kernel: {ours - ours_user:.1f} us and {bare - bare_user:.1f} us")
+against_floor("a stdio hop (warden wrap), CPU per call", "fixture", "bare relay")
 
 print()
 print(f"{'run':<24} {'phase':<11} {'calls/s':>10} {'p50 us':>8} {'warden cpu us/call':>19}")

@@ -14,6 +14,10 @@ pub const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 /// The prefix of the `_meta` keys the protocol defines.
 const PROTOCOL_PREFIX: &str = "io.modelcontextprotocol/";
 
+/// Finds [`VERSION_KEY`] in a message: whether it carries the modern
+/// envelope, asked of every message to an upstream.
+pub(crate) static HAS_VERSION_KEY: Needle = Needle::new(VERSION_KEY);
+
 /// Which era a connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {
@@ -60,8 +64,7 @@ pub fn offers_modern(error: &str) -> bool {
 /// A request for a modern server: with the envelope, unless it already
 /// carries one (a modern client's own, forwarded as it is).
 pub fn enveloped(text: String, members: &str) -> String {
-    static VERSION: Needle = Needle::new(VERSION_KEY);
-    if VERSION.is_in(&text) {
+    if HAS_VERSION_KEY.is_in(&text) {
         return text;
     }
     rewrite_meta(&text, |meta| match meta {

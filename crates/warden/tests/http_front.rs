@@ -207,6 +207,17 @@ fn bad_origins_hosts_bodies_and_versions_are_refused_with_reasons() {
     assert_eq!(evil_host.status, 403);
     let local_origin = send(&warden.addr, "POST", "/mcp", &with(("origin", "http://localhost:3000")), init.as_bytes());
     assert_eq!(local_origin.status, 200);
+    // Host names and media types are compared whatever their case.
+    assert_eq!(send(&warden.addr, "POST", "/mcp", &with(("host", "LocalHost")), init.as_bytes()).status, 200);
+    assert_eq!(send(&warden.addr, "POST", "/mcp", &with(("host", "EVIL.example")), init.as_bytes()).status, 403);
+    let accept = ("accept", "application/json, text/event-stream");
+    let typed = |kind| send(&warden.addr, "POST", "/mcp", &[("content-type", kind), accept], init.as_bytes());
+    assert_eq!(typed("Application/JSON; charset=utf-8").status, 200);
+    let plain = typed("text/plain");
+    assert_eq!(plain.status, 415);
+    let body = plain.body();
+    assert!(body.contains("application/json, not text/plain"), "{body}");
+    assert_eq!(typed("application/jso").status, 415);
 
     let mut client = warden.client();
     client.initialize();

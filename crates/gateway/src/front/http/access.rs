@@ -71,7 +71,12 @@ impl Access {
         let Some(host) = headers.get(header::HOST).and_then(|value| value.to_str().ok()) else {
             return Err(Refusal::new(StatusCode::BAD_REQUEST, "the request has no Host header"));
         };
-        let host = host.to_ascii_lowercase();
+        // Copied only when it has capitals: asked of every request.
+        let host = if host.bytes().any(|byte| byte.is_ascii_uppercase()) {
+            std::borrow::Cow::Owned(host.to_ascii_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(host)
+        };
         let name = host_name(&host);
         let allowed = self.allowed_hosts.iter().any(|allowed| *allowed == host || allowed == name)
             || (self.bound.ip().is_loopback() && is_loopback_name(name))

@@ -21,6 +21,9 @@ use super::streams::{Answer, OpenError, SseEvent};
 use super::{Front, sse};
 use crate::inbound::SUPPORTED_VERSIONS;
 
+/// The media type of a message a client posts (any case, any parameters).
+const JSON: &str = "application/json";
+
 /// The session header of Streamable HTTP.
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -94,7 +97,7 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
     let config = front.config_for(scope.as_deref()).ok_or_else(no_endpoint)?;
     let caller = front.access.check(&headers)?;
     if let Some(kind) = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok())
-        && !kind.trim_start().to_ascii_lowercase().starts_with("application/json")
+        && !kind.trim_start().get(..JSON.len()).is_some_and(|start| start.eq_ignore_ascii_case(JSON))
     {
         let message = format!("messages must be sent as application/json, not {kind}");
         return Err(Refusal::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, &message));

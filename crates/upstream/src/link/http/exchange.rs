@@ -34,8 +34,9 @@ pub(crate) struct Exchange<'a> {
     pub capture: bool,
     /// The session to post in.
     pub session: &'a Snapshot,
-    /// Headers that mirror the body (2026-07-28).
-    pub mirrored: &'a [(String, String)],
+    /// Headers that mirror the body (2026-07-28), made once per message
+    /// (see `Remote::mirrored`).
+    pub mirrored: &'a [(HeaderName, HeaderValue)],
 }
 
 /// What a POST brought back.
@@ -96,12 +97,7 @@ impl Remote {
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
         exchange.session.add_to(&mut headers);
         for (name, value) in exchange.mirrored {
-            let name = HeaderName::from_bytes(name.as_bytes());
-            let value = HeaderValue::from_str(value);
-            let (Ok(name), Ok(value)) = (name, value) else {
-                return Err(PostError::Broken(format!("POST {url}: a mirrored header is not a valid header")));
-            };
-            headers.append(name, value);
+            headers.append(name.clone(), value.clone());
         }
         let response =
             self.settings.post(url, headers, exchange.body.clone()).await.map_err(|err| {
@@ -111,7 +107,9 @@ impl Remote {
         if status == StatusCode::NOT_FOUND && exchange.session.id.is_some() {
             return Err(PostError::Expired);
         }
-        if status.is_client_error() && exchange.session.id.is_none() && web::media_type(&response) == "application/json"
+        if status.is_client_error()
+            && exchange.session.id.is_none()
+            && web::is_media_type(&response, "application/json")
         {
             // A modern server refuses with a JSON-RPC error in the body:
             // that error is the answer.
@@ -132,8 +130,7 @@ impl Remote {
             self.read_stream(response, &exchange, &mut reply).await?;
             return Ok(reply);
         }
-        let media = web::media_type(&response);
-        if media == "application/json" {
+        if web::is_media_type(&response, "application/json") {
             let text = body::read_limited(response, self.dispatch.limit()).await.map_err(|err| match err {
                 BodyError::TooLarge(bytes) => PostError::TooLarge(bytes),
                 BodyError::Failed(reason) => {
@@ -150,7 +147,10 @@ impl Remote {
             };
         }
         match expect {
-            Some(_) => Err(PostError::Broken(format!("POST {url} answered with content type '{media}'"))),
+            Some(_) => {
+                let media = web::media_type(&response);
+                Err(PostError::Broken(format!("POST {url} answered with content type '{media}'")))
+            }
             None => Ok(reply),
         }
     }

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use reqwest::header::{HeaderName, HeaderValue};
 use serde::Deserialize;
 use warden_jsonrpc::{Frame, Kind};
 
@@ -52,7 +53,14 @@ pub(crate) async fn post(remote: Arc<Remote>, text: String) {
         remote.initialize(text, outbound.request.as_deref().unwrap_or("null")).await;
         return;
     }
-    let mirrored = remote.mirrored(&outbound);
+    let mirrored = match remote.mirrored(&outbound) {
+        Ok(mirrored) => mirrored,
+        Err(reason) => {
+            let reason = format!("POST {}: {reason}", remote.settings.url);
+            outbound.fail(&remote.dispatch, UpstreamError::Lost { name: remote.name().to_owned(), reason });
+            return;
+        }
+    };
     let body = Bytes::from(text);
     let mut renewed = false;
     loop {
@@ -106,12 +114,18 @@ pub(crate) async fn post(remote: Arc<Remote>, text: String) {
 impl Remote {
     /// The headers that mirror a modern message: the standard ones and the
     /// `Mcp-Param-*` its tool's schema asks for. Notes a `tools/list`, whose
-    /// answer tells which tools ask.
-    fn mirrored(&self, outbound: &Outbound) -> Vec<(String, String)> {
-        let mut headers: Vec<(String, String)> =
-            outbound.mirrored.iter().map(|(name, value)| ((*name).to_owned(), value.clone())).collect();
+    /// answer tells which tools ask. Made once per message, whatever the
+    /// number of attempts.
+    fn mirrored(&self, outbound: &Outbound) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
+        let invalid = |name: &str| format!("a mirrored header is not a valid header: {name}");
+        let mut headers = Vec::with_capacity(outbound.mirrored.len());
+        for (name, value) in &outbound.mirrored {
+            let value = HeaderValue::from_str(value).map_err(|_| invalid(name))?;
+            // The standard names are constants: nothing copied per message.
+            headers.push((HeaderName::from_static(name), value));
+        }
         if headers.is_empty() {
-            return headers;
+            return Ok(headers);
         }
         if outbound.method.as_deref() == Some("tools/list")
             && let Some(id) = &outbound.request
@@ -122,10 +136,14 @@ impl Remote {
             && let Some(schema) = lock(&self.schemas).get(tool)
         {
             for (name, value) in crate::mirror::param_headers(schema, arguments.as_deref()) {
-                headers.push((name, crate::mirror::header_value(&value)));
+                let value = crate::mirror::header_value(&value);
+                match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value)) {
+                    (Ok(name), Ok(value)) => headers.push((name, value)),
+                    _ => return Err(invalid(&name)),
+                }
             }
         }
-        headers
+        Ok(headers)
     }
 
     /// Notes the tools of a `tools/list` answer that ask for headers.

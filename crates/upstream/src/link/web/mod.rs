@@ -217,9 +217,20 @@ pub(crate) fn media_type(response: &Response) -> String {
         .unwrap_or_default()
 }
 
+/// Whether an answer's media type is `expected` (lower case), asked of
+/// every answer: compared in place, nothing copied.
+pub(crate) fn is_media_type(response: &Response, expected: &str) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|value| value.trim().eq_ignore_ascii_case(expected))
+}
+
 /// Whether an answer is an SSE stream.
 pub(crate) fn is_event_stream(response: &Response) -> bool {
-    media_type(response) == "text/event-stream"
+    is_media_type(response, "text/event-stream")
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ pub(crate) struct Outbound {
     /// It is `notifications/initialized`.
     pub initialized: bool,
     /// The 2026-07-28 headers that mirror it (`Mcp-Method`, `Mcp-Name`,
-    /// `MCP-Protocol-Version`), when it carries the modern envelope.
+    /// `MCP-Protocol-Version`), when it carries the modern envelope; the
+    /// names in lower case, as `HeaderName::from_static` takes them.
     pub mirrored: Vec<(&'static str, String)>,
     /// The method of a request.
     pub method: Option<String>,
@@ -54,7 +55,7 @@ impl Outbound {
         let method = envelope.method.as_deref();
         let mut mirrored = Vec::new();
         let mut call = None;
-        if let Some(method) = method.filter(|_| text.contains(crate::era::VERSION_KEY)) {
+        if let Some(method) = method.filter(|_| crate::era::HAS_VERSION_KEY.is_in(text)) {
             mirrored.push(("mcp-protocol-version", crate::era::MODERN.to_owned()));
             mirrored.push(("mcp-method", method.to_owned()));
             let params = envelope.params.as_ref();

@@ -3,7 +3,7 @@
 //! on every request). A connection's era is set by its handshake; requests
 //! are adapted to it here, whoever wrote them.
 
-use warden_jsonrpc::{Members, Needle, json_string};
+use warden_jsonrpc::{Members, Needle, json_string, span_in};
 
 /// The 2026-07-28 revision, the one modern revision Warden speaks.
 pub const MODERN: &str = "2026-07-28";
@@ -67,11 +67,47 @@ pub fn enveloped(text: String, members: &str) -> String {
     if HAS_VERSION_KEY.is_in(&text) {
         return text;
     }
-    rewrite_meta(&text, |meta| match meta {
-        Some(meta) if !meta.is_empty() => format!("{{{members},{}", &meta.render(&[], &[])[1..]),
-        _ => format!("{{{members}}}"),
-    })
-    .unwrap_or(text)
+    with_envelope(&text, members).unwrap_or(text)
+}
+
+/// `text` with `members` first in `params._meta`, which is added (and
+/// `params` too) where missing. Done for every request to a modern server,
+/// so the members are inserted and every other byte is kept: no member is
+/// rendered again. `None` when `text` is not a request with object params.
+fn with_envelope(text: &str, members: &str) -> Option<String> {
+    let message = Members::parse(text).ok()?;
+    message.get("method")?;
+    let (at, insert) = match message.get("params") {
+        Some(params) => {
+            let fields = Members::parse(params).ok()?;
+            match fields.get("_meta") {
+                Some(meta) => {
+                    let inside = span_in(text, meta).start + 1;
+                    match Members::parse(meta) {
+                        Ok(old) if old.is_empty() => (inside..inside, members.to_owned()),
+                        Ok(_) => (inside..inside, format!("{members},")),
+                        // Not an object: replaced.
+                        Err(_) => (span_in(text, meta), format!("{{{members}}}")),
+                    }
+                }
+                None => {
+                    let open = span_in(text, params).start + 1;
+                    let comma = if fields.is_empty() { "" } else { "," };
+                    (open..open, format!("\"_meta\":{{{members}}}{comma}"))
+                }
+            }
+        }
+        None => {
+            // Before the message's closing brace.
+            let close = text.trim_end().len().checked_sub(1)?;
+            (close..close, format!(",\"params\":{{\"_meta\":{{{members}}}}}"))
+        }
+    };
+    let mut out = String::with_capacity(text.len() + insert.len());
+    out.push_str(&text[..at.start]);
+    out.push_str(&insert);
+    out.push_str(&text[at.end..]);
+    Some(out)
 }
 
 /// A request for a legacy server: without the modern envelope keys.
@@ -142,6 +178,48 @@ mod tests {
             bare.contains(r#""params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28""#),
             "{bare}"
         );
+    }
+
+    #[test]
+    fn the_envelope_is_inserted_and_every_other_byte_kept() {
+        let m = r#""k":1"#;
+        let cases = [
+            // Escaped keys, spacing and number forms stay as written.
+            (
+                r#"{"jsonrpc":"2.0", "id":1,"method":"tools/call","params":{"na\u006de":"t", "_meta":{ "progressToken":2.50 }}}"#,
+                r#"{"jsonrpc":"2.0", "id":1,"method":"tools/call","params":{"na\u006de":"t", "_meta":{"k":1, "progressToken":2.50 }}}"#,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{ }}}"#,
+                r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"k":1 }}}"#,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":null,"a":[1]}}"#,
+                r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"k":1},"a":[1]}}"#,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":{"_meta":{}}}}"#,
+                r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"k":1},"a":{"_meta":{}}}}"#,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{}}"#,
+                r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"k":1}}}"#,
+            ),
+            (
+                "{\"jsonrpc\":\"2.0\",\"method\":\"m\"}\n",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"_meta\":{\"k\":1}}}\n",
+            ),
+        ];
+        for (text, expected) in cases {
+            let enveloped = enveloped(text.into(), m);
+            assert_eq!(enveloped, expected);
+            serde_json::from_str::<serde_json::Value>(&enveloped).expect("still JSON");
+        }
+        // Not a request, or params that are not an object: left alone.
+        for text in [r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#]
+        {
+            assert_eq!(enveloped(text.into(), m), text);
+        }
     }
 
     #[test]

@@ -189,7 +189,9 @@ async fn respond(
     accepts: &Accepts,
 ) -> Result<Response, Refusal> {
     let mut response = match answer.await {
-        Ok(Answer::Json(text)) if accepts.json => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
+        Ok(Answer::Json(text)) if accepts.json => {
+            ([(header::CONTENT_TYPE, HeaderValue::from_static(JSON))], text).into_response()
+        }
         Ok(Answer::Json(text)) => {
             let (events, receiver) = tokio::sync::mpsc::unbounded_channel();
             let _ = events.send(SseEvent { id: "0-0".to_owned(), data: std::sync::Arc::from(text) });

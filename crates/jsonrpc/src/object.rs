@@ -2,18 +2,20 @@
 //! changing a few members (adding `resultType`, removing envelope keys)
 //! while every other byte stays as it was.
 
+use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::splice::json_string;
 
-/// The members of one JSON object, in order. Keys are decoded; values are
-/// slices of the original text.
+/// The members of one JSON object, in order. Keys are decoded (borrowed
+/// from the text unless they hold escapes); values are slices of the
+/// original text.
 #[derive(Debug, Default)]
 pub struct Members<'a> {
-    entries: Vec<(String, &'a RawValue)>,
+    entries: Vec<(Cow<'a, str>, &'a RawValue)>,
 }
 
 impl<'a> Members<'a> {
@@ -44,7 +46,7 @@ impl<'a> Members<'a> {
 
     /// The keys, in order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.entries.iter().map(|(key, _)| key.as_str())
+        self.entries.iter().map(|(key, _)| key.as_ref())
     }
 
     /// The number of members.
@@ -99,10 +101,40 @@ impl<'de> Visitor<'de> for MembersVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
         let mut entries = Vec::new();
-        while let Some((key, value)) = map.next_entry::<String, &'de RawValue>()? {
+        while let Some((Key(key), value)) = map.next_entry::<Key<'de>, &'de RawValue>()? {
             entries.push((key, value));
         }
         Ok(Members { entries })
+    }
+}
+
+/// A member's key, borrowed from the text when it holds no escape: parsing
+/// a message copies none of its keys.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Key<'de>, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a member name")
+            }
+
+            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+
+            fn visit_str<E>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+
+            fn visit_string<E>(self, key: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
     }
 }
 
@@ -122,5 +154,9 @@ mod tests {
         );
         assert_eq!(members.render(&[("a", "2")], &[("b", "null")]), r#"{"a":1.50,"b":null}"#);
         assert!(Members::parse("[1]").is_err() && Members::parse("{} x").is_err());
+        // A key with an escape is decoded; the others are borrowed.
+        let escaped = Members::parse(r#"{"a\u0062":1,"c":2}"#).unwrap();
+        assert_eq!((escaped.get("ab"), escaped.get("c")), (Some("1"), Some("2")));
+        assert_eq!(escaped.keys().collect::<Vec<_>>(), ["ab", "c"]);
     }
 }

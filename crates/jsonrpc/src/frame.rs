@@ -1,6 +1,5 @@
 //! One JSON-RPC message: its original text plus the positions of its envelope.
 
-use std::borrow::Cow;
 use std::ops::Range;
 
 use serde::{Deserialize, Deserializer};
@@ -8,6 +7,7 @@ use serde_json::value::RawValue;
 
 use crate::codes::ErrorCode;
 use crate::method::Method;
+use crate::text::Text;
 
 /// What kind of message a frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,7 @@ struct Envelope<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
+    method: Option<Text<'a>>,
     #[serde(borrow, default, deserialize_with = "present")]
     params: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]

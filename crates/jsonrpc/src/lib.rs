@@ -16,6 +16,7 @@ mod needle;
 mod object;
 mod oversized;
 mod splice;
+mod text;
 
 pub use build::{error_response, notification, request, result_response};
 pub use codes::ErrorCode;
@@ -26,3 +27,4 @@ pub use needle::Needle;
 pub use object::Members;
 pub use oversized::guess_id;
 pub use splice::{Splice, json_string};
+pub use text::Text;

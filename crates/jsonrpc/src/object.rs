@@ -5,10 +5,11 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::splice::json_string;
+use crate::text::Text;
 
 /// The members of one JSON object, in order. Keys are decoded (borrowed
 /// from the text unless they hold escapes); values are slices of the
@@ -101,40 +102,11 @@ impl<'de> Visitor<'de> for MembersVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
         let mut entries = Vec::new();
-        while let Some((Key(key), value)) = map.next_entry::<Key<'de>, &'de RawValue>()? {
+        // Keys borrowed: parsing a message copies none of them.
+        while let Some((Text(key), value)) = map.next_entry::<Text<'de>, &'de RawValue>()? {
             entries.push((key, value));
         }
         Ok(Members { entries })
-    }
-}
-
-/// A member's key, borrowed from the text when it holds no escape: parsing
-/// a message copies none of its keys.
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Key<'de>, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("a member name")
-            }
-
-            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(key)))
-            }
-
-            fn visit_str<E>(self, key: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(key.to_owned())))
-            }
-
-            fn visit_string<E>(self, key: String) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(key)))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
     }
 }
 

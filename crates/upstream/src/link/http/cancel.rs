@@ -2,10 +2,9 @@
 //! `notifications/cancelled` (none are defined over HTTP) but the end of the
 //! request's own stream.
 
-use std::borrow::Cow;
-
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use warden_jsonrpc::Text;
 
 /// What an outgoing message means for the streams of a modern link.
 #[derive(Debug, PartialEq, Eq)]
@@ -23,7 +22,7 @@ struct Message<'a> {
     #[serde(borrow, default)]
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
+    method: Option<Text<'a>>,
     #[serde(borrow, default)]
     params: Option<&'a RawValue>,
 }

@@ -1,9 +1,8 @@
 //! What posting needs to know about a message Warden sends upstream.
 
-use std::borrow::Cow;
-
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use warden_jsonrpc::Text;
 
 use crate::dispatch::Dispatch;
 use crate::error::UpstreamError;
@@ -33,7 +32,7 @@ struct Envelope<'a> {
     #[serde(borrow, default)]
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
+    method: Option<Text<'a>>,
     #[serde(borrow, default)]
     params: Option<Params<'a>>,
 }
@@ -41,9 +40,9 @@ struct Envelope<'a> {
 #[derive(Deserialize)]
 struct Params<'a> {
     #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
+    name: Option<Text<'a>>,
     #[serde(borrow, default)]
-    uri: Option<Cow<'a, str>>,
+    uri: Option<Text<'a>>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
 }

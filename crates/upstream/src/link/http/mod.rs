@@ -7,7 +7,6 @@
 //! (404, typically after a restart) Warden initializes a new one with the
 //! client's parameters and retries ([`renew`]). Closing deletes the session.
 
-mod cancel;
 mod exchange;
 mod listen;
 mod post;
@@ -22,6 +21,7 @@ use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use warden_repoll::repoll;
 
 use super::web::Settings;
+use super::web::outbound::Outbound;
 use crate::connection::{Connection, Outgoing};
 use crate::dispatch::Dispatch;
 use crate::error::UpstreamError;
@@ -153,33 +153,30 @@ async fn drain(remote: Arc<Remote>, mut outbox: mpsc::UnboundedReceiver<Outgoing
         // Finished posts are reaped here rather than awaited: awaiting them
         // woke this task, and often another worker thread, after every answer.
         while posts.try_join_next().is_some() {}
+        let outbound = Outbound::read(&text);
         if !remote.dispatch.connection().is_modern() {
-            start(&mut posts, &remote, text);
+            start(&mut posts, &remote, text, outbound);
             continue;
         }
         streams.retain(|_, post| !post.is_finished());
-        match cancel::target(&text) {
-            Some(cancel::Target::Cancel(id)) => {
-                if let Some(post) = streams.remove(&id) {
-                    post.abort();
-                }
+        if let Some(id) = &outbound.cancels {
+            if let Some(post) = streams.remove(id) {
+                post.abort();
             }
-            Some(cancel::Target::Request(id)) => {
-                let post = start(&mut posts, &remote, text);
-                streams.insert(id, post);
-            }
-            None => {
-                start(&mut posts, &remote, text);
-            }
+        } else if let Some(id) = outbound.request.clone() {
+            let post = start(&mut posts, &remote, text, outbound);
+            streams.insert(id, post);
+        } else {
+            start(&mut posts, &remote, text, outbound);
         }
     }
     remote.stop_listening();
     remote.delete_session().await;
 }
 
-/// Starts posting `text` in a task of its own. The task drives the POST's
+/// Starts posting `text` (read as `outbound`) in a task of its own. The task drives the POST's
 /// connection and awaits its answer, which wake it in turn: it is polled
 /// again at once rather than rescheduled ([`repoll`]).
-fn start(posts: &mut JoinSet<()>, remote: &Arc<Remote>, text: String) -> AbortHandle {
-    posts.spawn(repoll(post::post(remote.clone(), text)))
+fn start(posts: &mut JoinSet<()>, remote: &Arc<Remote>, text: String, outbound: Outbound) -> AbortHandle {
+    posts.spawn(repoll(post::post(remote.clone(), text, outbound)))
 }

@@ -41,8 +41,7 @@ pub(crate) fn recovery(error: &PostError, request: bool, renewed: bool) -> Recov
 
 /// Posts one message Warden sends upstream. Never fails silently: a request
 /// that cannot be delivered or answered fails with an [`UpstreamError`].
-pub(crate) async fn post(remote: Arc<Remote>, text: String) {
-    let outbound = Outbound::read(&text);
+pub(crate) async fn post(remote: Arc<Remote>, text: String, outbound: Outbound) {
     let limit = remote.dispatch.limit();
     if text.len() > limit {
         let error = UpstreamError::RequestTooLarge { name: remote.name().to_owned(), bytes: text.len(), limit };

@@ -25,6 +25,10 @@ pub(crate) struct Outbound {
     /// For a modern `tools/call`: the tool's name and its arguments (JSON
     /// text), whose annotated values are mirrored too.
     pub call: Option<(String, Option<String>)>,
+    /// For `notifications/cancelled`: the id (JSON text) of the request it
+    /// cancels. Over HTTP a modern server is told by the end of that
+    /// request's stream instead.
+    pub cancels: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -45,10 +49,13 @@ struct Params<'a> {
     uri: Option<Text<'a>>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "requestId")]
+    request_id: Option<&'a RawValue>,
 }
 
 impl Outbound {
-    /// Reads the envelope of a message Warden sends (only `id` and `method`).
+    /// Reads the envelope of a message Warden sends, once per message:
+    /// its `id`, `method` and the few params posting looks at.
     pub fn read(text: &str) -> Outbound {
         let Ok(envelope) = serde_json::from_str::<Envelope>(text) else { return Outbound::default() };
         let method = envelope.method.as_deref();
@@ -74,6 +81,11 @@ impl Outbound {
             mirrored,
             method: method.filter(|_| envelope.id.is_some()).map(str::to_owned),
             call,
+            cancels: envelope
+                .params
+                .and_then(|params| params.request_id)
+                .filter(|_| method == Some("notifications/cancelled") && envelope.id.is_none())
+                .map(|id| id.get().to_owned()),
         }
     }
 
@@ -134,5 +146,25 @@ mod tests {
         assert_eq!(answer, Outbound::default());
         let escaped = Outbound::read(r#"{"jsonrpc":"2.0","id":7,"method":"tools\/call"}"#);
         assert_eq!(escaped.request.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn requests_and_their_cancellations_are_told_apart() {
+        let call = Outbound::read(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#);
+        assert_eq!((call.request.as_deref(), call.cancels), (Some("7"), None));
+        let cancel = Outbound::read(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#);
+        assert_eq!((cancel.request, cancel.cancels.as_deref()), (None, Some("7")));
+        // An escaped method name is still the same name.
+        let escaped = Outbound::read(
+            r#"{"jsonrpc":"2.0","method":"notifications\/cancelled","params":{"reason":"x","requestId":"a"}}"#,
+        );
+        assert_eq!(escaped.cancels.as_deref(), Some(r#""a""#));
+        for text in [
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"requestId":7}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+        ] {
+            assert_eq!(Outbound::read(text).cancels, None, "{text}");
+        }
     }
 }

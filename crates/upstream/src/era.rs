@@ -3,7 +3,7 @@
 //! on every request). A connection's era is set by its handshake; requests
 //! are adapted to it here, whoever wrote them.
 
-use warden_jsonrpc::{Members, Needle, json_string, span_in};
+use warden_jsonrpc::{Members, Needle, Splice, json_string, span_in};
 
 /// The 2026-07-28 revision, the one modern revision Warden speaks.
 pub const MODERN: &str = "2026-07-28";
@@ -14,9 +14,9 @@ pub const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 /// The prefix of the `_meta` keys the protocol defines.
 const PROTOCOL_PREFIX: &str = "io.modelcontextprotocol/";
 
-/// Finds [`VERSION_KEY`] in a message: whether it carries the modern
-/// envelope, asked of every message to an upstream.
-pub(crate) static HAS_VERSION_KEY: Needle = Needle::new(VERSION_KEY);
+/// Finds [`VERSION_KEY`] in a message: whether it may carry the modern
+/// envelope, asked of every message, from clients and to upstreams.
+pub static HAS_VERSION_KEY: Needle = Needle::new(VERSION_KEY);
 
 /// Which era a connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,11 +103,9 @@ fn with_envelope(text: &str, members: &str) -> Option<String> {
             (close..close, format!(",\"params\":{{\"_meta\":{{{members}}}}}"))
         }
     };
-    let mut out = String::with_capacity(text.len() + insert.len());
-    out.push_str(&text[..at.start]);
-    out.push_str(&insert);
-    out.push_str(&text[at.end..]);
-    Some(out)
+    let mut splice = Splice::new();
+    splice.replace(at, insert);
+    Some(splice.apply(text))
 }
 
 /// A request for a legacy server: without the modern envelope keys.

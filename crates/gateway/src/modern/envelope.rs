@@ -2,7 +2,8 @@
 //! revision, the client's capabilities and who it is, on every request.
 
 use serde::Deserialize;
-use warden_jsonrpc::{ErrorCode, Frame, Members, Needle, json_string};
+use warden_jsonrpc::{ErrorCode, Frame, Members, json_string};
+use warden_upstream::era::HAS_VERSION_KEY;
 
 use super::{MODERN_VERSIONS, meta};
 use crate::inbound::ClientInfo;
@@ -84,8 +85,7 @@ impl EnvelopeError {
 /// `params._meta`). Cheap for requests that do not: a substring test first.
 pub fn is_modern(frame: &Frame) -> bool {
     // Asked of every request on a stdio connection.
-    static KEY: Needle = Needle::new(meta::PROTOCOL_VERSION);
-    frame.params().is_some_and(|params| KEY.is_in(params)) && version_of(frame).is_some()
+    frame.params().is_some_and(|params| HAS_VERSION_KEY.is_in(params)) && version_of(frame).is_some()
 }
 
 /// The request's `clientInfo` (JSON text), to name the client upstream.

@@ -44,8 +44,8 @@ pub fn is_legacy_version(version: &str) -> bool {
 
 /// The `_meta` keys of 2026-07-28.
 pub mod meta {
-    /// The revision a request is written in.
-    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// The revision a request is written in (the key upstreams are sent).
+    pub const PROTOCOL_VERSION: &str = warden_upstream::era::VERSION_KEY;
     /// The client's capabilities for this request.
     pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
     /// Who the client is.

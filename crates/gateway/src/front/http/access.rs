@@ -1,6 +1,7 @@
 //! Who may talk to the HTTP front: `Host` and `Origin` checks against DNS
 //! rebinding, bearer tokens, and the profile each token may use.
 
+use std::borrow::Cow;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
@@ -73,9 +74,9 @@ impl Access {
         };
         // Copied only when it has capitals: asked of every request.
         let host = if host.bytes().any(|byte| byte.is_ascii_uppercase()) {
-            std::borrow::Cow::Owned(host.to_ascii_lowercase())
+            Cow::Owned(host.to_ascii_lowercase())
         } else {
-            std::borrow::Cow::Borrowed(host)
+            Cow::Borrowed(host)
         };
         let name = host_name(&host);
         let allowed = self.allowed_hosts.iter().any(|allowed| *allowed == host || allowed == name)

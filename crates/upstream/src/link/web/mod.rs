@@ -206,26 +206,22 @@ pub(crate) async fn status_error(method: &str, url: &Url, response: Response) ->
     }
 }
 
-/// The media type of an answer, lower case, without parameters.
+/// The media type of an answer, as written, without parameters.
+fn media_type_of(response: &Response) -> Option<&str> {
+    let value = response.headers().get(CONTENT_TYPE)?.to_str().ok()?;
+    value.split(';').next().map(str::trim)
+}
+
+/// The media type of an answer, lower case, without parameters (for
+/// messages).
 pub(crate) fn media_type(response: &Response) -> String {
-    response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .map(|value| value.trim().to_ascii_lowercase())
-        .unwrap_or_default()
+    media_type_of(response).map(str::to_ascii_lowercase).unwrap_or_default()
 }
 
 /// Whether an answer's media type is `expected` (lower case), asked of
 /// every answer: compared in place, nothing copied.
 pub(crate) fn is_media_type(response: &Response, expected: &str) -> bool {
-    response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .is_some_and(|value| value.trim().eq_ignore_ascii_case(expected))
+    media_type_of(response).is_some_and(|media| media.eq_ignore_ascii_case(expected))
 }
 
 /// Whether an answer is an SSE stream.

@@ -166,6 +166,7 @@ cleanup() {
         kill "$pid" 2>/dev/null || true
     done
     rm -rf "$tmp"
+    [[ -z "${ram_dir:-}" ]] || rm -rf "$ram_dir"
 }
 trap cleanup EXIT
 
@@ -417,29 +418,44 @@ EOF
 # The audit runs: the log lives on the repository's disk (not in $tmp, which
 # may be a tmpfs), and the disk's own durable-append latency is measured there.
 audit_dir="$root/bench/.cache/audit"
-# write_audit_config FSYNC: a config for the fixture with an audit log
-# (FSYNC: always or never), or without one (none); prints its path.
+# `audit/ram`: `fsync: always` with the log in RAM (/dev/shm, where it is a
+# tmpfs): the journal's write and sync cost nothing there, so the run shows
+# what group commit itself costs (hand-overs, hashing, batching) without a
+# disk, beside `audit/always`, which adds this disk's latency.
+ram_dir=""
+if [[ "$(stat -f -c %T /dev/shm 2>/dev/null)" == tmpfs && -w /dev/shm ]]; then
+    ram_dir="$(mktemp -d -p /dev/shm warden-bench.XXXXXX)"
+fi
+# write_audit_config MODE: a config for the fixture with an audit log
+# (MODE: always, never, or ram: always in $ram_dir), or without one (none);
+# prints its path.
 write_audit_config() {
     local config="$tmp/warden-audit-$1.yaml"
     {
         printf 'servers:\n  fixture:\n    transport: {kind: stdio, command: "%s", args: []}\n' "$fixture"
-        [[ "$1" == none ]] || printf 'audit: {path: "%s/audit-%s.jsonl", fsync: %s}\n' "$audit_dir" "$1" "$1"
+        case "$1" in
+            none) ;;
+            ram) printf 'audit: {path: "%s/audit-ram.jsonl", fsync: always}\n' "$ram_dir" ;;
+            *) printf 'audit: {path: "%s/audit-%s.jsonl", fsync: %s}\n' "$audit_dir" "$1" "$1" ;;
+        esac
     } >"$config"
     echo "$config"
 }
-# audit_bench LABEL: one audit run (audit/none, audit/always, audit/never, audit/disk).
+# audit_bench LABEL: one audit run (audit/none, audit/always, audit/never,
+# audit/ram, audit/disk).
 audit_bench() {
-    local label="$1" mode="${1#audit/}"
+    local label="$1" mode="${1#audit/}" dir="$audit_dir"
     mkdir -p "$audit_dir"
     if [[ "$mode" == disk ]]; then
         WARMUP=50 bench "$label" "$DISK_WRITES" --disk-sync-in "$audit_dir"
         return
     fi
-    rm -f "$audit_dir/audit-$mode.jsonl"*
+    [[ "$mode" == ram ]] && dir="$ram_dir"
+    rm -f "$dir/audit-$mode.jsonl"* "$dir/.audit-$mode.jsonl.sync"
     bench "$label" "$AUDIT_CALLS" -- "$warden" serve --config "$(write_audit_config "$mode")"
     if [[ "$mode" != none ]]; then
-        "$warden" audit verify "$audit_dir/audit-$mode.jsonl" >&2 || die "the audit log of $label does not verify"
-        rm -f "$audit_dir/audit-$mode.jsonl"*
+        "$warden" audit verify "$dir/audit-$mode.jsonl" >&2 || die "the audit log of $label does not verify"
+        rm -f "$dir/audit-$mode.jsonl"* "$dir/.audit-$mode.jsonl.sync"
     fi
 }
 
@@ -449,7 +465,8 @@ for ((round = 1; round <= REPEAT; round++)); do
     echo "==> round $round of $REPEAT" >&2
     if [[ "$SKIP_AUDIT" != 1 ]]; then
         order=(audit/disk audit/none audit/always audit/never)
-        ((round % 2)) || order=(audit/never audit/always audit/none audit/disk)
+        [[ -z "$ram_dir" ]] || order+=(audit/ram)
+        ((round % 2)) || order=($(printf '%s\n' "${order[@]}" | tac))
         for label in "${order[@]}"; do
             audit_bench "$label"
         done
@@ -700,7 +717,8 @@ if audit_none:
            f"{'p99':>9} {'+p50/disk':>9} {'spread':>7}")
     print(hdr)
     print("-" * len(hdr))
-    for mode, name in (("none", "none"), ("always", "fsync always"), ("never", "fsync never")):
+    for mode, name in (("none", "none"), ("always", "fsync always"), ("never", "fsync never"),
+                       ("ram", "always, RAM")):
         for phase in ("sequential", "concurrent"):
             m = runs.get(("audit", mode, phase))
             base = runs.get(("audit", "none", phase))
@@ -723,6 +741,10 @@ if audit_none:
         ratio = conc_run["calls_per_sec"] / conc_none["calls_per_sec"]
         print(f"target: {conc} in flight, fsync always >= 0.5x the calls/s without audit: {ratio:.2f}x: "
               f"{'met' if ratio >= 0.5 else 'NOT met'}")
+    ram = runs.get(("audit", "ram", "concurrent"))
+    if ram and conc_none:
+        print(f"  the same with the log in RAM (group commit without a disk): "
+              f"{ram['calls_per_sec'] / conc_none['calls_per_sec']:.2f}x")
 
 print()
 names = {

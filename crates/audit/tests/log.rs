@@ -425,3 +425,78 @@ async fn a_second_process_on_the_same_log_syncs_without_the_journal() {
     record(&second, &Req::allow("fs", "two", None)).await.expect("record");
     assert_eq!(lines(&path).len(), 2);
 }
+
+/// Set in the child process of [`alone`].
+const ALONE: &str = "WARDEN_AUDIT_ALONE";
+
+/// Runs `test` again in a child process of this test binary, with
+/// [`ALONE`] set: there it measures the writer threads with no other test's
+/// log in the process.
+fn alone(test: &str) {
+    let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", test, "--test-threads=1", "--nocapture"])
+        .env(ALONE, "1")
+        .status()
+        .expect("child");
+    assert!(status.success(), "the child measuring the writer threads failed");
+}
+
+/// How often this process's audit writer threads have been woken
+/// (voluntary context switches, from /proc).
+fn writer_wakeups() -> u64 {
+    let mut total = 0;
+    for task in fs::read_dir("/proc/self/task").expect("/proc/self/task").flatten() {
+        let comm = fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !comm.starts_with("warden-audit") {
+            continue;
+        }
+        let status = fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        total += status
+            .lines()
+            .find_map(|line| line.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|count| count.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    total
+}
+
+/// Writes 50 records one after another and returns how often the writer
+/// threads were woken meanwhile.
+async fn wakeups_for_sequential_records(dir: &TempDir) -> u64 {
+    let path = dir.join("audit.jsonl");
+    let log = AuditLog::open(AuditSettings::new(&path)).expect("open");
+    record(&log, &Req::allow("fs", "warm", None)).await.expect("record");
+    let before = writer_wakeups();
+    for i in 0..50 {
+        record(&log, &Req::allow("fs", &format!("t{i}"), None)).await.expect("record");
+    }
+    let woken = writer_wakeups() - before;
+    drop(log);
+    assert_eq!(verify(&path).expect("verify").records, 51);
+    woken
+}
+
+#[tokio::test]
+async fn a_record_alone_is_made_durable_on_the_callers_thread() {
+    const TEST: &str = "a_record_alone_is_made_durable_on_the_callers_thread";
+    if std::env::var_os(ALONE).is_some() {
+        // One thread, nothing else served: handing each record to a writer
+        // thread and being woken back would cost as much as the write.
+        let woken = wakeups_for_sequential_records(&TempDir::new("alone")).await;
+        assert!(woken < 5, "the writer threads were woken {woken} times for 50 records");
+        return;
+    }
+    alone(TEST);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_runtime_of_several_threads_the_writer_threads_write() {
+    const TEST: &str = "on_a_runtime_of_several_threads_the_writer_threads_write";
+    if std::env::var_os(ALONE).is_some() {
+        // Blocking a worker there would hold up the tasks queued behind it.
+        let woken = wakeups_for_sequential_records(&TempDir::new("several")).await;
+        assert!(woken >= 50, "the writer threads were woken {woken} times for 50 records");
+        return;
+    }
+    alone(TEST);
+}

@@ -225,3 +225,64 @@ fn a_full_disk_withholds_answers_unless_fail_open_and_the_log_recovers_when_spac
     let open_texts = texts(&open_log);
     assert_eq!(open_texts.last(), Some(&json!("after")), "{open_texts:?}");
 }
+
+/// How often the audit writer threads of process `pid` have been woken
+/// (voluntary context switches, from /proc).
+fn writer_wakeups(pid: u32) -> u64 {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !comm.starts_with("warden-audit") {
+            continue;
+        }
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        total += status
+            .lines()
+            .find_map(|line| line.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|count| count.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    total
+}
+
+#[test]
+fn a_call_alone_commits_its_own_record_and_calls_together_share_the_writer_threads() {
+    let dir = support::scratch_dir("audit-in-place");
+    let log = dir.join("audit.jsonl");
+    let mut client = Client::serve_initialized(&audit_config(&log, ""));
+    client.wait_for_tool("fx__echo");
+    assert_eq!(client.call_text("fx__echo", json!({"text": "warm"})), "warm");
+
+    // One call at a time: each record is made durable on the runtime's own
+    // thread, so the writer threads sleep.
+    let before = writer_wakeups(client.pid());
+    for i in 0..30 {
+        let text = format!("alone-{i}");
+        assert_eq!(client.call_text("fx__echo", json!({"text": text})), text);
+    }
+    let alone = writer_wakeups(client.pid()) - before;
+    assert!(alone < 5, "the writer threads were woken {alone} times for 30 calls made one at a time");
+
+    // 16 at a time: blocking the one runtime thread would hold up the other
+    // calls, so their records go to the writer threads.
+    let before = writer_wakeups(client.pid());
+    for round in 0..10 {
+        let ids: HashSet<Value> = (0..16)
+            .map(|i| {
+                client.send_request(
+                    "tools/call",
+                    json!({"name": "fx__echo", "arguments": {"text": format!("together-{round}-{i}")}}),
+                )
+            })
+            .collect();
+        for _ in 0..16 {
+            client.wait_for("an answer", |m| ids.contains(&m["id"]) && m.value.get("method").is_none());
+        }
+    }
+    let together = writer_wakeups(client.pid()) - before;
+    assert!(together >= 10, "the writer threads were woken {together} times for 160 calls made 16 at a time");
+    client.close();
+    let (ok, report) = verify(&log);
+    assert!(ok, "{report}");
+    assert_eq!(records(&log).len(), 1 + 30 + 160);
+}

@@ -27,6 +27,7 @@ impl Shared {
     /// Serves one client request, in its own task.
     pub(crate) async fn request(self: &std::sync::Arc<Self>, frame: Frame) {
         let Some(method) = frame.method().cloned() else { return };
+        let _serving = crate::pipeline::Serving::start();
         let id = frame.id().unwrap_or("null");
         if !matches!(method, Method::Initialize | Method::Ping) && self.client.get().is_none() {
             let message = format!("'{}' received before initialize: send initialize first", method.as_str());

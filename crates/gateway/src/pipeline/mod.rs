@@ -19,6 +19,7 @@ mod approval;
 mod audit;
 mod guard;
 mod pins;
+mod serving;
 mod view;
 
 use std::sync::Arc;
@@ -30,6 +31,8 @@ pub use approval::{
 pub use audit::{Audit, AuditFuture, Outcome, Record};
 pub use guard::{AllowAll, Call, Guard, Guards, Verdict};
 pub use pins::{Pins, Review, ToolDefinition};
+pub(crate) use serving::Serving;
+pub use serving::serving;
 pub use view::{ShowAll, View};
 
 /// The pluggable stages of the pipeline. Swapped as a whole on reload.

@@ -27,9 +27,10 @@
 #      `warden-bench --forward-bare`), the floor of any hop on this machine;
 #   6. the audit log (`audit/...`): `warden serve` with the fixture and no
 #      audit, `fsync: always` and `fsync: never` (the log in bench/.cache/audit,
-#      removed after each run), and the disk's own latency of a durable append
-#      in that same directory (`warden-bench --disk-sync-in`), measured in
-#      the same rounds;
+#      removed after each run), `fsync: always` with the log in RAM
+#      (`audit/ram`, /dev/shm: group commit without a disk), and the disk's
+#      own latency of a durable append in bench/.cache/audit
+#      (`warden-bench --disk-sync-in`), measured in the same rounds;
 #   7. `ping` over HTTP (`ping/...`; skipped with SKIP_HTTP=1): warden's
 #      HTTP front against a bare hyper endpoint answering the same JSON
 #      (`warden-bench --serve-bare`), the floor for any HTTP front;

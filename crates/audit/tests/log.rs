@@ -441,36 +441,17 @@ fn alone(test: &str) {
     assert!(status.success(), "the child measuring the writer threads failed");
 }
 
-/// How often this process's audit writer threads have been woken
-/// (voluntary context switches, from /proc).
-fn writer_wakeups() -> u64 {
-    let mut total = 0;
-    for task in fs::read_dir("/proc/self/task").expect("/proc/self/task").flatten() {
-        let comm = fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        if !comm.starts_with("warden-audit") {
-            continue;
-        }
-        let status = fs::read_to_string(task.path().join("status")).unwrap_or_default();
-        total += status
-            .lines()
-            .find_map(|line| line.strip_prefix("voluntary_ctxt_switches:"))
-            .and_then(|count| count.trim().parse::<u64>().ok())
-            .unwrap_or(0);
-    }
-    total
-}
-
 /// Writes 50 records one after another and returns how often the writer
 /// threads were woken meanwhile.
 async fn wakeups_for_sequential_records(dir: &TempDir) -> u64 {
     let path = dir.join("audit.jsonl");
     let log = AuditLog::open(AuditSettings::new(&path)).expect("open");
     record(&log, &Req::allow("fs", "warm", None)).await.expect("record");
-    let before = writer_wakeups();
+    let before = common::wakeups::writer_wakeups("self");
     for i in 0..50 {
         record(&log, &Req::allow("fs", &format!("t{i}"), None)).await.expect("record");
     }
-    let woken = writer_wakeups() - before;
+    let woken = common::wakeups::writer_wakeups("self") - before;
     drop(log);
     assert_eq!(verify(&path).expect("verify").records, 51);
     woken

@@ -3,6 +3,8 @@
 //! the answer; a record that cannot be written withholds the answer.
 
 mod support;
+#[path = "../../audit/tests/common/wakeups.rs"]
+mod wakeups;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -10,6 +12,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 use support::{Client, fixtures};
+use wakeups::writer_wakeups;
 
 /// `warden audit verify FILE`: whether it passed, and what it printed.
 fn verify(log: &Path) -> (bool, String) {
@@ -226,25 +229,6 @@ fn a_full_disk_withholds_answers_unless_fail_open_and_the_log_recovers_when_spac
     assert_eq!(open_texts.last(), Some(&json!("after")), "{open_texts:?}");
 }
 
-/// How often the audit writer threads of process `pid` have been woken
-/// (voluntary context switches, from /proc).
-fn writer_wakeups(pid: u32) -> u64 {
-    let mut total = 0;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
-        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        if !comm.starts_with("warden-audit") {
-            continue;
-        }
-        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
-        total += status
-            .lines()
-            .find_map(|line| line.strip_prefix("voluntary_ctxt_switches:"))
-            .and_then(|count| count.trim().parse::<u64>().ok())
-            .unwrap_or(0);
-    }
-    total
-}
-
 #[test]
 fn a_call_alone_commits_its_own_record_and_calls_together_share_the_writer_threads() {
     let dir = support::scratch_dir("audit-in-place");
@@ -255,17 +239,17 @@ fn a_call_alone_commits_its_own_record_and_calls_together_share_the_writer_threa
 
     // One call at a time: each record is made durable on the runtime's own
     // thread, so the writer threads sleep.
-    let before = writer_wakeups(client.pid());
+    let before = writer_wakeups(&client.pid().to_string());
     for i in 0..30 {
         let text = format!("alone-{i}");
         assert_eq!(client.call_text("fx__echo", json!({"text": text})), text);
     }
-    let alone = writer_wakeups(client.pid()) - before;
+    let alone = writer_wakeups(&client.pid().to_string()) - before;
     assert!(alone < 5, "the writer threads were woken {alone} times for 30 calls made one at a time");
 
     // 16 at a time: blocking the one runtime thread would hold up the other
     // calls, so their records go to the writer threads.
-    let before = writer_wakeups(client.pid());
+    let before = writer_wakeups(&client.pid().to_string());
     for round in 0..10 {
         let ids: HashSet<Value> = (0..16)
             .map(|i| {
@@ -279,7 +263,7 @@ fn a_call_alone_commits_its_own_record_and_calls_together_share_the_writer_threa
             client.wait_for("an answer", |m| ids.contains(&m["id"]) && m.value.get("method").is_none());
         }
     }
-    let together = writer_wakeups(client.pid()) - before;
+    let together = writer_wakeups(&client.pid().to_string()) - before;
     assert!(together >= 10, "the writer threads were woken {together} times for 160 calls made 16 at a time");
     client.close();
     let (ok, report) = verify(&log);

@@ -56,9 +56,11 @@ const MAX_BATCH: usize = 4096;
 /// several writes at once).
 const WRITERS: usize = 2;
 
-/// A durable write slower than this is not done on a caller's thread: a
-/// disk that stalls must not stall the runtime with it.
-const MAX_IN_PLACE: Duration = Duration::from_millis(2);
+/// After a durable write slower than this, records go to the writer
+/// threads: a disk that stalls (a network file system, a device busy with
+/// another process's writeback) must not stall the runtime with it. The
+/// next quick write, by a writer thread, brings them back.
+const MAX_IN_PLACE: Duration = Duration::from_millis(20);
 
 /// The longest a batch waits for the callers the last one answered.
 const MAX_LINGER: Duration = Duration::from_millis(1);

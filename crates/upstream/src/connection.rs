@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::task::{Context, Poll};
 
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -25,6 +25,20 @@ pub(crate) enum Outgoing {
 }
 
 type Reply = Result<Frame, UpstreamError>;
+
+/// A request's whole exchange with the server, driven by its
+/// [`ResponseFuture`]; it ends once the answer is delivered (or failed).
+pub(crate) type Post = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A link that can post a request from the requester's own task (a
+/// Streamable HTTP link): the request is then driven by its
+/// [`ResponseFuture`] instead of being handed to the link's task and the
+/// answer handed back, two wake-ups of other tasks (often on other threads)
+/// per call.
+pub(crate) trait Poster: Send + Sync {
+    /// The exchange that sends `text` (a request) and delivers its answer.
+    fn post(self: Arc<Self>, text: String) -> Post;
+}
 
 #[derive(Debug, Default)]
 struct Pending {
@@ -53,25 +67,50 @@ pub struct Connection {
     /// The client's log level (JSON text), which a modern server takes on
     /// every request instead of from `logging/setLevel`.
     log_level: Mutex<Option<String>>,
+    /// Posts requests in the requester's task, for links that can (weak:
+    /// the link holds this connection).
+    poster: OnceLock<Weak<dyn Poster>>,
 }
 
 /// The answer to a request sent on a [`Connection`].
-#[derive(Debug)]
 pub struct ResponseFuture {
     name: Arc<str>,
     receiver: oneshot::Receiver<Reply>,
+    /// The request's exchange, when this future drives it (see [`Poster`]).
+    post: Option<Post>,
+}
+
+impl std::fmt::Debug for ResponseFuture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseFuture").field("name", &self.name).field("posting", &self.post.is_some()).finish()
+    }
 }
 
 impl Future for ResponseFuture {
     type Output = Reply;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
-        Pin::new(&mut self.receiver).poll(cx).map(|reply| {
-            // The sender is dropped only when the request is forgotten (cancelled).
-            reply.unwrap_or_else(|_| {
-                Err(UpstreamError::Lost { name: self.name.to_string(), reason: "the request was cancelled".into() })
-            })
-        })
+        if let Some(post) = &mut self.post
+            && post.as_mut().poll(cx).is_ready()
+        {
+            self.post = None;
+        }
+        let Poll::Ready(reply) = Pin::new(&mut self.receiver).poll(cx) else { return Poll::Pending };
+        // The sender is dropped only when the request is forgotten
+        // (cancelled): its exchange is dropped with this future, which
+        // closes its stream, the cancellation a modern server is told.
+        let Ok(reply) = reply else {
+            return Poll::Ready(Err(UpstreamError::Lost {
+                name: self.name.to_string(),
+                reason: "the request was cancelled".into(),
+            }));
+        };
+        if let Some(rest) = self.post.take() {
+            // Answered before its exchange ended (the rest of an event
+            // stream): the rest goes on by itself, as in the link's task.
+            tokio::spawn(rest);
+        }
+        Poll::Ready(reply)
     }
 }
 
@@ -87,6 +126,7 @@ impl Connection {
             idle: Notify::new(),
             era: OnceLock::new(),
             log_level: Mutex::new(None),
+            poster: OnceLock::new(),
         }
     }
 
@@ -146,11 +186,23 @@ impl Connection {
             pending.waiting.insert(id, sender);
         }
         let text = self.adapt(build(&id.to_string()));
+        // The handshake is the link's own business.
+        let poster = self.poster.get().filter(|_| self.handshake.get().is_some());
+        if let Some(poster) = poster.and_then(Weak::upgrade) {
+            let post = Some(poster.post(text));
+            return Ok((id, ResponseFuture { name: self.name.clone(), receiver, post }));
+        }
         if self.outbox.send(Outgoing::Line(text)).is_err() {
             self.forget(id);
             return Err(self.unavailable("its input is closed"));
         }
-        Ok((id, ResponseFuture { name: self.name.clone(), receiver }))
+        Ok((id, ResponseFuture { name: self.name.clone(), receiver, post: None }))
+    }
+
+    /// From now on requests are posted by `poster` in the requester's task
+    /// (see [`Poster`]).
+    pub(crate) fn set_poster(&self, poster: Weak<dyn Poster>) {
+        let _ = self.poster.set(poster);
     }
 
     /// Sets the log level (a JSON string) a modern server is asked for on

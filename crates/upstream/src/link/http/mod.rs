@@ -1,7 +1,8 @@
 //! A Streamable HTTP session (MCP 2025-06-18 and 2025-11-25).
 //!
-//! Every outgoing message is its own POST, in its own task, so requests never
-//! wait for one another ([`post`]); answers come back as JSON bodies or SSE
+//! Every outgoing message is its own POST, so requests never wait for one
+//! another ([`post`]): a request in its requester's own task (see
+//! [`Poster`]), anything else in a task of its own; answers come back as JSON bodies or SSE
 //! streams ([`exchange`]). After the handshake a GET stream carries what the
 //! server sends on its own ([`listen`]). When the server forgets the session
 //! (404, typically after a restart) Warden initializes a new one with the
@@ -22,7 +23,7 @@ use warden_repoll::repoll;
 
 use super::web::Settings;
 use super::web::outbound::Outbound;
-use crate::connection::{Connection, Outgoing};
+use crate::connection::{Connection, Outgoing, Post, Poster};
 use crate::dispatch::Dispatch;
 use crate::error::UpstreamError;
 use session::Session;
@@ -109,6 +110,8 @@ impl HttpLink {
             schemas: Mutex::default(),
             listing: Mutex::default(),
         });
+        let weak: std::sync::Weak<Remote> = Arc::downgrade(&remote);
+        remote.dispatch.connection().set_poster(weak);
         let poster = tokio::spawn(drain(remote.clone(), outbox));
         HttpLink { remote, poster, failed }
     }
@@ -139,6 +142,16 @@ impl HttpLink {
         }
         self.remote.stop_listening();
         reason.to_owned()
+    }
+}
+
+/// A request after the handshake is posted in the requester's own task
+/// (see [`Poster`]); the rest goes through [`drain`]. Such a request is
+/// cancelled by dropping its exchange, which closes its stream.
+impl Poster for Remote {
+    fn post(self: Arc<Self>, text: String) -> Post {
+        let outbound = Outbound::read(&text);
+        Box::pin(post::post(self, text, outbound))
     }
 }
 

@@ -105,9 +105,13 @@ impl Future for ResponseFuture {
                 reason: "the request was cancelled".into(),
             }));
         };
-        if let Some(rest) = self.post.take() {
-            // Answered before its exchange ended (the rest of an event
-            // stream): the rest goes on by itself, as in the link's task.
+        // Answered before its exchange ended (the rest of an event stream):
+        // the rest goes on by itself, as in the link's task. A failure
+        // (the link closed) ends it here instead, so nothing outlives the
+        // link.
+        if let Some(rest) = self.post.take()
+            && reply.is_ok()
+        {
             tokio::spawn(rest);
         }
         Poll::Ready(reply)

@@ -32,9 +32,8 @@ pub(crate) type Post = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// A link that can post a request from the requester's own task (a
 /// Streamable HTTP link): the request is then driven by its
-/// [`ResponseFuture`] instead of being handed to the link's task and the
-/// answer handed back, two wake-ups of other tasks (often on other threads)
-/// per call.
+/// [`ResponseFuture`] instead of being handed to the link's task, which
+/// spawned a task to post it, and the answer handed back.
 pub(crate) trait Poster: Send + Sync {
     /// The exchange that sends `text` (a request) and delivers its answer.
     fn post(self: Arc<Self>, text: String) -> Post;

@@ -155,41 +155,27 @@ impl Poster for Remote {
     }
 }
 
-/// Posts every outgoing message in its own task until the connection closes;
-/// then deletes the session. Posts still in flight are dropped.
+/// Posts every other outgoing message (the handshake, notifications, the
+/// answers to the server's requests) in its own task until the connection
+/// closes; then deletes the session. Posts still in flight are dropped.
 async fn drain(remote: Arc<Remote>, mut outbox: mpsc::UnboundedReceiver<Outgoing>) {
     let mut posts = JoinSet::new();
-    // A modern server takes a closed stream as the cancellation: requests'
-    // posts by id, to close.
-    let mut streams: std::collections::HashMap<String, AbortHandle> = std::collections::HashMap::new();
     while let Some(Outgoing::Line(text)) = outbox.recv().await {
         // Finished posts are reaped here rather than awaited: awaiting them
         // woke this task, and often another worker thread, after every answer.
         while posts.try_join_next().is_some() {}
         let outbound = Outbound::read(&text);
-        if !remote.dispatch.connection().is_modern() {
-            start(&mut posts, &remote, text, outbound);
+        // A modern server is told of a cancellation by the end of the
+        // request's stream, closed when its exchange was dropped (see
+        // `Poster`), not by a notification.
+        if outbound.cancels.is_some() && remote.dispatch.connection().is_modern() {
             continue;
         }
-        streams.retain(|_, post| !post.is_finished());
-        if let Some(id) = &outbound.cancels {
-            if let Some(post) = streams.remove(id) {
-                post.abort();
-            }
-        } else if let Some(id) = outbound.request.clone() {
-            let post = start(&mut posts, &remote, text, outbound);
-            streams.insert(id, post);
-        } else {
-            start(&mut posts, &remote, text, outbound);
-        }
+        // The task drives the POST's connection and awaits its answer, which
+        // wake it in turn: it is polled again at once rather than
+        // rescheduled ([`repoll`]).
+        posts.spawn(repoll(post::post(remote.clone(), text, outbound)));
     }
     remote.stop_listening();
     remote.delete_session().await;
-}
-
-/// Starts posting `text` (read as `outbound`) in a task of its own. The task drives the POST's
-/// connection and awaits its answer, which wake it in turn: it is polled
-/// again at once rather than rescheduled ([`repoll`]).
-fn start(posts: &mut JoinSet<()>, remote: &Arc<Remote>, text: String, outbound: Outbound) -> AbortHandle {
-    posts.spawn(repoll(post::post(remote.clone(), text, outbound)))
 }

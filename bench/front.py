@@ -12,7 +12,8 @@ Prints, as medians over the rounds:
     the floor of any stdio hop;
   - the official TypeScript SDK client against server-everything, directly
     and through `warden wrap` (targets: p50 <= 1.05x, calls/s with 16 in
-    flight >= 0.95x);
+    flight >= 0.95x), beside the same pair through a bare stdio relay, the
+    floor of any stdio hop for it;
   - joshrotenberg/mcp-proxy beside Warden's HTTP front, when it was run.
 """
 import json
@@ -91,6 +92,11 @@ if all(p50 for p50, _ in ts.values()):
     print(f"  sequential p50 {d50:.1f} -> {w50:.1f} us: {w50 / d50:.2f}x (target <= 1.05x: {verdict(w50 / d50 <= 1.05)})")
     print(f"  16 in flight {drate:.0f} -> {wrate:.0f} calls/s: {wrate / drate:.2f}x "
           f"(target >= 0.95x: {verdict(wrate / drate >= 0.95)})")
+    b50 = median("tseverything/bare", "sequential", "p50_us")
+    brate = median("tseverything/bare", "concurrent", "calls_per_sec")
+    if b50 and brate:
+        print(f"  through a bare relay (the floor of any stdio hop): {b50:.1f} us, {b50 / d50:.2f}x; "
+              f"{brate:.0f} calls/s, {brate / drate:.2f}x; warden against it: {w50 / b50:.2f}x and {wrate / brate:.2f}x")
 
 for sessions in ("http1", "http16"):
     peer = median(f"{sessions}/mcp-proxy", "concurrent", "calls_per_sec")

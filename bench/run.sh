@@ -36,7 +36,8 @@
 #      (`warden-bench --serve-bare`), the floor for any HTTP front;
 #   8. server-everything with the official TypeScript SDK client
 #      (`tseverything/...`, bench/ts-client.mjs; skipped with SKIP_NODE=1),
-#      directly and through `warden wrap`;
+#      directly, through `warden wrap`, and through the bare relay
+#      (`tseverything/bare`), the floor of any stdio hop for this pair;
 #   9. joshrotenberg/mcp-proxy 0.6.0 beside warden's HTTP front
 #      (`http1/mcp-proxy`, `http16/mcp-proxy`) when its binary is found;
 # then prints a summary: direct vs warden throughput and latency, and
@@ -328,12 +329,16 @@ start_bench_server() {
 }
 
 # ts_bench LABEL: the official TypeScript SDK client (bench/ts-client.mjs)
-# against server-everything, directly (tseverything/direct) or through
-# `warden wrap` (tseverything/warden): a Node client and a Node server, as
-# most users run them.
+# against server-everything, directly (tseverything/direct), through
+# `warden wrap` (tseverything/warden) or through a bare relay
+# (tseverything/bare, `warden-bench --relay-bare`): a Node client and a
+# Node server, as most users run them.
 ts_bench() {
     local label="$1" command=(node "$everything_js" stdio)
-    [[ "$label" == */warden ]] && command=("$warden" wrap -- node "$everything_js" stdio)
+    case "$label" in
+        */warden) command=("$warden" wrap -- "${command[@]}") ;;
+        */bare) command=("$bench" --relay-bare -- "${command[@]}") ;;
+    esac
     echo "==> $label" >&2
     if ! (cd "$root/bench" && node ts-client.mjs --label "$label" --calls "$NODE_CALLS" \
         --concurrency "$CONCURRENCY" --warmup "$WARMUP" -- "${command[@]}") >"$tmp/out.jsonl" 2>"$tmp/ts.log"; then
@@ -500,8 +505,8 @@ for ((round = 1; round <= REPEAT; round++)); do
                 */warden) bench "$label" "$NODE_CALLS" "${node_args[@]}" -- "$warden" wrap -- node "$everything_js" stdio ;;
             esac
         done
-        pair=(tseverything/direct tseverything/warden)
-        ((round % 2)) || pair=(tseverything/warden tseverything/direct)
+        pair=(tseverything/direct tseverything/bare tseverything/warden)
+        ((round % 2)) || pair=(tseverything/warden tseverything/bare tseverything/direct)
         for label in "${pair[@]}"; do
             ts_bench "$label"
         done

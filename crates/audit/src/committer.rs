@@ -6,7 +6,9 @@
 //! records their `seq` and hashes in file order, appends them with one
 //! `write`, makes them durable, then answers every waiter. Records queued
 //! while a batch is being made durable go into the next one, so under load
-//! one sync covers many calls, and a call alone pays exactly one.
+//! one sync covers many calls, and a call alone pays exactly one. Callers
+//! just answered get a short moment to come back and share the next batch
+//! (see [`gather`]).
 //!
 //! Two ways to make a batch durable:
 //!
@@ -26,8 +28,7 @@
 //!   behind each write (measured: 16 calls in flight fell from ~24,000 to
 //!   ~5,000 calls/s), so then the threads write.
 //! * **Direct** (`fsync: always` without a journal): one thread writes and
-//!   runs `fdatasync` itself. Callers just answered get a short moment to
-//!   come back and share the next sync (see [`gather`]).
+//!   runs `fdatasync` itself.
 //! * **Inline** (`fsync: never`): the caller writes its own line, under a
 //!   lock. A `write` of one line takes a few microseconds; handing it to a
 //!   thread and being woken for the answer cost more than that.
@@ -274,29 +275,15 @@ enum Durability {
 /// its frame outside every lock (so a record committed in place can be
 /// appended meanwhile), then answers whatever is durable, in order.
 fn run_journalled(shared: &Shared) {
+    let mut batch = Vec::new();
+    let mut released = 0;
+    let mut last_write = Duration::ZERO;
     let mut closing = false;
-    while !closing {
-        let batch = {
-            let incoming = lock(&shared.incoming);
-            let mut batch = Vec::new();
-            match incoming.recv() {
-                Ok(Message::Record(pending)) => batch.push(pending),
-                Ok(Message::Close) | Err(_) => return,
-            }
-            while batch.len() < MAX_BATCH {
-                match incoming.try_recv() {
-                    Ok(Message::Record(pending)) => batch.push(pending),
-                    // Each writer takes one: this one stops after its batch.
-                    Ok(Message::Close) => {
-                        closing = true;
-                        break;
-                    }
-                    Err(_) => break,
-                }
-            }
-            batch
-        };
-        shared.commit(batch);
+    while gather(&lock(&shared.incoming), &mut batch, released, last_write, &mut closing) {
+        let started = Instant::now();
+        released = batch.len();
+        shared.commit(std::mem::take(&mut batch));
+        last_write = started.elapsed();
     }
 }
 
@@ -439,10 +426,15 @@ fn run_direct(mut writer: Writer, incoming: &mpsc::Receiver<Message>) {
 /// The `released` callers just answered usually come back with their next
 /// record soon, and if the write before went out without them they would
 /// each wait for a whole extra write. So the batch waits for up to
-/// `released` new records, but never longer than the last write took (at
-/// most [`MAX_LINGER`], and not at all after a write quicker than
-/// [`MIN_LINGER`]): a call alone is never held back (its own record is the
-/// one awaited).
+/// `released` new records, but never longer after its first record than
+/// the last write took (at most [`MAX_LINGER`], and not at all after a
+/// write quicker than [`MIN_LINGER`]): a call alone is never held back
+/// (its own record is the one awaited).
+///
+/// Measured with the journal and 16 calls in flight on stdio, whose one
+/// runtime thread hands the records over a few microseconds apart: without
+/// the wait the first record of each burst went alone. With it, 17 % less
+/// CPU per call and a lower p99, the same calls per second.
 fn gather(
     incoming: &mpsc::Receiver<Message>,
     batch: &mut Vec<Pending>,
@@ -451,7 +443,7 @@ fn gather(
     closing: &mut bool,
 ) -> bool {
     let linger = if last_write < MIN_LINGER { Duration::ZERO } else { last_write.min(MAX_LINGER) };
-    let deadline = Instant::now() + linger;
+    let mut deadline = Instant::now() + linger;
     let mut returned = 0;
     while !*closing && returned < released.max(1) && batch.len() < MAX_BATCH {
         let next = if batch.is_empty() {
@@ -461,6 +453,11 @@ fn gather(
         };
         match next {
             Some(Message::Record(pending)) => {
+                if batch.is_empty() {
+                    // The wait runs from the first record: after an idle
+                    // spell the callers come back later, but still together.
+                    deadline = Instant::now() + linger;
+                }
                 batch.push(pending);
                 returned += 1;
             }
@@ -470,9 +467,10 @@ fn gather(
             None => break,
         }
     }
-    while batch.len() < MAX_BATCH {
+    while !*closing && batch.len() < MAX_BATCH {
         match incoming.try_recv() {
             Ok(Message::Record(pending)) => batch.push(pending),
+            // Each writer thread takes one `Close`: this one stops here.
             Ok(Message::Close) => *closing = true,
             Err(_) => break,
         }

@@ -8,7 +8,7 @@
 //! while a batch is being made durable go into the next one, so under load
 //! one sync covers many calls, and a call alone pays exactly one. Callers
 //! just answered get a short moment to come back and share the next batch
-//! (see [`gather`]).
+//! (see [`Batches`]).
 //!
 //! Two ways to make a batch durable:
 //!
@@ -275,15 +275,14 @@ enum Durability {
 /// its frame outside every lock (so a record committed in place can be
 /// appended meanwhile), then answers whatever is durable, in order.
 fn run_journalled(shared: &Shared) {
-    let mut batch = Vec::new();
-    let mut released = 0;
-    let mut last_write = Duration::ZERO;
-    let mut closing = false;
-    while gather(&lock(&shared.incoming), &mut batch, released, last_write, &mut closing) {
-        let started = Instant::now();
-        released = batch.len();
-        shared.commit(std::mem::take(&mut batch));
-        last_write = started.elapsed();
+    let mut batches = Batches::default();
+    loop {
+        // Its own statement: a guard in a `while let` would be held for the
+        // whole body.
+        let Some(batch) = batches.next(&lock(&shared.incoming)) else { return };
+        let (started, count) = (Instant::now(), batch.len());
+        shared.commit(batch);
+        batches.answered(&lock(&shared.incoming), count, started.elapsed());
     }
 }
 
@@ -398,82 +397,95 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The direct writer thread: a batch at a time until the log closes.
 fn run_direct(mut writer: Writer, incoming: &mpsc::Receiver<Message>) {
-    let mut batch = Vec::new();
-    let mut released = 0;
-    let mut last_write = Duration::ZERO;
-    let mut closing = false;
-    while gather(incoming, &mut batch, released, last_write, &mut closing) {
-        let started = Instant::now();
-        released = batch.len();
-        let (waiters, _) = append(&mut writer, std::mem::take(&mut batch));
-        last_write = started.elapsed();
+    let mut batches = Batches::default();
+    while let Some(batch) = batches.next(incoming) {
+        let (started, count) = (Instant::now(), batch.len());
+        let (waiters, _) = append(&mut writer, batch);
+        let took = started.elapsed();
         answer(waiters, None);
-        // What came in while this batch was written goes first next time.
-        while batch.len() < MAX_BATCH {
-            match incoming.try_recv() {
-                Ok(Message::Record(pending)) => batch.push(pending),
-                Ok(Message::Close) => closing = true,
-                Err(_) => break,
-            }
-        }
+        batches.answered(incoming, count, took);
     }
 }
 
-/// Fills `batch` (which holds what arrived before the last batch was
-/// answered) for the next write; `false` once the log is closing and
-/// nothing is left.
+/// The batches a writer thread takes from the queue, one after another.
 ///
-/// The `released` callers just answered usually come back with their next
-/// record soon, and if the write before went out without them they would
-/// each wait for a whole extra write. So the batch waits for up to
-/// `released` new records, but never longer after its first record than
+/// The callers a batch answered usually come back with their next record
+/// soon, and if the next write went out without them they would each wait
+/// for a whole extra write. So a batch waits for up to as many new records
+/// as the last one answered, but never longer after its first record than
 /// the last write took (at most [`MAX_LINGER`], and not at all after a
-/// write quicker than [`MIN_LINGER`]): a call alone is never held back
-/// (its own record is the one awaited).
+/// write quicker than [`MIN_LINGER`]): a call alone is never held back (its
+/// own record is the one awaited). Records that came in while the last
+/// batch was written are not those callers': they go first, and do not
+/// count.
 ///
 /// Measured with the journal and 16 calls in flight on stdio, whose one
 /// runtime thread hands the records over a few microseconds apart: without
 /// the wait the first record of each burst went alone. With it, 17 % less
 /// CPU per call and a lower p99, the same calls per second.
-fn gather(
-    incoming: &mpsc::Receiver<Message>,
-    batch: &mut Vec<Pending>,
+#[derive(Default)]
+struct Batches {
+    /// What came in while the last batch was written.
+    early: Vec<Pending>,
+    /// How many callers the last batch answered.
     released: usize,
+    /// How long the last batch took to write.
     last_write: Duration,
-    closing: &mut bool,
-) -> bool {
-    let linger = if last_write < MIN_LINGER { Duration::ZERO } else { last_write.min(MAX_LINGER) };
-    let mut deadline = Instant::now() + linger;
-    let mut returned = 0;
-    while !*closing && returned < released.max(1) && batch.len() < MAX_BATCH {
-        let next = if batch.is_empty() {
-            incoming.recv().ok()
-        } else {
-            incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())).ok()
-        };
-        match next {
-            Some(Message::Record(pending)) => {
-                if batch.is_empty() {
-                    // The wait runs from the first record: after an idle
-                    // spell the callers come back later, but still together.
-                    deadline = Instant::now() + linger;
+    /// This thread has taken its `Close`.
+    closing: bool,
+}
+
+impl Batches {
+    /// The next batch; `None` once the log is closing and nothing is left.
+    fn next(&mut self, incoming: &mpsc::Receiver<Message>) -> Option<Vec<Pending>> {
+        let mut batch = std::mem::take(&mut self.early);
+        let linger = if self.last_write < MIN_LINGER { Duration::ZERO } else { self.last_write.min(MAX_LINGER) };
+        let mut deadline = Instant::now() + linger;
+        let mut returned = 0;
+        while !self.closing && returned < self.released.max(1) && batch.len() < MAX_BATCH {
+            let next = if batch.is_empty() {
+                incoming.recv().ok()
+            } else {
+                incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())).ok()
+            };
+            match next {
+                Some(Message::Record(pending)) => {
+                    if batch.is_empty() {
+                        // The wait runs from the first record: after an idle
+                        // spell the callers come back later, but still together.
+                        deadline = Instant::now() + linger;
+                    }
+                    batch.push(pending);
+                    returned += 1;
                 }
-                batch.push(pending);
-                returned += 1;
+                Some(Message::Close) => self.closing = true,
+                // recv: the queue is gone; recv_timeout: the wait is over.
+                None if batch.is_empty() => self.closing = true,
+                None => break,
             }
-            Some(Message::Close) => *closing = true,
-            // recv: the queue is gone; recv_timeout: the wait is over.
-            None if batch.is_empty() => *closing = true,
-            None => break,
+        }
+        self.drain(incoming, &mut batch);
+        (!batch.is_empty()).then_some(batch)
+    }
+
+    /// The last batch, of `released` records, is written and answered; it
+    /// took `took` to write.
+    fn answered(&mut self, incoming: &mpsc::Receiver<Message>, released: usize, took: Duration) {
+        (self.released, self.last_write) = (released, took);
+        let mut early = std::mem::take(&mut self.early);
+        self.drain(incoming, &mut early);
+        self.early = early;
+    }
+
+    /// Moves what is queued into `batch`, up to [`MAX_BATCH`].
+    fn drain(&mut self, incoming: &mpsc::Receiver<Message>, batch: &mut Vec<Pending>) {
+        while !self.closing && batch.len() < MAX_BATCH {
+            match incoming.try_recv() {
+                Ok(Message::Record(pending)) => batch.push(pending),
+                // Each writer thread takes one `Close`: this one stops here.
+                Ok(Message::Close) => self.closing = true,
+                Err(_) => break,
+            }
         }
     }
-    while !*closing && batch.len() < MAX_BATCH {
-        match incoming.try_recv() {
-            Ok(Message::Record(pending)) => batch.push(pending),
-            // Each writer thread takes one `Close`: this one stops here.
-            Ok(Message::Close) => *closing = true,
-            Err(_) => break,
-        }
-    }
-    !batch.is_empty()
 }

@@ -2,11 +2,12 @@
 //!
 //! Every outgoing message is its own POST, so requests never wait for one
 //! another ([`post`]): a request in its requester's own task (see
-//! [`Poster`]), anything else in a task of its own; answers come back as JSON bodies or SSE
-//! streams ([`exchange`]). After the handshake a GET stream carries what the
-//! server sends on its own ([`listen`]). When the server forgets the session
-//! (404, typically after a restart) Warden initializes a new one with the
-//! client's parameters and retries ([`renew`]). Closing deletes the session.
+//! [`Poster`]), anything else in a task of its own. Answers come back as
+//! JSON bodies or SSE streams ([`exchange`]). After the handshake a GET
+//! stream carries what the server sends on its own ([`listen`]). When the
+//! server forgets the session (404, typically after a restart) Warden
+//! initializes a new one with the client's parameters and retries
+//! ([`renew`]). Closing deletes the session.
 
 mod exchange;
 mod listen;

@@ -17,6 +17,10 @@ pub(crate) struct InFlight {
     pub upstream_id: u64,
     /// The progress token Warden substituted, if the request had one.
     pub token: Option<String>,
+    /// Issued to this request alone: a client that reuses the id after a
+    /// cancellation gets a new entry, which the old request's task, ending
+    /// late, must not take for its own.
+    pub ticket: u64,
 }
 
 /// A request from an upstream that is waiting for the client's answer.
@@ -67,6 +71,22 @@ pub(crate) struct Maps {
 }
 
 impl Maps {
+    /// Takes the in-flight entry of `client_id` if it is still the one
+    /// issued `ticket` (none: the request was cancelled).
+    pub fn take_in_flight(&self, client_id: &str, ticket: u64) -> Option<InFlight> {
+        let mut in_flight = lock(&self.in_flight);
+        match in_flight.get(client_id) {
+            Some(entry) if entry.ticket == ticket => in_flight.remove(client_id),
+            _ => None,
+        }
+    }
+
+    /// Whether the in-flight entry of `client_id` is still the one issued
+    /// `ticket` (not cancelled).
+    pub fn still_in_flight(&self, client_id: &str, ticket: u64) -> bool {
+        lock(&self.in_flight).get(client_id).is_some_and(|entry| entry.ticket == ticket)
+    }
+
     /// The client request a message from `connection` belongs to: the one
     /// Warden sent as `related` when the message came on that request's own
     /// stream, else the one request `connection` serves, if it serves

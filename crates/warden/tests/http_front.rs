@@ -108,11 +108,12 @@ fn a_cancelled_request_ends_its_post_at_once_without_an_answer() {
             (response.status, response.is_sse(), response.body())
         })
     };
-    let streams = slow_call(1, "application/json, text/event-stream");
-    let json_only = slow_call(2, "application/json");
+    // Ids of their own: the client's counter goes on from 1.
+    let streams = slow_call(101, "application/json, text/event-stream");
+    let json_only = slow_call(102, "application/json");
     std::thread::sleep(Duration::from_millis(500));
     let started = std::time::Instant::now();
-    for id in [1, 2] {
+    for id in [101, 102] {
         let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
         assert_eq!(client.post_raw(&cancel.to_string()).status, 202);
     }
@@ -124,7 +125,7 @@ fn a_cancelled_request_ends_its_post_at_once_without_an_answer() {
     let (status, sse, body) = json_only.join().expect("the second POST");
     assert_eq!((status, sse), (200, false));
     let answer: Value = serde_json::from_str(&body).expect("a JSON body");
-    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["id"], 102);
     assert_eq!(answer["error"]["code"], -32800, "{answer}");
     assert!(started.elapsed() < Duration::from_secs(10), "both POSTs ended when cancelled");
 
@@ -132,6 +133,39 @@ fn a_cancelled_request_ends_its_post_at_once_without_an_answer() {
     assert_eq!(text_of(&client.call("fx__echo", json!({"text": "still here"}))), "still here");
     let stats: Value = serde_json::from_str(&text_of(&client.call("fx__stats", json!({})))).expect("stats");
     assert_eq!(stats["cancelled"].as_array().map(Vec::len), Some(2), "{stats}");
+}
+
+#[test]
+fn an_id_reused_after_its_cancellation_is_answered_as_its_own() {
+    // The spec forbids reusing an id in a session, but a client that does
+    // must get its own answer: the cancelled request's task, ending late,
+    // once took the new request's place and answered it with its error.
+    let warden = HttpWarden::start(&one_fixture(""));
+    let mut client = warden.client();
+    client.initialize();
+    let session = client.session.clone().expect("session");
+    let post = |body: String| {
+        let headers =
+            [("content-type", "application/json"), ("accept", "application/json"), ("mcp-session-id", &session)];
+        send(&client.addr, "POST", &client.path, &headers, body.as_bytes())
+    };
+    for id in 200..210 {
+        let slow = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "fx__slow", "arguments": {"ms": 60_000}}});
+        let slow = std::thread::scope(|scope| {
+            let slow = scope.spawn(|| post(slow.to_string()));
+            std::thread::sleep(Duration::from_millis(100));
+            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+            assert_eq!(post(cancel.to_string()).status, 202);
+            slow.join().expect("the slow POST")
+        });
+        assert_eq!(slow.json()["error"]["code"], -32800);
+        let echo = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "fx__echo", "arguments": {"text": format!("again {id}")}}});
+        let answer = post(echo.to_string()).json();
+        assert_eq!(answer["id"], id);
+        assert_eq!(text_of(&answer["result"]), format!("again {id}"), "{answer}");
+    }
 }
 
 #[test]

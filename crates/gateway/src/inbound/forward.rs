@@ -164,24 +164,26 @@ impl Shared {
                 return Forwarded::Failed(err);
             }
         };
-        let entry = InFlight { upstream, connection: connection.clone(), upstream_id, token: token.clone() };
+        let ticket = self.next();
+        let entry = InFlight { upstream, connection: connection.clone(), upstream_id, token: token.clone(), ticket };
         lock(&self.maps.in_flight).insert(client_id.clone(), entry);
         let mut answer = response.await;
         if let (Some(base), Ok(first)) = (&base, &answer)
             && first.payload().is_some_and(|payload| INPUT_REQUIRED.is_in(payload))
-            && lock(&self.maps.in_flight).contains_key(&client_id)
+            && self.maps.still_in_flight(&client_id, ticket)
         {
-            answer = match Box::pin(self.complete_rounds(frame, &client_id, &connection, base, first.clone())).await {
+            let rounds = self.complete_rounds(frame, (&client_id, ticket), &connection, base, first.clone());
+            answer = match Box::pin(rounds).await {
                 Forwarded::Answer(frame) => Ok(frame),
                 Forwarded::Failed(err) => Err(err),
                 Forwarded::Cancelled => {
-                    lock(&self.maps.in_flight).remove(&client_id);
+                    self.maps.take_in_flight(&client_id, ticket);
                     release(&token);
                     return Forwarded::Cancelled;
                 }
             };
         }
-        let entry = lock(&self.maps.in_flight).remove(&client_id);
+        let entry = self.maps.take_in_flight(&client_id, ticket);
         release(&token);
         match (entry, answer) {
             (None, _) => Forwarded::Cancelled,

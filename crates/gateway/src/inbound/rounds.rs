@@ -64,11 +64,12 @@ impl InputRequired {
 
 impl Shared {
     /// Meets `answer`'s input requests, if it has any, until the upstream
-    /// answers for good. `base` holds the request's renames (not its id).
+    /// answers for good. `base` holds the request's renames (not its id); the
+    /// request is the client's `client_id`, in flight under `ticket`.
     pub(super) async fn complete_rounds(
         &self,
         frame: &Frame,
-        client_id: &str,
+        (client_id, ticket): (&str, u64),
         connection: &Arc<Connection>,
         base: &Splice,
         mut answer: Frame,
@@ -96,7 +97,7 @@ impl Shared {
                     (_, None) => return failed(&format!("the client answered {method} with nothing")),
                 }
             }
-            if !lock(&self.maps.in_flight).contains_key(client_id) {
+            if !self.maps.still_in_flight(client_id, ticket) {
                 return Forwarded::Cancelled;
             }
             let id_span = frame.id_span();
@@ -111,7 +112,7 @@ impl Shared {
                 Ok(sent) => sent,
                 Err(err) => return Forwarded::Failed(err),
             };
-            match lock(&self.maps.in_flight).get_mut(client_id) {
+            match lock(&self.maps.in_flight).get_mut(client_id).filter(|entry| entry.ticket == ticket) {
                 Some(entry) => entry.upstream_id = upstream_id,
                 None => {
                     connection.forget(upstream_id);

@@ -280,7 +280,7 @@ impl Session {
     /// never started).
     pub async fn shutdown(&self) {
         // Calls waiting for approval are withdrawn: nobody is left to answer.
-        for (_, waiting) in crate::tokens::lock(&self.shared.maps.waiting).drain() {
+        for (_, (_, waiting)) in crate::tokens::lock(&self.shared.maps.waiting).drain() {
             let _ = waiting.send("the session ended");
         }
         let mut stopping = tokio::task::JoinSet::new();

@@ -60,9 +60,9 @@ pub(crate) struct Maps {
     pub server_requests: Mutex<HashMap<u64, ServerRequest>>,
     /// Warden-issued progress token (JSON text) → where progress goes.
     pub tokens: Mutex<HashMap<String, TokenTarget>>,
-    /// Client request id (JSON text) → the handle that withdraws its
-    /// pending approval (with why), while it waits for one.
-    pub waiting: Mutex<HashMap<String, tokio::sync::oneshot::Sender<&'static str>>>,
+    /// Client request id (JSON text) → the ticket of the request waiting for
+    /// approval under that id, and the handle that withdraws it (with why).
+    pub waiting: Mutex<HashMap<String, (u64, tokio::sync::oneshot::Sender<&'static str>)>>,
     /// Requests Warden itself sent the client (its id) → who waits for the answer.
     pub own_requests: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<warden_jsonrpc::Frame>>>,
     /// Warden's requests to the client made for a modern upstream's input

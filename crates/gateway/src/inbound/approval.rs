@@ -37,18 +37,24 @@ impl Approved {
 }
 
 /// Withdraws the approval if the waiting task ends before it settled (the
-/// session went away), and forgets the cancellation handle.
+/// session went away), and forgets the cancellation handle: its own, not
+/// that of a later request reusing the id (see [`crate::tokens::InFlight`]).
 struct Waiting<'a> {
     shared: &'a Shared,
     approver: &'a Arc<dyn Approver>,
     id: &'a str,
     request: String,
+    ticket: u64,
     settled: bool,
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        lock(&self.shared.maps.waiting).remove(&self.request);
+        let mut waiting = lock(&self.shared.maps.waiting);
+        if waiting.get(&self.request).is_some_and(|(ticket, _)| *ticket == self.ticket) {
+            waiting.remove(&self.request);
+        }
+        drop(waiting);
         if !self.settled {
             self.approver.withdraw(self.id);
         }
@@ -78,8 +84,9 @@ impl Shared {
         let step = |state, resolution| ApprovalStep { id: &ticket.id, state, digest: &ticket.digest, resolution };
         let request = frame.id().unwrap_or("null").to_owned();
         let (cancel, cancelled) = oneshot::channel();
-        lock(&self.maps.waiting).insert(request.clone(), cancel);
-        let mut waiting = Waiting { shared: self, approver, id: &ticket.id, request, settled: false };
+        let own = self.next();
+        lock(&self.maps.waiting).insert(request.clone(), (own, cancel));
+        let mut waiting = Waiting { shared: self, approver, id: &ticket.id, request, ticket: own, settled: false };
         tracing::info!(session = %self.id, server = call.server, name = call.name, approval = %ticket.id, "waiting for approval ({rule})");
         if let Err(why) =
             self.audit(hooks, call, verdict, &Outcome::Pending, started, Some(step("pending", None))).await

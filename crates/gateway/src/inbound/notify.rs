@@ -47,7 +47,7 @@ impl Shared {
 
     /// Withdraws request `id` from approval, or cancels it upstream.
     fn stop_waiting(&self, frame: &Frame, id: &str) {
-        if let Some(waiting) = lock(&self.maps.waiting).remove(id) {
+        if let Some((_, waiting)) = lock(&self.maps.waiting).remove(id) {
             // Waiting for approval, not yet forwarded: withdraw it.
             let _ = waiting.send("notifications/cancelled");
             return;

@@ -74,6 +74,34 @@ fn cancellation_reaches_only_the_owning_upstream_under_its_own_id() {
 }
 
 #[test]
+fn an_id_reused_right_after_its_cancellation_gets_its_own_answer() {
+    // The spec forbids reusing an id in a session; a client that does must
+    // still get its own answer, not the cancelled request's (over HTTP a
+    // late-ending cancelled call once took the new one's place). The cancel
+    // and the reuse arrive in one write, as close together as they can.
+    let mut client = two_servers();
+    for round in 0..3 {
+        let id = format!("again-{round}");
+        let requests = |client: &mut Client| {
+            let stats: Value = serde_json::from_str(&client.call_text("b__stats", json!({}))).unwrap();
+            stats["requests"].as_u64().unwrap_or(0)
+        };
+        let before = requests(&mut client);
+        client.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "b__slow", "arguments": {"ms": 20000}}}));
+        // In flight upstream once b counts it beside the next stats call.
+        let deadline = std::time::Instant::now() + support::PATIENCE;
+        while requests(&mut client) < before + 2 {
+            assert!(std::time::Instant::now() < deadline, "slow call never reached the fixture");
+        }
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+        let echo = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "a__echo", "arguments": {"text": id}}});
+        client.send_raw(&format!("{cancel}\n{echo}"));
+        let answer = client.response(&json!(id));
+        assert_eq!(answer["result"]["content"][0]["text"], json!(id), "{}", answer.raw);
+    }
+}
+
+#[test]
 fn sampling_elicitation_and_roots_round_trip_through_warden() {
     let mut client = two_servers();
     // Sampling: the client answers under the id Warden chose.

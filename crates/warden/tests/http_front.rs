@@ -95,11 +95,11 @@ fn a_cancelled_request_ends_its_post_at_once_without_an_answer() {
     let warden = HttpWarden::start(&one_fixture(""));
     let mut client = warden.client();
     client.initialize();
-    let session = client.session.clone().expect("session");
+    let (addr, path, session) = (client.addr.clone(), client.path.clone(), client.session.clone().expect("session"));
     // Two slow calls, each on its own POST: one from a client that takes
     // event streams, one from a client that takes only JSON.
     let slow_call = |id: u64, accept: &'static str| {
-        let (addr, path, session) = (client.addr.clone(), client.path.clone(), session.clone());
+        let (addr, path, session) = (addr.clone(), path.clone(), session.clone());
         std::thread::spawn(move || {
             let params = json!({"name": "fx__slow", "arguments": {"ms": 60_000}});
             let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string();
@@ -109,9 +109,10 @@ fn a_cancelled_request_ends_its_post_at_once_without_an_answer() {
         })
     };
     // Ids of their own: the client's counter goes on from 1.
+    let before = upstream_requests(&mut client);
     let streams = slow_call(101, "application/json, text/event-stream");
     let json_only = slow_call(102, "application/json");
-    std::thread::sleep(Duration::from_millis(500));
+    wait_for_upstream_requests(&mut client, before + 3);
     let started = std::time::Instant::now();
     for id in [101, 102] {
         let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
@@ -143,18 +144,19 @@ fn an_id_reused_after_its_cancellation_is_answered_as_its_own() {
     let warden = HttpWarden::start(&one_fixture(""));
     let mut client = warden.client();
     client.initialize();
-    let session = client.session.clone().expect("session");
+    let (addr, path, session) = (client.addr.clone(), client.path.clone(), client.session.clone().expect("session"));
     let post = |body: String| {
         let headers =
             [("content-type", "application/json"), ("accept", "application/json"), ("mcp-session-id", &session)];
-        send(&client.addr, "POST", &client.path, &headers, body.as_bytes())
+        send(&addr, "POST", &path, &headers, body.as_bytes())
     };
     for id in 200..210 {
         let slow = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": "fx__slow", "arguments": {"ms": 60_000}}});
+        let before = upstream_requests(&mut client);
         let slow = std::thread::scope(|scope| {
             let slow = scope.spawn(|| post(slow.to_string()));
-            std::thread::sleep(Duration::from_millis(100));
+            wait_for_upstream_requests(&mut client, before + 2);
             let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
             assert_eq!(post(cancel.to_string()).status, 202);
             slow.join().expect("the slow POST")
@@ -165,6 +167,21 @@ fn an_id_reused_after_its_cancellation_is_answered_as_its_own() {
         let answer = post(echo.to_string()).json();
         assert_eq!(answer["id"], id);
         assert_eq!(text_of(&answer["result"]), format!("again {id}"), "{answer}");
+    }
+}
+
+/// How many requests the fixture `fx` has had (this one included).
+fn upstream_requests(client: &mut McpHttp) -> u64 {
+    let stats: Value = serde_json::from_str(&text_of(&client.call("fx__stats", json!({})))).expect("stats");
+    stats["requests"].as_u64().unwrap_or(0)
+}
+
+/// Waits until `fx` has had `count` requests, the asking one included: the
+/// calls sent before are in flight there.
+fn wait_for_upstream_requests(client: &mut McpHttp, count: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while upstream_requests(client) < count {
+        assert!(std::time::Instant::now() < deadline, "the calls never reached the fixture");
     }
 }
 

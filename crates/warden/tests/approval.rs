@@ -110,6 +110,14 @@ fn a_cancelled_call_withdraws_its_approval() {
     let mut client = started(&dir, None);
     let id = call_echo(&mut client, "DROP TABLE c", "t");
     let full_id = pending(&dir, 1)[0]["id"].as_str().unwrap().to_owned();
+    // A second request under the waiting one's id is refused; the first
+    // still waits, and can still be cancelled.
+    let params = json!({"name": "fx__echo", "arguments": {"text": "SELECT 2"}});
+    client.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}));
+    let refused = client.response(&id);
+    assert_eq!(refused["error"]["code"], -32600, "{}", refused.raw);
+    assert!(refused.raw.contains("already used"), "{}", refused.raw);
+    pending(&dir, 1);
     client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}}));
     wait_for_step(&dir, &full_id, "withdrawn");
     pending(&dir, 0);

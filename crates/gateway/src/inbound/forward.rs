@@ -192,9 +192,12 @@ impl Shared {
         }
     }
 
-    /// Whether the client already has a request in flight with this id.
+    /// Whether the client already has a request in flight with this id,
+    /// upstream or waiting for approval.
     pub(super) fn id_in_use(&self, frame: &Frame) -> bool {
-        frame.id().is_some_and(|id| lock(&self.maps.in_flight).contains_key(id))
+        frame
+            .id()
+            .is_some_and(|id| lock(&self.maps.in_flight).contains_key(id) || lock(&self.maps.waiting).contains_key(id))
     }
 }
 

@@ -47,6 +47,9 @@ impl Shared {
     /// Runs a request that names its upstream through the pipeline: guard,
     /// forward, audit, answer.
     pub(super) async fn dispatch(&self, frame: &Frame, hooks: &Arc<Hooks>, call: Call<'_>, target: Target) {
+        if self.id_in_use(frame) {
+            return self.fail(frame, ErrorCode::InvalidRequest, "that id is already used by a request in flight");
+        }
         let Target { upstream, splice, token, creates_task } = target;
         let started = Instant::now();
         let verdict = hooks.guard.decide(&call);
@@ -194,7 +197,7 @@ impl Shared {
 
     /// Whether the client already has a request in flight with this id,
     /// upstream or waiting for approval.
-    pub(super) fn id_in_use(&self, frame: &Frame) -> bool {
+    fn id_in_use(&self, frame: &Frame) -> bool {
         frame
             .id()
             .is_some_and(|id| lock(&self.maps.in_flight).contains_key(id) || lock(&self.maps.waiting).contains_key(id))

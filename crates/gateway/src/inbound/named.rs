@@ -37,9 +37,6 @@ impl Shared {
         let Ok(exposed) = serde_json::from_str::<String>(params.name.get()) else {
             return self.fail(frame, ErrorCode::InvalidParams, "name must be a string");
         };
-        if self.id_in_use(frame) {
-            return self.fail(frame, ErrorCode::InvalidRequest, "that id is already used by a request in flight");
-        }
         let hooks = self.hooks.load_full();
         let route = self.resolve(kind, &exposed).await;
         let Some(Route { upstream, name }) =

@@ -46,9 +46,6 @@ impl Shared {
             Ok(None) => return self.fail(frame, ErrorCode::InvalidParams, "params with a uri are required"),
             Err(err) => return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid params: {err}")),
         };
-        if self.id_in_use(frame) {
-            return self.fail(frame, ErrorCode::InvalidRequest, "that id is already used by a request in flight");
-        }
         let hooks = self.hooks.load_full();
         let owner = self.resource_owner(&params.uri).await;
         let Some(upstream) =

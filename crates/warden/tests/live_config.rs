@@ -132,6 +132,12 @@ fn server_changes_apply_live_to_every_http_session_and_shared_servers_once() {
     let common_pid = pid(&mut one, "common");
     assert_eq!(pid(&mut two, "common"), common_pid, "a shared server runs once");
 
+    // How many requests a session's `gone` has had, this one included.
+    let gone_requests = |client: &mut McpHttp| {
+        let stats: Value = serde_json::from_str(&text(&client.call("gone__stats", json!({})))).expect("stats");
+        stats["requests"].as_u64().unwrap_or(0)
+    };
+    let before = (gone_requests(&mut one), gone_requests(&mut two));
     let running = [
         call_in_background(&one, 9001, "keep__slow", json!({"ms": 1500})),
         call_in_background(&two, 9001, "keep__slow", json!({"ms": 1500})),
@@ -140,7 +146,14 @@ fn server_changes_apply_live_to_every_http_session_and_shared_servers_once() {
         call_in_background(&one, 9002, "gone__slow", json!({"ms": 20000})),
         call_in_background(&two, 9002, "gone__slow", json!({"ms": 20000})),
     ];
-    std::thread::sleep(Duration::from_millis(300));
+    // The doomed calls are in flight at `gone`: each session's count covers
+    // its call and every asking since `before`.
+    let mut asked = 0;
+    retry("the doomed calls to reach gone", || {
+        asked += 1;
+        let counted = (gone_requests(&mut one), gone_requests(&mut two));
+        (counted.0 > before.0 + asked && counted.1 > before.1 + asked).then_some(())
+    });
     let end = config(&[
         ("keep", &[], ""),
         ("grow", &["--extra-tools", "2"], ""),

@@ -20,7 +20,7 @@ pub(crate) struct InFlight {
     /// Issued to this request alone: a client that reuses the id after a
     /// cancellation gets a new entry, which the old request's task, ending
     /// late, must not take for its own.
-    pub ticket: u64,
+    pub serial: u64,
 }
 
 /// A request from an upstream that is waiting for the client's answer.
@@ -60,7 +60,7 @@ pub(crate) struct Maps {
     pub server_requests: Mutex<HashMap<u64, ServerRequest>>,
     /// Warden-issued progress token (JSON text) → where progress goes.
     pub tokens: Mutex<HashMap<String, TokenTarget>>,
-    /// Client request id (JSON text) → the ticket of the request waiting for
+    /// Client request id (JSON text) → the serial of the request waiting for
     /// approval under that id, and the handle that withdraws it (with why).
     pub waiting: Mutex<HashMap<String, (u64, tokio::sync::oneshot::Sender<&'static str>)>>,
     /// Requests Warden itself sent the client (its id) → who waits for the answer.
@@ -72,19 +72,19 @@ pub(crate) struct Maps {
 
 impl Maps {
     /// Takes the in-flight entry of `client_id` if it is still the one
-    /// issued `ticket` (none: the request was cancelled).
-    pub fn take_in_flight(&self, client_id: &str, ticket: u64) -> Option<InFlight> {
+    /// issued `serial` (none: the request was cancelled).
+    pub fn take_in_flight(&self, client_id: &str, serial: u64) -> Option<InFlight> {
         let mut in_flight = lock(&self.in_flight);
         match in_flight.get(client_id) {
-            Some(entry) if entry.ticket == ticket => in_flight.remove(client_id),
+            Some(entry) if entry.serial == serial => in_flight.remove(client_id),
             _ => None,
         }
     }
 
     /// Whether the in-flight entry of `client_id` is still the one issued
-    /// `ticket` (not cancelled).
-    pub fn still_in_flight(&self, client_id: &str, ticket: u64) -> bool {
-        lock(&self.in_flight).get(client_id).is_some_and(|entry| entry.ticket == ticket)
+    /// `serial` (not cancelled).
+    pub fn still_in_flight(&self, client_id: &str, serial: u64) -> bool {
+        lock(&self.in_flight).get(client_id).is_some_and(|entry| entry.serial == serial)
     }
 
     /// The client request a message from `connection` belongs to: the one

@@ -38,20 +38,20 @@ impl Approved {
 
 /// Withdraws the approval if the waiting task ends before it settled (the
 /// session went away), and forgets the cancellation handle: its own, not
-/// that of a later request reusing the id (see [`crate::tokens::InFlight`]).
+/// that of a later request reusing the id (see `InFlight::serial`).
 struct Waiting<'a> {
     shared: &'a Shared,
     approver: &'a Arc<dyn Approver>,
     id: &'a str,
     request: String,
-    ticket: u64,
+    serial: u64,
     settled: bool,
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         let mut waiting = lock(&self.shared.maps.waiting);
-        if waiting.get(&self.request).is_some_and(|(ticket, _)| *ticket == self.ticket) {
+        if waiting.get(&self.request).is_some_and(|(serial, _)| *serial == self.serial) {
             waiting.remove(&self.request);
         }
         drop(waiting);
@@ -64,10 +64,11 @@ impl Drop for Waiting<'_> {
 impl Shared {
     /// Waits for a decision on an escalated call. Returns the approval when
     /// the call may go ahead; otherwise the client has been answered (or,
-    /// after a cancellation, needs no answer).
+    /// after a cancellation, needs no answer). The request's `serial` marks
+    /// its withdrawal handle as its own.
     pub(super) async fn await_approval(
         &self,
-        frame: &Frame,
+        (frame, serial): (&Frame, u64),
         hooks: &Hooks,
         call: Call<'_>,
         verdict: &Verdict,
@@ -84,9 +85,8 @@ impl Shared {
         let step = |state, resolution| ApprovalStep { id: &ticket.id, state, digest: &ticket.digest, resolution };
         let request = frame.id().unwrap_or("null").to_owned();
         let (cancel, cancelled) = oneshot::channel();
-        let own = self.next();
-        lock(&self.maps.waiting).insert(request.clone(), (own, cancel));
-        let mut waiting = Waiting { shared: self, approver, id: &ticket.id, request, ticket: own, settled: false };
+        lock(&self.maps.waiting).insert(request.clone(), (serial, cancel));
+        let mut waiting = Waiting { shared: self, approver, id: &ticket.id, request, serial, settled: false };
         tracing::info!(session = %self.id, server = call.server, name = call.name, approval = %ticket.id, "waiting for approval ({rule})");
         if let Err(why) =
             self.audit(hooks, call, verdict, &Outcome::Pending, started, Some(step("pending", None))).await

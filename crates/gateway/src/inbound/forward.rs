@@ -45,11 +45,15 @@ impl Target {
 
 impl Shared {
     /// Runs a request that names its upstream through the pipeline: guard,
-    /// forward, audit, answer.
+    /// forward, audit, answer. A request under the id of one still in flight
+    /// (upstream or waiting for approval) is refused first.
     pub(super) async fn dispatch(&self, frame: &Frame, hooks: &Arc<Hooks>, call: Call<'_>, target: Target) {
         if self.id_in_use(frame) {
             return self.fail(frame, ErrorCode::InvalidRequest, "that id is already used by a request in flight");
         }
+        // Marks what this request places in the session's maps as its own
+        // (see `InFlight::serial`).
+        let serial = self.next();
         let Target { upstream, splice, token, creates_task } = target;
         let started = Instant::now();
         let verdict = hooks.guard.decide(&call);
@@ -58,7 +62,8 @@ impl Shared {
             let progress_token = token.clone().map(|span| &frame.text()[span]);
             // Boxed, like the other paths few calls take: an inline future is
             // part of every call's state, which is allocated and moved per call.
-            approved = Box::pin(self.await_approval(frame, hooks, call, &verdict, progress_token, started)).await;
+            approved =
+                Box::pin(self.await_approval((frame, serial), hooks, call, &verdict, progress_token, started)).await;
             if approved.is_none() {
                 return;
             }
@@ -69,7 +74,7 @@ impl Shared {
             self.respond(frame, refusal_response(frame, call.method, &refusal));
             return;
         }
-        let (reply, outcome) = match self.forward(frame, upstream, splice, token).await {
+        let (reply, outcome) = match self.forward(frame, serial, upstream, splice, token).await {
             Forwarded::Cancelled => return,
             Forwarded::Answer(answer) => {
                 if creates_task {
@@ -117,10 +122,12 @@ impl Shared {
     }
 
     /// Sends `frame` to upstream `upstream` with Warden's id (and progress
-    /// token) in place of the client's, and waits for the answer.
+    /// token) in place of the client's, and waits for the answer; it is in
+    /// flight under `serial`.
     pub(super) async fn forward(
         &self,
         frame: &Frame,
+        serial: u64,
         upstream: usize,
         mut splice: Splice,
         token: Option<Range<usize>>,
@@ -167,26 +174,25 @@ impl Shared {
                 return Forwarded::Failed(err);
             }
         };
-        let ticket = self.next();
-        let entry = InFlight { upstream, connection: connection.clone(), upstream_id, token: token.clone(), ticket };
+        let entry = InFlight { upstream, connection: connection.clone(), upstream_id, token: token.clone(), serial };
         lock(&self.maps.in_flight).insert(client_id.clone(), entry);
         let mut answer = response.await;
         if let (Some(base), Ok(first)) = (&base, &answer)
             && first.payload().is_some_and(|payload| INPUT_REQUIRED.is_in(payload))
-            && self.maps.still_in_flight(&client_id, ticket)
+            && self.maps.still_in_flight(&client_id, serial)
         {
-            let rounds = self.complete_rounds(frame, (&client_id, ticket), &connection, base, first.clone());
+            let rounds = self.complete_rounds(frame, (&client_id, serial), &connection, base, first.clone());
             answer = match Box::pin(rounds).await {
                 Forwarded::Answer(frame) => Ok(frame),
                 Forwarded::Failed(err) => Err(err),
                 Forwarded::Cancelled => {
-                    self.maps.take_in_flight(&client_id, ticket);
+                    self.maps.take_in_flight(&client_id, serial);
                     release(&token);
                     return Forwarded::Cancelled;
                 }
             };
         }
-        let entry = self.maps.take_in_flight(&client_id, ticket);
+        let entry = self.maps.take_in_flight(&client_id, serial);
         release(&token);
         match (entry, answer) {
             (None, _) => Forwarded::Cancelled,

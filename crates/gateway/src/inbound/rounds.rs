@@ -65,11 +65,11 @@ impl InputRequired {
 impl Shared {
     /// Meets `answer`'s input requests, if it has any, until the upstream
     /// answers for good. `base` holds the request's renames (not its id); the
-    /// request is the client's `client_id`, in flight under `ticket`.
+    /// request is the client's `client_id`, in flight under `serial`.
     pub(super) async fn complete_rounds(
         &self,
         frame: &Frame,
-        (client_id, ticket): (&str, u64),
+        (client_id, serial): (&str, u64),
         connection: &Arc<Connection>,
         base: &Splice,
         mut answer: Frame,
@@ -97,7 +97,7 @@ impl Shared {
                     (_, None) => return failed(&format!("the client answered {method} with nothing")),
                 }
             }
-            if !self.maps.still_in_flight(client_id, ticket) {
+            if !self.maps.still_in_flight(client_id, serial) {
                 return Forwarded::Cancelled;
             }
             let id_span = frame.id_span();
@@ -112,7 +112,7 @@ impl Shared {
                 Ok(sent) => sent,
                 Err(err) => return Forwarded::Failed(err),
             };
-            match lock(&self.maps.in_flight).get_mut(client_id).filter(|entry| entry.ticket == ticket) {
+            match lock(&self.maps.in_flight).get_mut(client_id).filter(|entry| entry.serial == serial) {
                 Some(entry) => entry.upstream_id = upstream_id,
                 None => {
                     connection.forget(upstream_id);

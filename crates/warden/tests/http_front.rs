@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::http::{HttpWarden, McpHttp, blocks_per_call, children_of, eventually, send};
-use support::{alive, fixture_bin};
+use support::{alive, fixture_bin, fixture_requests, wait_for_fixture_requests};
 
 /// Two profiles of the fixture: everything, and echo alone.
 const TWO_PROFILES: &str = "defaultProfile: all
@@ -112,7 +112,7 @@ fn a_cancelled_request_ends_its_post_at_once_without_an_answer() {
     let before = upstream_requests(&mut client);
     let streams = slow_call(101, "application/json, text/event-stream");
     let json_only = slow_call(102, "application/json");
-    wait_for_upstream_calls(&mut client, before, 2);
+    wait_for_fixture_requests(before, 2, || upstream_requests(&mut client));
     let started = std::time::Instant::now();
     for id in [101, 102] {
         let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
@@ -156,7 +156,7 @@ fn an_id_reused_after_its_cancellation_is_answered_as_its_own() {
         let before = upstream_requests(&mut client);
         let slow = std::thread::scope(|scope| {
             let slow = scope.spawn(|| post(slow.to_string()));
-            wait_for_upstream_calls(&mut client, before, 1);
+            wait_for_fixture_requests(before, 1, || upstream_requests(&mut client));
             let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
             assert_eq!(post(cancel.to_string()).status, 202);
             slow.join().expect("the slow POST")
@@ -172,20 +172,7 @@ fn an_id_reused_after_its_cancellation_is_answered_as_its_own() {
 
 /// How many requests the fixture `fx` has had (this one included).
 fn upstream_requests(client: &mut McpHttp) -> u64 {
-    let stats: Value = serde_json::from_str(&text_of(&client.call("fx__stats", json!({})))).expect("stats");
-    stats["requests"].as_u64().unwrap_or(0)
-}
-
-/// Waits until `calls` requests sent since `fx` counted `before` are in
-/// flight there. Each asking counts too, so the count must also cover them.
-fn wait_for_upstream_calls(client: &mut McpHttp, before: u64, calls: u64) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    for asked in 1.. {
-        if upstream_requests(client) >= before + asked + calls {
-            return;
-        }
-        assert!(std::time::Instant::now() < deadline, "the calls never reached the fixture");
-    }
+    fixture_requests(&text_of(&client.call("fx__stats", json!({}))))
 }
 
 #[test]

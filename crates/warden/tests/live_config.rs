@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::http::{HttpWarden, McpHttp};
-use support::{Client, fixture_bin, retry, scratch_dir};
+use support::{Client, fixture_bin, fixture_requests, retry, scratch_dir, wait_for_fixture_requests};
 
 /// A config with one fixture server per `(name, args, extra lines)`.
 fn config(servers: &[(&str, &[&str], &str)]) -> String {
@@ -133,10 +133,7 @@ fn server_changes_apply_live_to_every_http_session_and_shared_servers_once() {
     assert_eq!(pid(&mut two, "common"), common_pid, "a shared server runs once");
 
     // How many requests a session's `gone` has had, this one included.
-    let gone_requests = |client: &mut McpHttp| {
-        let stats: Value = serde_json::from_str(&text(&client.call("gone__stats", json!({})))).expect("stats");
-        stats["requests"].as_u64().unwrap_or(0)
-    };
+    let gone_requests = |client: &mut McpHttp| fixture_requests(&text(&client.call("gone__stats", json!({}))));
     let before = (gone_requests(&mut one), gone_requests(&mut two));
     let running = [
         call_in_background(&one, 9001, "keep__slow", json!({"ms": 1500})),
@@ -146,14 +143,9 @@ fn server_changes_apply_live_to_every_http_session_and_shared_servers_once() {
         call_in_background(&one, 9002, "gone__slow", json!({"ms": 20000})),
         call_in_background(&two, 9002, "gone__slow", json!({"ms": 20000})),
     ];
-    // The doomed calls are in flight at `gone`: each session's count covers
-    // its call and every asking since `before`.
-    let mut asked = 0;
-    retry("the doomed calls to reach gone", || {
-        asked += 1;
-        let counted = (gone_requests(&mut one), gone_requests(&mut two));
-        (counted.0 > before.0 + asked && counted.1 > before.1 + asked).then_some(())
-    });
+    // The doomed calls are in flight at each session's `gone`.
+    wait_for_fixture_requests(before.0, 1, || gone_requests(&mut one));
+    wait_for_fixture_requests(before.1, 1, || gone_requests(&mut two));
     let end = config(&[
         ("keep", &[], ""),
         ("grow", &["--extra-tools", "2"], ""),

@@ -6,7 +6,7 @@ mod support;
 use std::collections::HashSet;
 
 use serde_json::{Value, json};
-use support::{Client, fixtures};
+use support::{Client, fixture_requests, fixtures, wait_for_fixture_requests};
 
 fn two_servers() -> Client {
     let mut client = Client::serve_initialized(&fixtures(&[("a", &[]), ("b", &[])], ""));
@@ -46,16 +46,11 @@ fn progress_keeps_each_clients_token_even_when_upstreams_share_one() {
 #[test]
 fn cancellation_reaches_only_the_owning_upstream_under_its_own_id() {
     let mut client = two_servers();
+    let requests = |client: &mut Client| fixture_requests(&client.call_text("b__stats", json!({})));
+    let before = requests(&mut client);
     client.send(json!({"jsonrpc": "2.0", "id": "slow-1", "method": "tools/call", "params": {"name": "b__slow", "arguments": {"ms": 20000}}}));
     // The request is in flight upstream once the fixture counts it.
-    let deadline = std::time::Instant::now() + support::PATIENCE;
-    loop {
-        let stats: Value = serde_json::from_str(&client.call_text("b__stats", json!({}))).unwrap();
-        if stats["requests"].as_u64().unwrap_or(0) >= 2 {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "slow call never reached the fixture");
-    }
+    wait_for_fixture_requests(before, 1, || requests(&mut client));
     client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow-1", "reason": "user"}}));
     let deadline = std::time::Instant::now() + support::PATIENCE;
     let cancelled = loop {
@@ -82,20 +77,10 @@ fn an_id_reused_right_after_its_cancellation_gets_its_own_answer() {
     let mut client = two_servers();
     for round in 0..3 {
         let id = format!("again-{round}");
-        let requests = |client: &mut Client| {
-            let stats: Value = serde_json::from_str(&client.call_text("b__stats", json!({}))).unwrap();
-            stats["requests"].as_u64().unwrap_or(0)
-        };
+        let requests = |client: &mut Client| fixture_requests(&client.call_text("b__stats", json!({})));
         let before = requests(&mut client);
         client.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "b__slow", "arguments": {"ms": 20000}}}));
-        // In flight upstream once b counts it beside every stats call since.
-        let deadline = std::time::Instant::now() + support::PATIENCE;
-        for asked in 1.. {
-            if requests(&mut client) > before + asked {
-                break;
-            }
-            assert!(std::time::Instant::now() < deadline, "slow call never reached the fixture");
-        }
+        wait_for_fixture_requests(before, 1, || requests(&mut client));
         let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
         let echo = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "a__echo", "arguments": {"text": id}}});
         client.send_raw(&format!("{cancel}\n{echo}"));

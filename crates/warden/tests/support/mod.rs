@@ -342,6 +342,24 @@ pub fn fixtures(servers: &[(&str, &[&str])], extra: &str) -> String {
     config
 }
 
+/// The `requests` count in the text of the fixture's `stats` tool: every
+/// request the fixture has read, the `stats` call itself included.
+pub fn fixture_requests(stats: &str) -> u64 {
+    let stats: serde_json::Value = serde_json::from_str(stats).expect("the fixture's stats");
+    stats["requests"].as_u64().expect("a request count")
+}
+
+/// Waits until `calls` requests sent after a fixture counted `before` have
+/// reached it, asking with `count` (its `stats`, see [`fixture_requests`]):
+/// each asking is a request too, so the count must cover those as well.
+pub fn wait_for_fixture_requests(before: u64, calls: u64, mut count: impl FnMut() -> u64) {
+    let mut asked = 0;
+    retry("the calls to reach the fixture", || {
+        asked += 1;
+        (count() >= before + asked + calls).then_some(())
+    });
+}
+
 /// Tries `attempt` until it gives a value, up to the patience.
 pub fn retry<T>(what: &str, mut attempt: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + PATIENCE;

@@ -157,7 +157,9 @@ impl Committer {
         match self.shared.as_ref().filter(|shared| shared.commits_in_place()) {
             // Alone, the hand-over to a writer thread and the wake-up back
             // would cost about as much as the write itself.
-            Some(shared) => shared.commit(vec![pending]),
+            Some(shared) => {
+                shared.commit(vec![pending]);
+            }
             None => self.queue.send(Message::Record(pending)).map_err(|_| stopped())?,
         }
         outcome.await.map_err(|_| stopped())?
@@ -280,16 +282,16 @@ fn run_journalled(shared: &Shared) {
         // Its own statement: a guard in a `while let` would be held for the
         // whole body.
         let Some(batch) = batches.next(&lock(&shared.incoming)) else { return };
-        let (started, count) = (Instant::now(), batch.len());
-        shared.commit(batch);
-        batches.answered(&lock(&shared.incoming), count, started.elapsed());
+        let count = batch.len();
+        let took = shared.commit(batch);
+        batches.answered(&lock(&shared.incoming), count, took);
     }
 }
 
 impl Shared {
     /// Appends `batch`, writes its frame and answers it once it and every
-    /// batch before it are durable.
-    fn commit(&self, batch: Vec<Pending>) {
+    /// batch before it are durable. Returns how long the write took.
+    fn commit(&self, batch: Vec<Pending>) -> Duration {
         let (number, waiters, durability) = {
             let mut files = lock(&self.files);
             let (waiters, written) = append(&mut files.writer, batch);
@@ -306,9 +308,10 @@ impl Shared {
                 Err(err) => lock(&self.files).journal_failed(&device, err),
             },
         };
-        let took = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        self.last_write_us.store(took, Ordering::Relaxed);
+        let took = started.elapsed();
+        self.last_write_us.store(u64::try_from(took.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
         self.settle(number, waiters, outcome);
+        took
     }
 
     /// Whether a record can be committed on the caller's thread (see

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::http::{HttpWarden, blocks_per_call};
-use support::{Client, fixtures};
+use support::{Client, fixture_requests, fixtures, wait_for_fixture_requests};
 
 /// The remote warden: one fixture server named `fx`.
 fn remote_config() -> String {
@@ -175,16 +175,10 @@ fn unreachable_and_misaddressed_upstreams_are_down_with_clear_reasons() {
 fn a_cancel_reaches_a_modern_http_upstream_as_a_closed_stream() {
     let remote = HttpWarden::start_on(&remote_config(), 0);
     let mut client = through_in("http", &remote.url("/mcp"), "auto");
+    let requests = |client: &mut Client| fixture_requests(&client.call_text("remote__fx__stats", json!({})));
+    let before = requests(&mut client);
     let slow = client.send_request("tools/call", json!({"name": "remote__fx__slow", "arguments": {"ms": 60000}}));
-    let deadline = std::time::Instant::now() + support::PATIENCE;
-    loop {
-        let stats: Value = serde_json::from_str(&client.call_text("remote__fx__stats", json!({}))).unwrap();
-        if stats["requests"].as_u64().unwrap_or(0) >= 2 {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "the slow call never reached the fixture");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_fixture_requests(before, 1, || requests(&mut client));
     client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": slow}}));
     let deadline = std::time::Instant::now() + support::PATIENCE;
     loop {

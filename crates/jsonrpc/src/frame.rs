@@ -225,6 +225,30 @@ impl Frame {
             None => self.text.clone(),
         }
     }
+
+    /// This message under id `id` (JSON text: a string or a number), as a
+    /// frame: only the id's bytes change, and nothing is parsed again.
+    pub fn with_id_frame(&self, id: &str) -> Frame {
+        debug_assert!(is_valid_id(id), "ids are strings or numbers");
+        let Some(old) = self.id.clone() else { return self.clone() };
+        let shift = |span: Option<Range<usize>>| {
+            span.map(|span| {
+                if span.start >= old.end {
+                    span.start - old.end + old.start + id.len()..span.end - old.end + old.start + id.len()
+                } else {
+                    span
+                }
+            })
+        };
+        Frame {
+            text: self.with_id(id),
+            kind: self.kind,
+            method: self.method.clone(),
+            id: Some(old.start..old.start + id.len()),
+            params: shift(self.params.clone()),
+            payload: shift(self.payload.clone()),
+        }
+    }
 }
 
 /// The byte range of `part` within `base`; `part` must be a sub-slice of `base`
@@ -251,6 +275,29 @@ mod tests {
         assert_eq!(frame.id(), Some("7"));
         assert_eq!(frame.params(), Some(r#"{"name":"a","arguments":{"n":1.50}}"#));
         assert_eq!(frame.with_id("\"w-1\""), text.replace(r#""id":7"#, r#""id":"w-1""#));
+    }
+
+    #[test]
+    fn a_new_id_keeps_the_frame_whole() {
+        // The params before the id and after it, answers too.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a"}}"#,
+            r#"{"params":{"name":"a"},"jsonrpc":"2.0","method":"tools/call","id":"long-id-1"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/x","params":{}}"#,
+        ] {
+            let frame = Frame::parse(text).unwrap();
+            for id in ["\"wm12\"", "3"] {
+                let renamed = frame.with_id_frame(id);
+                let parsed = Frame::parse(frame.with_id(id)).unwrap();
+                assert_eq!(renamed.text(), parsed.text());
+                assert_eq!(
+                    (renamed.id(), renamed.params(), renamed.payload()),
+                    (parsed.id(), parsed.params(), parsed.payload())
+                );
+                assert_eq!((renamed.kind(), renamed.method()), (parsed.kind(), parsed.method()));
+            }
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::fmt;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::splice::json_string;
+use crate::splice::push_json_string;
 use crate::text::Text;
 
 /// The members of one JSON object, in order. Keys are decoded (borrowed
@@ -73,7 +73,7 @@ impl<'a> Members<'a> {
                 out.push(',');
             }
             first = false;
-            out.push_str(&json_string(key));
+            push_json_string(out, key);
             out.push(':');
             out.push_str(value);
         };
@@ -101,7 +101,8 @@ impl<'de> Visitor<'de> for MembersVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
-        let mut entries = Vec::new();
+        // Room for a typical params or result object without regrowing.
+        let mut entries = Vec::with_capacity(8);
         // Keys borrowed: parsing a message copies none of them.
         while let Some((Text(key), value)) = map.next_entry::<Text<'de>, &'de RawValue>()? {
             entries.push((key, value));

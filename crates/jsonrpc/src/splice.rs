@@ -52,8 +52,22 @@ impl Splice {
 
 /// Encodes `value` as a JSON string literal, quotes included.
 pub fn json_string(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    push_json_string(&mut out, value);
+    out
+}
+
+/// Appends `value` to `out` as a JSON string literal, quotes included.
+pub fn push_json_string(out: &mut String, value: &str) {
+    // Most keys and names need no escape: copied as they are.
+    if !value.bytes().any(|byte| byte < 0x20 || byte == b'"' || byte == b'\\') {
+        out.push('"');
+        out.push_str(value);
+        out.push('"');
+        return;
+    }
     // Serialising a &str cannot fail.
-    serde_json::to_string(value).unwrap_or_else(|_| String::from("\"\""))
+    out.push_str(&serde_json::to_string(value).unwrap_or_else(|_| String::from("\"\"")));
 }
 
 #[cfg(test)]
@@ -71,5 +85,7 @@ mod tests {
     #[test]
     fn strings_are_escaped() {
         assert_eq!(json_string("a\"b\n"), r#""a\"b\n""#);
+        assert_eq!(json_string("a\\b\u{1}"), r#""a\\b\u0001""#);
+        assert_eq!(json_string("é/x"), r#""é/x""#);
     }
 }

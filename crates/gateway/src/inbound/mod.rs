@@ -16,7 +16,7 @@ mod resources;
 mod rounds;
 mod tasks;
 
-pub(crate) use initialize::{ClientInfo, SUPPORTED_VERSIONS};
+pub(crate) use initialize::SUPPORTED_VERSIONS;
 pub(crate) use lists::level_of;
 
 use warden_jsonrpc::{ErrorCode, Frame, Method, error_response, result_response};

@@ -17,7 +17,7 @@ pub fn answer(id: &str) -> String {
         r#"{{"resultType":"complete","supportedVersions":[{}],"capabilities":{CAPABILITIES},"ttlMs":0,"cacheScope":"private","_meta":{{{}:{}}}}}"#,
         versions.join(","),
         json_string(meta::SERVER_INFO),
-        results::server_info()
+        results::SERVER_INFO
     );
     result_response(id, &result)
 }

@@ -2,11 +2,11 @@
 //! revision, the client's capabilities and who it is, on every request.
 
 use serde::Deserialize;
-use warden_jsonrpc::{ErrorCode, Frame, Members, json_string};
+use serde_json::value::RawValue;
+use warden_jsonrpc::{ErrorCode, Frame, Members, Text, json_string};
 use warden_upstream::era::HAS_VERSION_KEY;
 
 use super::{MODERN_VERSIONS, meta};
-use crate::inbound::ClientInfo;
 
 /// What a modern request says about its client.
 #[derive(Debug, Clone, Default)]
@@ -15,11 +15,9 @@ pub struct Envelope {
     pub version: String,
     /// What the client can do for this request.
     pub capabilities: Capabilities,
-    /// `clientInfo` as `name/version`, for audit records.
-    pub client: Option<String>,
-    /// The log level the client asked for, if any: without it, the request
-    /// gets no `notifications/message`.
-    pub log_level: Option<String>,
+    /// Whether the client asked for log messages (a log level): without
+    /// one, the request gets no `notifications/message`.
+    pub logs: bool,
 }
 
 /// The client capabilities an upstream's input request may need.
@@ -95,20 +93,41 @@ pub fn client_info(frame: &Frame) -> Option<String> {
     meta.get(meta::CLIENT_INFO).filter(|raw| raw.trim_start().starts_with('{')).map(str::to_owned)
 }
 
-fn version_of(frame: &Frame) -> Option<String> {
+fn version_of(frame: &Frame) -> Option<Text<'_>> {
     let params = Members::parse(frame.params()?).ok()?;
     let meta = Members::parse(params.get("_meta")?).ok()?;
     serde_json::from_str(meta.get(meta::PROTOCOL_VERSION)?).ok()
 }
 
+/// The client capabilities as sent, values unread until asked about
+/// (borrowed: reading them copies nothing).
 #[derive(Deserialize, Default)]
-struct ClientCapabilities {
-    #[serde(default)]
-    elicitation: Option<serde_json::Map<String, serde_json::Value>>,
-    #[serde(default)]
-    sampling: Option<serde_json::Value>,
-    #[serde(default)]
-    roots: Option<serde_json::Value>,
+struct ClientCapabilities<'a> {
+    #[serde(borrow, default)]
+    elicitation: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    sampling: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    roots: Option<&'a RawValue>,
+}
+
+impl ClientCapabilities<'_> {
+    /// What the request may be asked for. A `null` capability is none; an
+    /// `elicitation` that is not an object is refused as the whole was.
+    fn read(&self) -> Option<Capabilities> {
+        let given = |value: Option<&RawValue>| value.is_some_and(|value| value.get() != "null");
+        let modes = match self.elicitation.filter(|value| value.get() != "null") {
+            Some(value) => Some(Members::parse(value.get()).ok()?),
+            None => None,
+        };
+        Some(Capabilities {
+            // `elicitation: {}` is form mode (before 2025-11-25 the only one).
+            elicitation_form: modes.as_ref().is_some_and(|modes| modes.is_empty() || modes.contains("form")),
+            elicitation_url: modes.as_ref().is_some_and(|modes| modes.contains("url")),
+            sampling: given(self.sampling),
+            roots: given(self.roots),
+        })
+    }
 }
 
 impl Envelope {
@@ -129,25 +148,12 @@ impl Envelope {
         let capabilities = meta
             .get(meta::CLIENT_CAPABILITIES)
             .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::CLIENT_CAPABILITIES)))?;
-        let capabilities: ClientCapabilities = serde_json::from_str(capabilities)
-            .map_err(|_| EnvelopeError::invalid(format!("{} must be an object", meta::CLIENT_CAPABILITIES)))?;
-        let client = meta
-            .get(meta::CLIENT_INFO)
-            .and_then(|raw| serde_json::from_str::<ClientInfo>(raw).ok())
-            .and_then(ClientInfo::label);
-        let log_level = meta.get(meta::LOG_LEVEL).and_then(|raw| serde_json::from_str(raw).ok());
-        let elicitation = capabilities.elicitation.as_ref();
-        Ok(Envelope {
-            version,
-            capabilities: Capabilities {
-                elicitation_form: elicitation.is_some_and(|modes| modes.is_empty() || modes.contains_key("form")),
-                elicitation_url: elicitation.is_some_and(|modes| modes.contains_key("url")),
-                sampling: capabilities.sampling.is_some_and(|value| !value.is_null()),
-                roots: capabilities.roots.is_some_and(|value| !value.is_null()),
-            },
-            client,
-            log_level,
-        })
+        let capabilities = serde_json::from_str::<ClientCapabilities>(capabilities)
+            .ok()
+            .and_then(|capabilities| capabilities.read())
+            .ok_or_else(|| EnvelopeError::invalid(format!("{} must be an object", meta::CLIENT_CAPABILITIES)))?;
+        let logs = meta.get(meta::LOG_LEVEL).is_some_and(|raw| serde_json::from_str::<Text>(raw).is_ok());
+        Ok(Envelope { version, capabilities, logs })
     }
 }
 
@@ -183,7 +189,7 @@ mod tests {
         );
         assert!(is_modern(&f));
         let envelope = Envelope::read(&f).unwrap();
-        assert_eq!(envelope.client.as_deref(), Some("c/1"));
+        assert!(!envelope.logs);
         assert!(envelope.capabilities.sampling && envelope.capabilities.elicitation_url);
         assert!(!envelope.capabilities.elicitation_form && !envelope.capabilities.roots);
         assert_eq!(envelope.capabilities.lacks_for("roots/list", None), Some(r#"{"roots":{}}"#));

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
-use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, error_response, json_string, notification, result_response};
+use warden_jsonrpc::{
+    ErrorCode, Frame, Kind, Members, Needle, error_response, json_string, notification, result_response,
+};
 
 use super::envelope::Envelope;
 use super::exchange::{Exchange, Input, Resumed, Round, binding, input_request, may_need_input};
@@ -267,19 +269,16 @@ impl Inner {
     /// A new request: into the session under a lane id.
     fn start(self: &Arc<Self>, frame: &Frame, envelope: &Envelope, client_id: String, method: String) -> Reply {
         let internal = format!("\"wm{}\"", self.next.fetch_add(1, Ordering::Relaxed));
-        let Some(text) = inner_request(frame, &internal, &method) else {
+        let Some(inner_frame) = inner_request(frame, &internal, &method) else {
             let message = "params must be an object";
             return Reply::done(error_response(Some(&client_id), ErrorCode::InvalidParams, message, None));
-        };
-        let Ok(inner_frame) = Frame::parse(text) else {
-            return Reply::done(error_response(Some(&client_id), ErrorCode::InternalError, "cannot forward", None));
         };
         let (to_client, pieces) = mpsc::unbounded_channel();
         let round = Round {
             client_id,
             to_client: Some(to_client),
             capabilities: envelope.capabilities,
-            logs: envelope.log_level.is_some(),
+            logs: envelope.logs,
             generation: 0,
         };
         let params = frame.params().filter(|_| may_need_input(&method)).map(str::to_owned);
@@ -312,7 +311,7 @@ impl Inner {
             client_id: client_id.clone(),
             to_client: Some(to_client.clone()),
             capabilities: envelope.capabilities,
-            logs: envelope.log_level.is_some(),
+            logs: envelope.logs,
             generation: 0,
         };
         match exchange.resume(round, responses.as_ref(), state.round) {
@@ -380,11 +379,19 @@ fn has_member(frame: &Frame, key: &str) -> bool {
 /// retry members (the lane answers those itself). The envelope stays: a
 /// modern upstream gets the client's own, and the connection to a legacy
 /// one takes it off. Everything else keeps its bytes.
-fn inner_request(frame: &Frame, internal: &str, method: &str) -> Option<String> {
-    let Some(params) = frame.params() else { return Some(warden_jsonrpc::request(internal, method, None)) };
+fn inner_request(frame: &Frame, internal: &str, method: &str) -> Option<Frame> {
+    static RETRY_MEMBERS: [Needle; 2] = [Needle::new("inputResponses"), Needle::new("requestState")];
+    let Some(params) = frame.params() else { return Some(frame.with_id_frame(internal)) };
+    if !params.starts_with('{') {
+        return None;
+    }
+    // Most requests carry neither: only their id changes, nothing is read again.
+    if !RETRY_MEMBERS.iter().any(|member| member.is_in(params)) {
+        return Some(frame.with_id_frame(internal));
+    }
     let mut params = Members::parse(params).ok()?;
     params.remove_where(|key| key == "inputResponses" || key == "requestState");
-    Some(warden_jsonrpc::request(internal, method, Some(&params.render(&[], &[]))))
+    Frame::parse(warden_jsonrpc::request(internal, method, Some(&params.render(&[], &[])))).ok()
 }
 
 /// A lane id nobody can guess: 64 random bits, or a counter if the system
@@ -414,10 +421,17 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t","arguments":{"x":1.50},"requestState":"s","inputResponses":{},"_meta":{"progressToken":"p"}}}"#,
         )
         .unwrap();
-        let text = inner_request(&frame, "\"wm1\"", "tools/call").unwrap();
+        let inner = inner_request(&frame, "\"wm1\"", "tools/call").unwrap();
         assert_eq!(
-            text,
+            inner.text(),
             r#"{"jsonrpc":"2.0","id":"wm1","method":"tools/call","params":{"name":"t","arguments":{"x":1.50},"_meta":{"progressToken":"p"}}}"#
         );
+        // Without them, only the id changes.
+        let text = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t","arguments":{"x":1.50}}}"#;
+        let inner = inner_request(&Frame::parse(text).unwrap(), "\"wm2\"", "tools/call").unwrap();
+        assert_eq!(inner.text(), text.replace("9", "\"wm2\""));
+        assert_eq!(inner.params(), Some(r#"{"name":"t","arguments":{"x":1.50}}"#));
+        let array = Frame::parse(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[1]}"#).unwrap();
+        assert!(inner_request(&array, "\"wm3\"", "tools/call").is_none());
     }
 }

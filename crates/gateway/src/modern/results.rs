@@ -3,14 +3,19 @@
 //! for Warden: what a client sees depends on its profile and policies);
 //! results name the server; errors use the codes of 2026-07-28.
 
-use warden_jsonrpc::{Frame, Kind, Members, json_string};
+use std::sync::LazyLock;
+
+use warden_jsonrpc::{Frame, Kind, Members, Needle, json_string};
 
 use super::meta;
 
-/// Warden's `serverInfo`.
-pub fn server_info() -> String {
-    format!(r#"{{"name":"warden","title":"Warden MCP gateway","version":{}}}"#, json_string(env!("CARGO_PKG_VERSION")))
-}
+/// Warden's `serverInfo` (a package version needs no escaping).
+pub const SERVER_INFO: &str =
+    concat!(r#"{"name":"warden","title":"Warden MCP gateway","version":""#, env!("CARGO_PKG_VERSION"), r#""}"#);
+
+/// `_meta` holding only Warden's `serverInfo`, made once: most results
+/// have no `_meta` of their own.
+static META: LazyLock<String> = LazyLock::new(|| format!("{{{}:{SERVER_INFO}}}", json_string(meta::SERVER_INFO)));
 
 /// Whether results of `method` carry caching fields (SEP-2549).
 fn cacheable(method: &str) -> bool {
@@ -44,26 +49,29 @@ pub fn complete(text: &str, id: &str, method: &str) -> String {
 
 /// A result with `resultType`, caching fields and Warden's `serverInfo`.
 pub fn modern_result(result: &Members, method: &str) -> String {
-    let meta = with_server_info(result.get("_meta"));
-    let mut extra = vec![("resultType", r#""complete""#)];
-    if cacheable(method) {
-        extra.push(("ttlMs", "0"));
-        extra.push(("cacheScope", r#""private""#));
-    }
-    if result.contains("_meta") {
-        result.render(&extra, &[("_meta", &meta)])
-    } else {
-        extra.push(("_meta", &meta));
-        result.render(&extra, &[])
+    const COMPLETE: (&str, &str) = ("resultType", r#""complete""#);
+    const UNCACHED: [(&str, &str); 2] = [("ttlMs", "0"), ("cacheScope", r#""private""#)];
+    let cacheable = cacheable(method);
+    match result.get("_meta") {
+        Some(own) => {
+            let meta = with_server_info(own);
+            let extra: &[_] = if cacheable { &[COMPLETE, UNCACHED[0], UNCACHED[1]] } else { &[COMPLETE] };
+            result.render(extra, &[("_meta", &meta)])
+        }
+        None => {
+            let meta = ("_meta", META.as_str());
+            let extra: &[_] = if cacheable { &[COMPLETE, UNCACHED[0], UNCACHED[1], meta] } else { &[COMPLETE, meta] };
+            result.render(extra, &[])
+        }
     }
 }
 
-/// `_meta` with Warden's `serverInfo` added (an upstream's own is kept).
-fn with_server_info(meta: Option<&str>) -> String {
-    let info = server_info();
-    match meta.and_then(|text| Members::parse(text).ok()) {
-        Some(members) => members.render(&[(meta::SERVER_INFO, &info)], &[]),
-        None => format!("{{{}:{info}}}", json_string(meta::SERVER_INFO)),
+/// A result's own `_meta` with Warden's `serverInfo` added (an upstream's
+/// own is kept).
+fn with_server_info(own: &str) -> String {
+    match Members::parse(own) {
+        Ok(members) => members.render(&[(meta::SERVER_INFO, SERVER_INFO)], &[]),
+        Err(_) => META.clone(),
     }
 }
 
@@ -82,6 +90,11 @@ fn modern_error(frame: &Frame, id: &str) -> String {
 
 /// The JSON-RPC error code of an answer, if it is an error.
 pub fn error_code(text: &str) -> Option<i64> {
+    static ERROR: Needle = Needle::new(r#""error""#);
+    // Asked of every answer: most are results, and need no parse.
+    if !ERROR.is_in(text) {
+        return None;
+    }
     let frame = Frame::parse(text).ok().filter(|frame| frame.kind() == Kind::ErrorResponse)?;
     let error = Members::parse(frame.payload()?).ok()?;
     error.get("code")?.trim().parse().ok()

@@ -9,7 +9,9 @@ Prints, as medians over the rounds:
   - Warden's CPU time per call (user + system of the warden process, all
     threads) for every run that measured it (targets: <= 10 us over stdio,
     <= 30 us over HTTP), and for `warden wrap` beside a bare stdio relay,
-    the floor of any stdio hop;
+    the floor of any stdio hop, and for the HTTP front on one session beside
+    a bare HTTP-to-stdio bridge, the floor of any HTTP front over a stdio
+    server;
   - the official TypeScript SDK client against server-everything, directly
     and through `warden wrap` (targets: p50 <= 1.05x, calls/s with 16 in
     flight >= 0.95x), beside the same pair through a bare stdio relay, the
@@ -69,6 +71,7 @@ if direct and hop:
     against_floor("  CPU per call of the process in the middle", "hop", "bare forwarder")
 
 against_floor("a stdio hop (warden wrap), CPU per call", "fixture", "bare relay")
+against_floor("the HTTP front over the stdio fixture (one session), CPU per call", "http1", "bare bridge")
 
 print()
 print(f"{'run':<24} {'phase':<11} {'calls/s':>10} {'p50 us':>8} {'warden cpu us/call':>19}")

@@ -16,6 +16,9 @@
 #        - supergateway (npm, installed by this script) bridging the same
 #          fixture to Streamable HTTP (`--stateful`), what a user would
 #          otherwise pick (skipped with SKIP_NODE=1);
+#        - on one session, a bare HTTP-to-stdio bridge to the same fixture
+#          (`http1/bare`, `warden-bench --bridge-bare`), the floor of any
+#          HTTP front over a stdio server;
 #      compared with each other and with the fixture called directly over stdio;
 #      and `modern/warden`: the same front, with MCP 2026-07-28 requests
 #      (no session: each served by the lane), beside `http1/warden`;
@@ -279,6 +282,7 @@ http_bench() {
         */warden) start_warden_http "$fixture_config" "${label//\//_}" ;;
         */supergateway) start_supergateway "${label//\//_}" ;;
         */mcp-proxy) start_mcp_proxy "${label//\//_}" ;;
+        */bare) start_bench_server "${label//\//_}" --bridge-bare 127.0.0.1:0 -- "$fixture" ;;
     esac
     local cpu=(--cpu-of "$server_pid") era=()
     # modern/...: MCP 2026-07-28 requests (no session; each served by the lane).
@@ -317,7 +321,8 @@ ping_bench() {
 }
 
 # start_bench_server NAME ARGS...: starts `warden-bench ARGS` serving HTTP
-# (--serve-bare or --forward-bare); sets server_pid and server_url.
+# (--serve-bare, --forward-bare or --bridge-bare); sets server_pid and
+# server_url.
 start_bench_server() {
     local log="$tmp/server-$1.log"
     shift
@@ -514,6 +519,8 @@ for ((round = 1; round <= REPEAT; round++)); do
     if [[ "$SKIP_HTTP" != 1 ]]; then
         for sessions in 1 "$CONCURRENCY"; do
             pair=("http$sessions/warden")
+            # The bridge serves one session.
+            [[ "$sessions" == 1 ]] && pair+=(http1/bare)
             [[ "$use_supergateway" == 1 ]] && pair+=("http$sessions/supergateway")
             [[ -n "$mcp_proxy" ]] && pair+=("http$sessions/mcp-proxy")
             ((round % 2)) || pair=("${pair[@]:1}" "${pair[0]}")

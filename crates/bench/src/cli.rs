@@ -96,6 +96,15 @@ pub struct Cli {
     #[arg(long, value_name = "URL", requires = "forward_bare")]
     pub to: Option<String>,
 
+    /// Instead of calling anything: start the command after `--` and serve a
+    /// bare HTTP-to-stdio bridge to it on this address (each POST body
+    /// written to its stdin, the line answering the request's id sent back),
+    /// the floor a gateway's HTTP front over a stdio server is compared
+    /// with. For one client session. Prints `listening on http://ADDR/mcp`
+    /// and runs until killed.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "serve_bare", "forward_bare", "disk_sync_in", "relay_bare", "rss_of_child_after_ms"])]
+    pub bridge_bare: Option<std::net::SocketAddr>,
+
     /// Instead of calling anything: measure the disk's own latency of a
     /// durable append (one write and one fdatasync of a line about the size
     /// of an audit record, `--calls` times) in a file in this directory.

@@ -7,13 +7,14 @@
 //! throughput in a sequential and a concurrent phase (or, with
 //! `--rss-of-child-after-ms`, only reports the child's idle memory; with
 //! `--disk-sync-in`, only the disk's latency of a durable append). With
-//! `--serve-bare`, `--forward-bare` or `--relay-bare` it is instead the
-//! floor a gateway is compared with.
+//! `--serve-bare`, `--forward-bare`, `--bridge-bare` or `--relay-bare` it
+//! is instead the floor a gateway is compared with.
 //!
 //! The client runs on a single-threaded Tokio runtime so that it takes at most
 //! one core away from the processes being measured.
 
 mod bare;
+mod bridge;
 mod caller;
 mod cli;
 mod client;
@@ -78,7 +79,10 @@ fn main() -> ExitCode {
         (_, None, Some((addr, to)), _) => runtime.block_on(forward::serve(addr, to)).map(|()| 0),
         (_, None, None, Some(dir)) => run_disk(&cli, dir),
         (Some(url), None, None, None) => runtime.block_on(run_http(&cli, url)),
-        (None, None, None, None) => runtime.block_on(run_stdio(&cli)),
+        (None, None, None, None) => match cli.bridge_bare {
+            Some(addr) => runtime.block_on(bridge::serve(addr, &cli.command)).map(|()| 0),
+            None => runtime.block_on(run_stdio(&cli)),
+        },
     };
     match outcome {
         Ok(0) => ExitCode::SUCCESS,

@@ -34,7 +34,7 @@ struct ClientCapabilities {
 
 /// `clientInfo`, as far as audit records name the client.
 #[derive(Deserialize)]
-pub(crate) struct ClientInfo {
+struct ClientInfo {
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -43,7 +43,7 @@ pub(crate) struct ClientInfo {
 
 impl ClientInfo {
     /// `name/version`, or the name alone.
-    pub(crate) fn label(self) -> Option<String> {
+    fn label(self) -> Option<String> {
         match (self.name, self.version) {
             (Some(name), Some(version)) => Some(format!("{name}/{version}")),
             (name, _) => name,

@@ -38,14 +38,19 @@ def verdict(ok):
     return "met" if ok else "NOT met"
 
 
-def against_floor(what, group, floor):
+def against_floor(what, group, floor, target=None):
     """Warden's CPU per call in `group/warden` beside the floor's in
-    `group/bare`, each split into user space and kernel."""
+    `group/bare`, each split into user space and kernel; with a `target`
+    (us), whether Warden and the floor itself meet it."""
     for phase in ("sequential", "concurrent"):
         ours, bare = median(f"{group}/warden", phase, "cpu_us_per_call"), median(f"{group}/bare", phase, "cpu_us_per_call")
         if not (ours and bare):
             continue
-        print(f"{what}, {phase}: warden {ours:.1f} us, {floor} {bare:.1f} us ({ours / bare:.1f}x)")
+        against = ""
+        if target is not None:
+            against = (f"; target <= {target} us: warden {verdict(ours <= target)}, "
+                       f"the floor alone {verdict(bare <= target)}")
+        print(f"{what}, {phase}: warden {ours:.1f} us, {floor} {bare:.1f} us ({ours / bare:.1f}x){against}")
         ours_user = median(f"{group}/warden", phase, "cpu_user_us_per_call")
         bare_user = median(f"{group}/bare", phase, "cpu_user_us_per_call")
         if ours_user is not None and bare_user is not None:
@@ -67,11 +72,12 @@ if direct and hop:
     floor = median("hop/bare", "sequential", "p50_us")
     if floor:
         print(f"  the floor, a bare hyper forwarder in the same place: {direct:.1f} -> {floor:.1f} us, "
-              f"{floor - direct:+.1f} us; warden's hop costs {hop - floor:+.1f} us over it")
+              f"{floor - direct:+.1f} us (the floor alone: {verdict(floor - direct <= 50)}); "
+              f"warden's hop costs {hop - floor:+.1f} us over it")
     against_floor("  CPU per call of the process in the middle", "hop", "bare forwarder")
 
-against_floor("a stdio hop (warden wrap), CPU per call", "fixture", "bare relay")
-against_floor("the HTTP front over the stdio fixture (one session), CPU per call", "http1", "bare bridge")
+against_floor("a stdio hop (warden wrap), CPU per call", "fixture", "bare relay", target=10)
+against_floor("the HTTP front over the stdio fixture (one session), CPU per call", "http1", "bare bridge", target=30)
 
 print()
 print(f"{'run':<24} {'phase':<11} {'calls/s':>10} {'p50 us':>8} {'warden cpu us/call':>19}")
@@ -99,7 +105,9 @@ if all(p50 for p50, _ in ts.values()):
     brate = median("tseverything/bare", "concurrent", "calls_per_sec")
     if b50 and brate:
         print(f"  through a bare relay (the floor of any stdio hop): {b50:.1f} us, {b50 / d50:.2f}x; "
-              f"{brate:.0f} calls/s, {brate / drate:.2f}x; warden against it: {w50 / b50:.2f}x and {wrate / brate:.2f}x")
+              f"{brate:.0f} calls/s, {brate / drate:.2f}x (the floor alone: "
+              f"{verdict(b50 / d50 <= 1.05)} and {verdict(brate / drate >= 0.95)}); "
+              f"warden against it: {w50 / b50:.2f}x and {wrate / brate:.2f}x")
 
 for sessions in ("http1", "http16"):
     peer = median(f"{sessions}/mcp-proxy", "concurrent", "calls_per_sec")

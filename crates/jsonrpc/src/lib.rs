@@ -26,5 +26,5 @@ pub use method::Method;
 pub use needle::Needle;
 pub use object::Members;
 pub use oversized::guess_id;
-pub use splice::{Splice, json_string, push_json_string};
+pub use splice::{Splice, json_string};
 pub use text::Text;

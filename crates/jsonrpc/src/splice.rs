@@ -58,7 +58,7 @@ pub fn json_string(value: &str) -> String {
 }
 
 /// Appends `value` to `out` as a JSON string literal, quotes included.
-pub fn push_json_string(out: &mut String, value: &str) {
+pub(crate) fn push_json_string(out: &mut String, value: &str) {
     // Most keys and names need no escape: copied as they are.
     if !value.bytes().any(|byte| byte < 0x20 || byte == b'"' || byte == b'\\') {
         out.push('"');

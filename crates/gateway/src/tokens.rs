@@ -81,6 +81,15 @@ impl Maps {
         }
     }
 
+    /// Forgets the approval-withdrawal handle of `client_id` if it is still
+    /// the one issued `serial` (not a later request's under the same id).
+    pub fn forget_waiting(&self, client_id: &str, serial: u64) {
+        let mut waiting = lock(&self.waiting);
+        if waiting.get(client_id).is_some_and(|(own, _)| *own == serial) {
+            waiting.remove(client_id);
+        }
+    }
+
     /// Whether the in-flight entry of `client_id` is still the one issued
     /// `serial` (not cancelled).
     pub fn still_in_flight(&self, client_id: &str, serial: u64) -> bool {

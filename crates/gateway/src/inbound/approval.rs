@@ -50,11 +50,7 @@ struct Waiting<'a> {
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        let mut waiting = lock(&self.shared.maps.waiting);
-        if waiting.get(&self.request).is_some_and(|(serial, _)| *serial == self.serial) {
-            waiting.remove(&self.request);
-        }
-        drop(waiting);
+        self.shared.maps.forget_waiting(&self.request, self.serial);
         if !self.settled {
             self.approver.withdraw(self.id);
         }

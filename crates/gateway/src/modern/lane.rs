@@ -380,7 +380,8 @@ fn has_member(frame: &Frame, key: &str) -> bool {
 /// modern upstream gets the client's own, and the connection to a legacy
 /// one takes it off. Everything else keeps its bytes.
 fn inner_request(frame: &Frame, internal: &str, method: &str) -> Option<Frame> {
-    static RETRY_MEMBERS: [Needle; 2] = [Needle::new("inputResponses"), Needle::new("requestState")];
+    const RETRY_KEYS: [&str; 2] = ["inputResponses", "requestState"];
+    static RETRY_MEMBERS: [Needle; 2] = [Needle::new(RETRY_KEYS[0]), Needle::new(RETRY_KEYS[1])];
     let Some(params) = frame.params() else { return Some(frame.with_id_frame(internal)) };
     if !params.starts_with('{') {
         return None;
@@ -390,7 +391,7 @@ fn inner_request(frame: &Frame, internal: &str, method: &str) -> Option<Frame> {
         return Some(frame.with_id_frame(internal));
     }
     let mut params = Members::parse(params).ok()?;
-    params.remove_where(|key| key == "inputResponses" || key == "requestState");
+    params.remove_where(|key| RETRY_KEYS.contains(&key));
     Frame::parse(warden_jsonrpc::request(internal, method, Some(&params.render(&[], &[])))).ok()
 }
 

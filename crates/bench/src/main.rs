@@ -74,15 +74,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let outcome = match (&cli.url, cli.serve_bare, cli.forward_bare.zip(cli.to.as_deref()), &cli.disk_sync_in) {
-        (_, Some(addr), _, _) => runtime.block_on(bare::serve(addr)).map(|()| 0),
-        (_, None, Some((addr, to)), _) => runtime.block_on(forward::serve(addr, to)).map(|()| 0),
-        (_, None, None, Some(dir)) => run_disk(&cli, dir),
-        (Some(url), None, None, None) => runtime.block_on(run_http(&cli, url)),
-        (None, None, None, None) => match cli.bridge_bare {
-            Some(addr) => runtime.block_on(bridge::serve(addr, &cli.command)).map(|()| 0),
-            None => runtime.block_on(run_stdio(&cli)),
-        },
+    // The floors serve; otherwise a load run (clap keeps the modes apart).
+    let outcome = if let Some(addr) = cli.serve_bare {
+        runtime.block_on(bare::serve(addr)).map(|()| 0)
+    } else if let Some((addr, to)) = cli.forward_bare.zip(cli.to.as_deref()) {
+        runtime.block_on(forward::serve(addr, to)).map(|()| 0)
+    } else if let Some(addr) = cli.bridge_bare {
+        runtime.block_on(bridge::serve(addr, &cli.command)).map(|()| 0)
+    } else if let Some(dir) = &cli.disk_sync_in {
+        run_disk(&cli, dir)
+    } else if let Some(url) = &cli.url {
+        runtime.block_on(run_http(&cli, url))
+    } else {
+        runtime.block_on(run_stdio(&cli))
     };
     match outcome {
         Ok(0) => ExitCode::SUCCESS,

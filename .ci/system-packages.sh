@@ -1,17 +1,38 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests drive for real: bubblewrap (the
-# per-server sandbox) and Chromium (the approval page is checked in a real
-# headless browser), and openssl (the tests make TLS certificates with it).
-# bubblewrap is pinned exactly; Chromium and openssl to their major
-# version, because Debian's security archive replaces its builds within a
-# major release and keeps only the newest. Does nothing when all three are there.
+# per-server sandbox), Chromium (the approval page is checked in a real
+# headless browser, through the DevTools protocol, which is stable across
+# versions) and openssl (the tests make TLS certificates with it).
+#
+# No exact version is pinned: Debian's security archive keeps only the newest
+# build of a package (Chromium's major version moves about every four weeks,
+# and a point release replaces bubblewrap's), so a pinned version fails on the
+# first fresh machine after the archive moves on, with no change of ours.
+# Instead this installs what the archive has, checks the oldest version the
+# tests are known to need, and prints what it got. Does nothing when all three
+# are there.
 set -euo pipefail
-want=(bubblewrap=0.8.0-2+deb12u1 'chromium=156.*' 'openssl=3.0.*')
-if command -v bwrap >/dev/null && command -v chromium >/dev/null && command -v openssl >/dev/null; then
-    echo "system packages: already installed ($(bwrap --version), $(chromium --version 2>/dev/null | head -n1))"
-    exit 0
+
+print_versions() {
+    echo "system packages: $1 ($(bwrap --version), $(chromium --version 2>/dev/null | head -n1), $(openssl version))"
+}
+
+if ! { command -v bwrap && command -v chromium && command -v openssl; } >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends bubblewrap chromium openssl >/dev/null
+    installed=installed
+else
+    installed="already installed"
 fi
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
-echo "system packages: installed ($(bwrap --version), $(chromium --version 2>/dev/null | head -n1))"
+
+# The oldest versions the sandbox and page tests were written against.
+at_least() { # name have want
+    if [[ "$(printf '%s\n%s\n' "$3" "$2" | sort -V | head -n1)" != "$3" ]]; then
+        echo "system packages: $1 $2 is older than the $3 the tests need" >&2
+        exit 1
+    fi
+}
+at_least bubblewrap "$(bwrap --version | awk '{print $2}')" 0.8.0
+at_least chromium "$(chromium --version 2>/dev/null | awk '{print $2}')" 120
+print_versions "$installed"

@@ -116,6 +116,13 @@ async def main():
 
         name, arguments = call["progress"]
         done = await client.call_tool(name, arguments, progress_callback=on_progress)
+        # The SDK runs each progress callback in a task of its own
+        # (`JSONRPCDispatcher._spawn`), so `call_tool` can return before the
+        # last callback ran, on a busy machine: wait for them (Warden's own
+        # order on the wire is checked by the Rust tests).
+        with anyio.move_on_after(10):
+            while len(progress) < 2:
+                await anyio.sleep(0.01)
         check("progress", not done.is_error and len(progress) == 2, (text_of(done), progress))
         name, arguments = call["elicit"]
         elicited = await client.call_tool(name, arguments)

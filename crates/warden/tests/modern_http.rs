@@ -372,3 +372,32 @@ policy:
     let (_, done) = last(post(&warden, "/mcp", json!(8), "tools/call", stolen, &alice));
     assert!(done.to_string().contains("Mallory"), "the owner's retry still works: {done}");
 }
+
+/// What one server sends about one request reaches the client in the order
+/// the server sent it: every progress notification before the result, none
+/// dropped, whatever the machine's load (the fixture sends them back to back,
+/// the closest race there is).
+#[test]
+fn progress_reaches_a_modern_client_in_order_before_its_result() {
+    let warden = warden();
+    for round in 0..20 {
+        let mut params = json!({"name": "progress", "arguments": {"steps": 5, "delay_ms": 0}});
+        params["_meta"] = meta();
+        params["_meta"]["progressToken"] = json!(format!("tok-{round}"));
+        let mut response = post(&warden, "/mcp", json!(round), "tools/call", params, &[]);
+        assert!(response.is_sse(), "progress makes the answer an event stream");
+        let mut seen = Vec::new();
+        while let Some((_, message)) = response.next_message() {
+            seen.push(message);
+        }
+        let progress: Vec<i64> = seen
+            .iter()
+            .filter(|message| message["method"] == "notifications/progress")
+            .map(|message| message["params"]["progress"].as_i64().unwrap_or(-1))
+            .collect();
+        assert_eq!(progress, [1, 2, 3, 4, 5], "round {round}: {seen:?}");
+        let last = seen.last().expect("an answer");
+        assert_eq!(last["id"], json!(round), "the result comes last: {seen:?}");
+        assert_eq!(last["result"]["resultType"], "complete", "{last}");
+    }
+}

@@ -183,6 +183,41 @@ fn sampling_and_roots_ride_the_same_loop_within_the_declared_capabilities() {
     assert_ne!(refused["result"]["resultType"], "input_required", "{}", refused.raw);
 }
 
+/// A 2025 server that asks for roots right after `initialized` (as
+/// server-everything does, 350 ms later, and caches the answer) is refused
+/// rather than told "no roots": a modern client can be asked only within one
+/// of its requests, and an empty list would be a claim the client never made.
+/// The server's later call asks for real, through `input_required`.
+#[test]
+fn roots_asked_outside_any_call_are_refused_not_answered_empty() {
+    let mut client = Client::serve(&fixtures(&[("fx", &["--roots-at-start"])], "naming: {prefix: never}\n"));
+    // Wait (without a clock) until the fixture has had its answer.
+    let mut at_start = Value::Null;
+    for _ in 0..2000 {
+        let stats = call(&mut client, enveloped(json!({"name": "stats", "arguments": {}})));
+        let text = stats["result"]["content"][0]["text"].as_str().unwrap_or("{}").to_owned();
+        at_start = serde_json::from_str::<Value>(&text).unwrap_or_default()["roots_at_start"].clone();
+        if !at_start.is_null() {
+            break;
+        }
+    }
+    assert!(at_start["error"].is_object(), "roots/list outside a call was answered: {at_start}");
+    assert!(
+        at_start["error"]["message"].as_str().is_some_and(|m| m.contains("only during one of its requests")),
+        "{at_start}"
+    );
+
+    let params = enveloped(json!({"name": "roots", "arguments": {}}));
+    let first = call(&mut client, params.clone());
+    let (key, request) = first["result"]["inputRequests"].as_object().expect(&first.raw).iter().next().unwrap();
+    assert_eq!(request["method"], "roots/list");
+    let mut retry = params;
+    retry["requestState"] = first["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({key: {"roots": [{"uri": "file:///work", "name": "work"}]}});
+    let done = call(&mut client, retry);
+    assert!(done.raw.contains("file:///work"), "{}", done.raw);
+}
+
 #[test]
 fn listen_streams_get_the_changes_they_asked_for_tagged_with_their_id() {
     let mut client = modern_client();

@@ -192,10 +192,14 @@ impl Inner {
         match frame.kind() {
             Kind::Request => {
                 let id = frame.id().unwrap_or("null");
-                // Roots outside a call: none (a modern client is asked only
-                // within one of its requests).
+                // A modern client is asked only within one of its requests.
+                // Outside one, even `roots/list` is refused rather than
+                // answered with no roots: a server keeps such an answer
+                // (server-everything caches it for the session) and would
+                // act on "the client has no roots" although it has some.
+                // Refused, it asks again during a call, where the client
+                // is asked for real.
                 let answer = match method.as_str() {
-                    "roots/list" => result_response(id, r#"{"roots":[]}"#),
                     "ping" => result_response(id, "{}"),
                     _ => error_response(
                         Some(id),

@@ -218,6 +218,69 @@ fn roots_asked_outside_any_call_are_refused_not_answered_empty() {
     assert!(done.raw.contains("file:///work"), "{}", done.raw);
 }
 
+/// A call that needs input goes on across requests: after `input_required`,
+/// the client waits on its retry, so the rest of the call's progress comes
+/// under the retry's token (it came under the first request's, which the
+/// Python SDK no longer follows: the progress check of the SDK matrix failed
+/// whenever server-everything asked for roots during the progress call).
+#[test]
+fn progress_after_a_retry_comes_under_the_retrys_token() {
+    let mut client = modern_client();
+    let mut params =
+        enveloped(json!({"name": "progress", "arguments": {"steps": 3, "delay_ms": 0, "ask_roots": true}}));
+    params["_meta"]["progressToken"] = json!("first");
+    let id = client.send_request("tools/call", params.clone());
+    let mut before = Vec::new();
+    let first = loop {
+        let message = client.wait_for("the next message", |_| true);
+        if message["id"] == id {
+            break message;
+        }
+        before.push(message);
+    };
+    assert_eq!(first["result"]["resultType"], "input_required", "{}", first.raw);
+    let tokens: Vec<&Value> = before.iter().map(|m| &m["params"]["progressToken"]).collect();
+    assert_eq!(tokens, [&json!("first")], "step 1 came under the first request's token: {before:?}");
+
+    let key = first["result"]["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    params["_meta"]["progressToken"] = json!("retry");
+    params["requestState"] = first["result"]["requestState"].clone();
+    params["inputResponses"] = json!({key: {"roots": []}});
+    let id = client.send_request("tools/call", params);
+    let mut after = Vec::new();
+    let done = loop {
+        let message = client.wait_for("the next message", |_| true);
+        if message["id"] == id {
+            break message;
+        }
+        after.push(message);
+    };
+    assert_eq!(done["result"]["resultType"], "complete", "{}", done.raw);
+    let steps: Vec<(&Value, &Value)> =
+        after.iter().map(|m| (&m["params"]["progressToken"], &m["params"]["progress"])).collect();
+    assert_eq!(steps, [(&json!("retry"), &json!(2)), (&json!("retry"), &json!(3))], "{after:?}");
+
+    // A retry that asks for no progress gets none.
+    let mut params =
+        enveloped(json!({"name": "progress", "arguments": {"steps": 2, "delay_ms": 0, "ask_roots": true}}));
+    params["_meta"]["progressToken"] = json!(7);
+    let id = client.send_request("tools/call", params.clone());
+    let first = loop {
+        let message = client.wait_for("the next message", |_| true);
+        if message["id"] == id {
+            break message;
+        }
+        assert_eq!(message["params"]["progressToken"], 7, "{}", message.raw);
+    };
+    let key = first["result"]["inputRequests"].as_object().expect(&first.raw).keys().next().unwrap().clone();
+    params["_meta"].as_object_mut().unwrap().remove("progressToken");
+    params["requestState"] = first["result"]["requestState"].clone();
+    params["inputResponses"] = json!({key: {"roots": []}});
+    let id = client.send_request("tools/call", params);
+    let next = client.wait_for("the next message", |_| true);
+    assert_eq!(next["id"], id, "no progress for a retry that asked for none: {}", next.raw);
+}
+
 #[test]
 fn listen_streams_get_the_changes_they_asked_for_tagged_with_their_id() {
     let mut client = modern_client();

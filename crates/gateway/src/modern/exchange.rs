@@ -36,6 +36,10 @@ pub(super) struct Round {
     pub capabilities: Capabilities,
     /// Whether the client asked for log messages.
     pub logs: bool,
+    /// The `progressToken` of this round's request (JSON text), if it asked
+    /// for progress. Each retry is a request of its own, and a client
+    /// follows progress by the token of the request it waits on.
+    pub progress_token: Option<String>,
     /// Rounds so far: a cancel or a park timer belongs to one round.
     pub generation: u64,
 }
@@ -114,8 +118,23 @@ impl Exchange {
         }
     }
 
-    /// A notification for this request: progress always, log messages only
-    /// when asked for. Dropped while parked.
+    /// Progress on this request, under the token of the round running now
+    /// (the upstream's call outlives the request that started it: after an
+    /// `input_required`, the client follows the retry's token). Dropped
+    /// while parked, and in a round whose request asked for no progress.
+    pub fn progress(&self, frame: &Frame) {
+        let state = self.lock();
+        let (Some(to_client), Some(token)) = (&state.round.to_client, &state.round.progress_token) else { return };
+        let Some(span) = progress_token_span(frame) else { return };
+        let mut text = String::with_capacity(frame.text().len() + token.len());
+        text.push_str(&frame.text()[..span.start]);
+        text.push_str(token);
+        text.push_str(&frame.text()[span.end..]);
+        let _ = to_client.send(Piece::Note(text));
+    }
+
+    /// A notification for this request: log messages only when asked for.
+    /// Dropped while parked.
     pub fn notify(&self, text: String, is_log: bool) {
         let state = self.lock();
         if is_log && !state.round.logs {
@@ -197,6 +216,18 @@ impl Exchange {
         state.round = round;
         Ok((Resumed::Answers(answers), generation))
     }
+}
+
+/// The `progressToken` a request's params carry in `_meta` (JSON text).
+pub(super) fn progress_token_of(params: Option<&str>) -> Option<String> {
+    let meta = Members::parse(params?).ok()?.get("_meta").and_then(|meta| Members::parse(meta).ok())?;
+    meta.get("progressToken").map(str::to_owned)
+}
+
+/// Where a progress notification's token is.
+fn progress_token_span(frame: &Frame) -> Option<std::ops::Range<usize>> {
+    let token = Members::parse(frame.params()?).ok()?.get("progressToken")?;
+    Some(frame.span_of(token))
 }
 
 /// The methods that may answer `input_required` (2026-07-28).

@@ -12,7 +12,7 @@ use warden_jsonrpc::{
 };
 
 use super::envelope::Envelope;
-use super::exchange::{Exchange, Input, Resumed, Round, binding, input_request, may_need_input};
+use super::exchange::{Exchange, Input, Resumed, Round, binding, input_request, may_need_input, progress_token_of};
 use super::listen::Listeners;
 use super::reply::{Guard, Piece, Reply};
 use super::seal::{Sealer, State, expiry};
@@ -180,6 +180,7 @@ impl Inner {
             Kind::Notification if is_change(&method) => self.listeners.fan_out(&frame, &method),
             // 2026-07-28 has no URL-elicitation completion: the retry is it.
             Kind::Notification if method == "notifications/elicitation/complete" => {}
+            Kind::Notification if method == "notifications/progress" => exchange.progress(&frame),
             Kind::Notification => exchange.notify(frame.into_text(), method == "notifications/message"),
             _ => {}
         }
@@ -283,6 +284,7 @@ impl Inner {
             to_client: Some(to_client),
             capabilities: envelope.capabilities,
             logs: envelope.logs,
+            progress_token: progress_token_of(frame.params()),
             generation: 0,
         };
         let params = frame.params().filter(|_| may_need_input(&method)).map(str::to_owned);
@@ -316,6 +318,7 @@ impl Inner {
             to_client: Some(to_client.clone()),
             capabilities: envelope.capabilities,
             logs: envelope.logs,
+            progress_token: progress_token_of(frame.params()),
             generation: 0,
         };
         match exchange.resume(round, responses.as_ref(), state.round) {

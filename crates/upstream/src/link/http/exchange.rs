@@ -170,6 +170,12 @@ impl Remote {
         let mut answered = false;
         if exchange.expect.is_some() {
             for message in body::messages(text.clone()) {
+                // An error with a null id (a server's "Bad Request" before
+                // it read the request) answers nothing: it is the refusal,
+                // reported below with its text, not a stray response.
+                if is_unaddressed_error(&message) {
+                    continue;
+                }
                 answered |= self.deliver(message, exchange, &mut reply);
             }
         }
@@ -285,5 +291,26 @@ impl Remote {
             self.dispatch.frame_on(frame, related);
         }
         awaited
+    }
+}
+
+/// Whether `message` is a JSON-RPC error without an id (or with a null one).
+fn is_unaddressed_error(message: &str) -> bool {
+    Frame::parse(message)
+        .is_ok_and(|frame| frame.kind() == Kind::ErrorResponse && frame.id().is_none_or(|id| id == "null"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_unaddressed_error;
+
+    #[test]
+    fn a_refusal_with_a_null_id_answers_no_request() {
+        let refusal =
+            r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}"#;
+        assert!(is_unaddressed_error(refusal));
+        assert!(!is_unaddressed_error(r#"{"jsonrpc":"2.0","error":{"code":-32601,"message":"no"},"id":3}"#));
+        assert!(!is_unaddressed_error(r#"{"jsonrpc":"2.0","result":{},"id":3}"#));
+        assert!(!is_unaddressed_error("not json"));
     }
 }

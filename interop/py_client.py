@@ -98,7 +98,8 @@ async def main():
         elicitation_callback=on_elicit,
         sampling_callback=on_sample,
         list_roots_callback=on_roots,
-        read_timeout_seconds=20,
+        # Above the 45 s the matrix lets a first list wait for a slow start.
+        read_timeout_seconds=90,
     ) as client:
         check("era", True, client.protocol_version)
         if mode != "legacy":

@@ -229,9 +229,13 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
         plan.read.iter().chain(&plan.write).any(|shown| dir.starts_with(shown))
             && !plan.deny.iter().any(|denied| dir.starts_with(denied))
     };
+    let own_dir = std::env::current_dir().ok().filter(|dir| shareable(dir));
     let cwd = match command.cwd {
         Some(cwd) => cwd.to_path_buf(),
-        None => std::env::current_dir().ok().filter(|dir| visible(dir)).unwrap_or_else(|| plan.state_dir.clone()),
+        None => std::env::current_dir()
+            .ok()
+            .filter(|dir| visible(dir) || own_dir.as_ref() == Some(dir))
+            .unwrap_or_else(|| plan.state_dir.clone()),
     };
     let env = environment(plan, command.env, &tmp);
 
@@ -244,6 +248,20 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
     read.extend(plan.read.iter().cloned());
     if command.cwd.is_some() {
         read.push(cwd.clone());
+    }
+    // The command's own files, read-only: Warden's working directory (unless
+    // it is the home directory or above it), and every argument naming a
+    // file, with its directory on the same terms (`python server.py`
+    // imports its neighbours).
+    read.extend(own_dir.clone());
+    for arg in command.args {
+        let named = cwd.join(arg);
+        if let Ok(file) = named.canonicalize()
+            && file.is_file()
+        {
+            read.extend(file.parent().filter(|dir| shareable(dir)).map(Path::to_path_buf));
+            read.push(file);
+        }
     }
     read.retain(|path| !plan.deny.iter().any(|denied| path.starts_with(denied)));
     let mut landlock_read: Vec<PathBuf> = SYSTEM_READ.iter().chain(&["/dev", "/proc"]).map(PathBuf::from).collect();
@@ -382,6 +400,14 @@ fn disables_userns(version: &str) -> bool {
         version.rsplit(' ').next().unwrap_or_default().split('.').map_while(|part| part.parse().ok()).collect();
     matches!(numbers.as_slice(), [major, ..] if *major > 0)
         || matches!(numbers.as_slice(), [0, minor, ..] if *minor >= 8)
+}
+
+/// Whether directory `dir` may be shown to a server because its command
+/// lives there: not `/`, not the home directory or one above it (that would
+/// show the whole home).
+fn shareable(dir: &Path) -> bool {
+    let home = crate::paths::home();
+    dir != Path::new("/") && !home.is_some_and(|home| home.starts_with(dir))
 }
 
 /// The environment: nothing of Warden's but `PATH` and what `env.pass`

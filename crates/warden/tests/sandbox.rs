@@ -809,3 +809,96 @@ fn the_egress_proxy_caps_connections_and_times_out_half_sent_heads() {
     assert!(page.contains("ALLOWED-PAGE"), "{page}");
     client.close();
 }
+
+/// A stdio MCP server in Python, standard library only, with a tool that
+/// reads a file beside it (what `import` of a neighbour needs) and one that
+/// writes beside it.
+const PY_SERVER: &str = r#"
+import json, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message["method"]
+    if method == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "py", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in ("neighbour", "scribble")]}
+    elif method == "tools/call" and message["params"]["name"] == "neighbour":
+        result = {"content": [{"type": "text", "text": open(os.path.join(here, "neighbour.txt")).read()}]}
+    elif method == "tools/call":
+        try:
+            open(os.path.join(here, "scribble.txt"), "w").write("x")
+            text, failed = "written", False
+        except OSError as e:
+            text, failed = str(e), True
+        result = {"content": [{"type": "text", "text": text}], "isError": failed}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+
+/// `warden wrap --sandbox -- python3 DIR/server.py`: the script and its
+/// directory are visible read-only (it once started with no tools: it
+/// could not even be opened).
+#[test]
+fn wrap_sandbox_shows_the_commands_own_files_read_only() {
+    let world = World::new();
+    let scripts = world.dir.join("scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    std::fs::write(scripts.join("server.py"), PY_SERVER).unwrap();
+    std::fs::write(scripts.join("neighbour.txt"), "NEIGHBOUR").unwrap();
+    let top = if bwrap_works() { "{}" } else { "sandbox: {mechanism: landlock}" };
+    let config = world.dir.join("wrap.yaml");
+    std::fs::write(&config, top).unwrap();
+    let home = world.home.to_str().unwrap();
+    let script = path(&scripts.join("server.py")).to_owned();
+    let args = ["wrap", "--config", path(&config), "--sandbox", "--", "/usr/bin/python3", script.as_str()];
+    let mut client = Client::start(&args, &[("HOME", home)]);
+    client.initialize();
+    client.wait_for_tool("neighbour");
+    assert_eq!(client.call_tool("neighbour", json!({}))["content"][0]["text"], "NEIGHBOUR");
+    let scribbled = client.call_tool("scribble", json!({}));
+    assert_eq!(scribbled["isError"], true, "{scribbled}");
+    assert!(!scripts.join("scribble.txt").exists());
+}
+
+/// `mechanism: auto` without a usable bwrap falls back to Landlock and
+/// seccomp alone, loudly: a WARN in the log, and `warden sandbox check`,
+/// `warden effective` and `/status` name what is and is not contained.
+#[test]
+fn a_fallback_to_landlock_only_is_loud() {
+    let world = World::new();
+    let mut client = world.serve("{bwrap: /nonexistent/bwrap}", "true");
+    client.wait_for_tool("probe__env");
+    client.wait_stderr("FELL BACK to Landlock and seccomp only");
+    assert!(client.stderr().contains("WARN"), "{}", client.stderr());
+    client.close();
+
+    let config = world.dir.join("warden.yaml");
+    let home = world.home.to_str().unwrap();
+    for args in
+        [vec!["sandbox", "check", "--config", path(&config)], vec!["effective", "--offline", "--config", path(&config)]]
+    {
+        let output = std::process::Command::new(warden_bin()).args(&args).env("HOME", home).output().unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+        assert!(text.contains("FELL BACK") && text.contains("NOT contained"), "{args:?}: {text}");
+    }
+
+    let probe = probe_bin();
+    let config = format!(
+        "sandbox: {{bwrap: /nonexistent/bwrap}}\nservers:\n  boxed:\n    transport: {{kind: stdio, command: {probe:?}}}\n    sandbox: true\n"
+    );
+    let warden = support::http::HttpWarden::start_with(&config, &["--http", "127.0.0.1:0"], &[("HOME", home)]);
+    let mut client = warden.client();
+    client.initialize();
+    let status = support::retry("the server is ready", || {
+        let status = support::http::send(&warden.addr, "GET", "/status", &[], b"").json();
+        let upstream = status["sessions"][0]["upstreams"][0].clone();
+        (upstream["state"] == "ready").then_some(upstream)
+    });
+    let sandbox = status["sandbox"].as_str().unwrap_or_default();
+    assert!(sandbox.contains("FELL BACK") && sandbox.contains("NOT contained"), "{status}");
+}

@@ -66,6 +66,7 @@ impl Support {
         if self.seccomp {
             out.push_str(&format!("seccomp filter: {}\n", crate::init::SECCOMP_SUMMARY));
         }
+        out.push_str(&format!("limits: {}\n", crate::limits::enforcement()));
         let mode = if self.user_namespaces.is_ok() {
             "full (bwrap namespaces, with Landlock and seccomp inside); network allowlists through the proxy"
         } else if self.landlock_abi > 0 && self.seccomp {

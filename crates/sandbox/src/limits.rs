@@ -97,6 +97,38 @@ pub fn apply(server: &str, limits: &SandboxLimits) -> Applied {
     }
 }
 
+/// How limits would be enforced on this machine, for `warden sandbox
+/// check`: which cgroup Warden could create its servers' cgroups in (the
+/// directory is writable), else rlimits only.
+pub fn enforcement() -> String {
+    let Ok(own) = std::fs::read_to_string("/proc/self/cgroup") else {
+        return "rlimits only (no /proc/self/cgroup)".into();
+    };
+    let root = Path::new("/sys/fs/cgroup");
+    let writable = |dir: &Path| {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return false };
+        // SAFETY: access reads the NUL-terminated path it is given.
+        unsafe { libc::access(path.as_ptr(), libc::W_OK) == 0 }
+    };
+    if root.join("cgroup.controllers").exists() {
+        let parent =
+            own.lines().find_map(|line| line.strip_prefix("0::")).map(|path| root.join(path.trim_start_matches('/')));
+        return match parent {
+            Some(dir) if writable(&dir) => {
+                format!("cgroup v2 under {} (processes, memory), and rlimits", dir.display())
+            }
+            _ => "rlimits only (cgroup v2, but Warden's own cgroup is not writable: run it with Delegate=yes)".into(),
+        };
+    }
+    let v1 = ["pids", "memory"].iter().all(|controller| writable(&root.join(controller)));
+    if v1 {
+        "cgroup v1 pids and memory hierarchies (processes, memory), and rlimits".into()
+    } else {
+        "rlimits only (no writable cgroup): processes are not limited for root, memory per process".into()
+    }
+}
+
 /// A unique cgroup name for `server`.
 fn name(server: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};

@@ -138,11 +138,17 @@ impl Plan {
             SandboxMode::Warn => "warn",
             SandboxMode::Off => "off",
         };
+        let limits = &self.limits;
         format!(
-            "{mode} sandbox: {network}; read system dirs{}{}; write {}",
+            "{mode} sandbox: {network}; read system dirs{}{}; write {}; limits {} processes, {} MiB memory, /tmp {} MiB, files {} MiB, {} open files",
             if self.read.is_empty() { "" } else { ", " },
             list(&self.read),
-            list(&self.write)
+            list(&self.write),
+            limits.processes,
+            limits.memory_mb,
+            limits.tmp_mb,
+            limits.file_mb,
+            limits.open_files
         )
     }
 }

@@ -902,3 +902,60 @@ fn a_fallback_to_landlock_only_is_loud() {
     let sandbox = status["sandbox"].as_str().unwrap_or_default();
     assert!(sandbox.contains("FELL BACK") && sandbox.contains("NOT contained"), "{status}");
 }
+
+/// `warden sandbox check` reports the seccomp filter, the Landlock ABI in
+/// force and how limits are enforced, and per server its limits.
+#[test]
+fn sandbox_check_reports_the_filter_landlock_abi_and_limits() {
+    let world = World::new();
+    let config = world.dir.join("check.yaml");
+    let probe = probe_bin();
+    std::fs::write(
+        &config,
+        format!("servers:\n  boxed:\n    transport: {{kind: stdio, command: {probe:?}}}\n    sandbox: {{limits: {{processes: 33}}}}\n"),
+    )
+    .unwrap();
+    let output = std::process::Command::new(warden_bin())
+        .args(["sandbox", "check", "--config", path(&config)])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&output.stdout).into_owned();
+    for expected in [
+        "seccomp filter: ",
+        "io_uring_setup",
+        "AF_INET6",
+        "in force ABI",
+        "limits: ",
+        "33 processes",
+        "state directory ",
+    ] {
+        assert!(report.contains(expected), "{expected} missing: {report}");
+    }
+}
+
+/// A misspelled key, a wrong mode and an unquoted `off`: the first two are
+/// refused naming the key or value and what is allowed, the third reads as
+/// `off` (YAML 1.1 readers see a boolean there).
+#[test]
+fn sandbox_config_mistakes_are_named() {
+    let world = World::new();
+    let check = |sandbox: &str| {
+        let config = world.dir.join("mistake.yaml");
+        std::fs::write(
+            &config,
+            format!("servers:\n  s:\n    transport: {{kind: stdio, command: cat}}\n    sandbox: {sandbox}\n"),
+        )
+        .unwrap();
+        let output = std::process::Command::new(warden_bin())
+            .args(["sandbox", "check", "--config", path(&config)])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
+    };
+    let misspelled = check("{filesytem: {read: [/srv]}}");
+    assert!(misspelled.contains("unknown field `filesytem`") && misspelled.contains("filesystem, env"), "{misspelled}");
+    let enforced = check("{mode: enforced}");
+    assert!(enforced.contains("enforced") && enforced.contains("`enforce`, `warn`, `off`"), "{enforced}");
+    let off = check("{mode: off}");
+    assert!(off.contains("server s: not sandboxed"), "{off}");
+}

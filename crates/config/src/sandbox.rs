@@ -118,7 +118,7 @@ impl Default for SandboxLimits {
             processes: 512,
             memory_mb: 4096,
             tmp_mb: 512,
-            file_mb: 1024,
+            file_mb: 8192,
             open_files: 4096,
             proxy_connections: 64,
             proxy_header_timeout_secs: 10,

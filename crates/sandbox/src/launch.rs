@@ -231,7 +231,8 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
     };
     let own_dir = std::env::current_dir().ok().filter(|dir| shareable(dir));
     let cwd = match command.cwd {
-        Some(cwd) => cwd.to_path_buf(),
+        // Where it really is: the sandbox shows paths there (links resolved).
+        Some(cwd) => cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf()),
         None => std::env::current_dir()
             .ok()
             .filter(|dir| visible(dir) || own_dir.as_ref() == Some(dir))

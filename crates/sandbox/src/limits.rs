@@ -36,8 +36,13 @@ pub struct Cgroup {
 
 impl Drop for Cgroup {
     fn drop(&mut self) {
-        let dirs = std::mem::take(&mut self.dirs);
-        // The processes may still be exiting: retry for a while, aside.
+        let mut dirs = std::mem::take(&mut self.dirs);
+        dirs.retain(|dir| std::fs::remove_dir(dir).is_err() && dir.exists());
+        if dirs.is_empty() {
+            return;
+        }
+        // The processes may still be exiting: retry for a while, aside (and
+        // if Warden exits first, its next start removes them).
         let _ = std::thread::Builder::new().name("cgroup-cleanup".into()).spawn(move || {
             for _ in 0..600 {
                 if dirs.iter().all(|dir| std::fs::remove_dir(dir).is_ok() || !dir.exists()) {
@@ -152,6 +157,7 @@ fn make_cgroup(server: &str, limits: &SandboxLimits) -> Result<(Cgroup, Vec<Owne
         // Controllers must be enabled for children; refused while Warden's
         // own cgroup holds processes, except at the root.
         let _ = std::fs::write(parent.join("cgroup.subtree_control"), "+pids +memory");
+        remove_stale(&parent);
         let dir = parent.join(&name);
         std::fs::create_dir(&dir).map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
         let cgroup = Cgroup { dirs: vec![dir.clone()] };
@@ -176,6 +182,7 @@ fn make_cgroup(server: &str, limits: &SandboxLimits) -> Result<(Cgroup, Vec<Owne
         let mount = root.join(controller);
         let nested = mount.join(path.trim_start_matches('/'));
         let parent = if nested.is_dir() { nested } else { mount };
+        remove_stale(&parent);
         let dir = parent.join(&name);
         std::fs::create_dir(&dir).map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
         cgroup.dirs.push(dir.clone());
@@ -185,6 +192,25 @@ fn make_cgroup(server: &str, limits: &SandboxLimits) -> Result<(Cgroup, Vec<Owne
         join.push(open_procs(&dir)?);
     }
     Ok((cgroup, join, "v1"))
+}
+
+/// Removes the empty cgroups a Warden that is gone left in `parent` (it
+/// exited before its servers' cgroups could be removed). A live Warden's
+/// are left alone, whatever state they are in.
+fn remove_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str().filter(|name| name.starts_with("warden-sandbox-")) else { continue };
+        let Some(pid) = name.rsplit('-').nth(1).and_then(|pid| pid.parse::<libc::pid_t>().ok()) else { continue };
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        let gone =
+            unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            // Fails (and is left) while a process is still inside.
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
 }
 
 fn write(path: &Path, value: &str) -> Result<(), String> {

@@ -27,8 +27,8 @@ pub use policy::{
     PathsWithin, PinMode, PinsConfig, Policy, RateLimit, RoleCategory, Rule, RuleMatch, SqlCondition, ToolAnnotation,
 };
 pub use sandbox::{
-    SandboxDefaults, SandboxEnv, SandboxFilesystem, SandboxMechanism, SandboxMode, SandboxNetwork, SandboxPolicy,
-    SandboxSetting, ServerSandbox,
+    SandboxDefaults, SandboxEnv, SandboxFilesystem, SandboxLimits, SandboxMechanism, SandboxMode, SandboxNetwork,
+    SandboxPolicy, SandboxSetting, ServerSandbox,
 };
 pub use schema::{
     Auth, Config, Filter, HttpFront, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ProtocolEra,

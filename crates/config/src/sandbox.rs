@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// A server's `sandbox:`: `true` for the restrictive default (no network,
 /// read-only system, writes only to its state directory), `false` for none,
 /// or the settings.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(untagged)]
 pub enum SandboxSetting {
     /// `true`: the restrictive default; `false`: no sandbox.
@@ -30,6 +30,42 @@ impl SandboxSetting {
     }
 }
 
+// By hand rather than `untagged`: an untagged enum answers every mistake
+// with "data did not match any variant"; this names the misspelled key or
+// the wrong value, and reads YAML's unquoted `off`/`on` as what they mean.
+impl<'de> Deserialize<'de> for SandboxSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(SettingVisitor)
+    }
+}
+
+struct SettingVisitor;
+
+impl<'de> serde::de::Visitor<'de> for SettingVisitor {
+    type Value = SandboxSetting;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("`true`, `false` (or `on`, `off`), or a map with the keys mode, network, filesystem, env")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, value: bool) -> Result<Self::Value, E> {
+        Ok(SandboxSetting::Enabled(value))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Self::Value, E> {
+        match value {
+            "true" | "on" | "yes" | "enforce" => Ok(SandboxSetting::Enabled(true)),
+            "false" | "off" | "no" => Ok(SandboxSetting::Enabled(false)),
+            other => Err(E::invalid_value(serde::de::Unexpected::Str(other), &self)),
+        }
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        SandboxPolicy::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            .map(|policy| SandboxSetting::Policy(Box::new(policy)))
+    }
+}
+
 /// What one server may reach from inside its sandbox.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -46,10 +82,53 @@ pub struct SandboxPolicy {
     /// Its environment, cleared except for what is listed here.
     #[serde(default, skip_serializing_if = "is_default")]
     pub env: SandboxEnv,
+    /// How much of the machine it may take.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub limits: SandboxLimits,
+}
+
+/// Resource limits of one sandboxed server: it must not be able to take
+/// the machine down. A cgroup holds the processes and memory limits when
+/// Warden can create one; otherwise they are per-process rlimits.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct SandboxLimits {
+    /// Processes (and threads) at once.
+    pub processes: u64,
+    /// Memory, in MiB (the cgroup's whole tree; else each process's data).
+    pub memory_mb: u64,
+    /// The size of its private `/tmp`, in MiB (bwrap only).
+    pub tmp_mb: u64,
+    /// The largest file it may write, in MiB (its state directory has no
+    /// other quota).
+    pub file_mb: u64,
+    /// Open files per process.
+    pub open_files: u64,
+    /// Connections at once through its egress proxy.
+    pub proxy_connections: usize,
+    /// Seconds a request head to the egress proxy may take to arrive.
+    pub proxy_header_timeout_secs: u64,
+    /// Seconds a proxied connection may stay idle.
+    pub proxy_idle_timeout_secs: u64,
+}
+
+impl Default for SandboxLimits {
+    fn default() -> Self {
+        SandboxLimits {
+            processes: 512,
+            memory_mb: 4096,
+            tmp_mb: 512,
+            file_mb: 8192,
+            open_files: 4096,
+            proxy_connections: 64,
+            proxy_header_timeout_secs: 10,
+            proxy_idle_timeout_secs: 300,
+        }
+    }
 }
 
 /// `enforce`, `warn` or `off`.
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxMode {
     /// Refuse to start the server when the sandbox cannot be set up.
@@ -59,6 +138,37 @@ pub enum SandboxMode {
     Warn,
     /// No sandbox.
     Off,
+}
+
+// By hand: `mode: off` unquoted is a boolean to YAML 1.1 readers, and a
+// wrong value names the allowed ones.
+impl<'de> Deserialize<'de> for SandboxMode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ModeVisitor)
+    }
+}
+
+struct ModeVisitor;
+
+impl serde::de::Visitor<'_> for ModeVisitor {
+    type Value = SandboxMode;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("one of `enforce`, `warn`, `off`")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, value: bool) -> Result<Self::Value, E> {
+        if value { Err(E::invalid_value(serde::de::Unexpected::Bool(true), &self)) } else { Ok(SandboxMode::Off) }
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Self::Value, E> {
+        match value {
+            "enforce" => Ok(SandboxMode::Enforce),
+            "warn" => Ok(SandboxMode::Warn),
+            "off" | "false" | "no" => Ok(SandboxMode::Off),
+            other => Err(E::invalid_value(serde::de::Unexpected::Str(other), &self)),
+        }
+    }
 }
 
 /// The network a sandboxed server may reach.
@@ -122,6 +232,13 @@ pub struct SandboxDefaults {
     /// (like `/etc/hosts`); the address checks still apply to them.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub hosts: IndexMap<String, String>,
+    /// Warden's own files, denied to every sandboxed server whatever its
+    /// `write` says: the configuration file it was loaded from, the audit
+    /// log, the pins directory, the approval socket. Filled by [`crate::load`],
+    /// never read from the file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub protected: Vec<String>,
 }
 
 /// How servers are confined.
@@ -149,4 +266,57 @@ pub struct ServerSandbox {
     pub policy: SandboxPolicy,
     /// The top-level settings: mechanism, `bwrap`, state directory, hosts.
     pub defaults: SandboxDefaults,
+    /// What makes this server itself: its name, program, arguments and
+    /// working directory. Its state directory is named after a hash of it,
+    /// so that two servers never share one (two `python` servers running
+    /// different scripts once did, and one planted a git hook for the other).
+    pub identity: String,
+}
+
+impl ServerSandbox {
+    /// The identity of server `name` started as `command` with `args` in
+    /// `cwd` (Warden's own working directory when none is configured).
+    pub fn identity_of(name: &str, command: &str, args: &[String], cwd: Option<&std::path::Path>) -> String {
+        let cwd = cwd.map(std::path::Path::to_path_buf).or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+        let mut identity = format!("{name}\0{command}");
+        for arg in args {
+            identity.push('\0');
+            identity.push_str(arg);
+        }
+        identity.push_str("\0cwd=");
+        identity.push_str(&cwd.to_string_lossy());
+        identity
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<SandboxSetting, String> {
+        serde_saphyr::from_str::<SandboxSetting>(text).map_err(|err| err.to_string())
+    }
+
+    #[test]
+    fn mistakes_name_the_key_and_the_allowed_values() {
+        let misspelled = parse("{filesytem: {read: [/x]}}").unwrap_err();
+        assert!(misspelled.contains("filesytem") && misspelled.contains("filesystem"), "{misspelled}");
+        let enforced = parse("{mode: enforced}").unwrap_err();
+        assert!(enforced.contains("enforced") && enforced.contains("`enforce`, `warn`, `off`"), "{enforced}");
+        let word = parse("sometimes").unwrap_err();
+        assert!(word.contains("sometimes") && word.contains("`true`, `false`"), "{word}");
+    }
+
+    #[test]
+    fn off_reads_as_off_quoted_or_not() {
+        assert_eq!(parse("{mode: off}").unwrap().policy(), None);
+        assert_eq!(parse("{mode: 'off'}").unwrap().policy(), None);
+        assert_eq!(parse("off").unwrap(), SandboxSetting::Enabled(false));
+        assert_eq!(parse("false").unwrap(), SandboxSetting::Enabled(false));
+        assert_eq!(parse("true").unwrap(), SandboxSetting::Enabled(true));
+        let warn = parse("{mode: warn, network: {allow: [a.test]}}").unwrap().policy().unwrap();
+        assert_eq!(warn.mode, SandboxMode::Warn);
+        let json: SandboxSetting = serde_json::from_str(r#"{"mode": "warn"}"#).unwrap();
+        assert_eq!(json.policy().unwrap().mode, SandboxMode::Warn);
+    }
 }

@@ -75,11 +75,12 @@ impl Config {
     /// the top-level default. Only stdio servers are sandboxed.
     pub fn sandbox_of(&self, name: &str) -> Option<ServerSandbox> {
         let server = self.servers.get(name)?;
-        if !matches!(server.transport, Transport::Stdio { .. }) {
+        let Transport::Stdio { command, args, cwd, .. } = &server.transport else {
             return None;
-        }
+        };
         let policy = server.sandbox.as_ref().or(self.sandbox.default.as_ref())?.policy()?;
-        Some(ServerSandbox { policy, defaults: self.sandbox.clone() })
+        let identity = ServerSandbox::identity_of(name, command, args, cwd.as_deref());
+        Some(ServerSandbox { policy, defaults: self.sandbox.clone(), identity })
     }
 }
 

@@ -96,7 +96,7 @@ fn policy(
             deny_write.join(", ")
         ));
     }
-    Ok(SandboxPolicy { mode, network, filesystem, env: SandboxEnv::default() })
+    Ok(SandboxPolicy { mode, network, filesystem, env: SandboxEnv::default(), limits: Default::default() })
 }
 
 #[cfg(test)]

@@ -55,10 +55,18 @@ impl Support {
             Err(why) => out.push_str(&format!("user namespaces: no ({why})\n")),
         }
         match self.landlock_abi {
-            abi if abi > 0 => out.push_str(&format!("landlock: ABI {abi}\n")),
+            abi if abi > 0 => out.push_str(&format!(
+                "landlock: ABI {abi} (Warden asks for ABI {}: in force ABI {})\n",
+                crate::init::LANDLOCK_ABI_WANTED,
+                abi.min(crate::init::LANDLOCK_ABI_WANTED)
+            )),
             _ => out.push_str("landlock: unavailable\n"),
         }
         out.push_str(&format!("seccomp: {}\n", if self.seccomp { "yes" } else { "no" }));
+        if self.seccomp {
+            out.push_str(&format!("seccomp filter: {}\n", crate::init::SECCOMP_SUMMARY));
+        }
+        out.push_str(&format!("limits: {}\n", crate::limits::enforcement()));
         let mode = if self.user_namespaces.is_ok() {
             "full (bwrap namespaces, with Landlock and seccomp inside); network allowlists through the proxy"
         } else if self.landlock_abi > 0 && self.seccomp {

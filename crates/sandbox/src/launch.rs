@@ -13,7 +13,7 @@
 //! memory file, as do bwrap's options (`--args`), so no directory's size
 //! can make exec fail with E2BIG.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use warden_config::{SandboxMechanism, SandboxMode};
@@ -61,10 +61,23 @@ pub struct Prepared {
     /// these on by calling [`inherit`] for each between fork and exec, and
     /// drops them once the process has started.
     pub fds: Vec<OwnedFd>,
-    /// The server's egress proxy, stopped when dropped.
-    pub proxy: Option<Proxy>,
+    /// What must live as long as the server: its egress proxy (stopped
+    /// when dropped) and its cgroup (removed).
+    pub held: Held,
     /// How it is confined, for logs and status.
     pub confinement: String,
+    /// Set when it is confined less than asked (`mechanism: auto` fell back
+    /// to Landlock only): to be logged as a warning and shown in `/status`.
+    pub warning: Option<String>,
+}
+
+/// What a sandboxed server's process needs while it runs.
+#[derive(Debug, Default)]
+pub struct Held {
+    /// Its egress proxy.
+    pub proxy: Option<Proxy>,
+    /// Its cgroup.
+    pub cgroup: Option<crate::limits::Cgroup>,
 }
 
 /// How a server ends up being started.
@@ -96,11 +109,33 @@ pub fn prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Launch,
     }
 }
 
+/// What Landlock and seccomp alone contain, and what they cannot hide
+/// without namespaces: said in the log, `/status`, `warden effective` and
+/// `warden sandbox check` whenever a server runs that way.
+pub const LANDLOCK_ONLY: &str = "landlock+seccomp (no user namespaces): no network; contained: files (Landlock), sockets of every family (seccomp), /dev/shm and System V IPC (refused); NOT contained: every host process and its command line is visible in /proc, the host's hostname and network interfaces are visible, and the server shares Warden's PID, mount and network namespaces";
+
 /// Which mechanism this machine and the settings allow.
 enum Mechanism {
     /// `bwrap`, and whether it knows `--disable-userns` (0.8.0 and later).
     Bwrap(PathBuf, bool),
-    LandlockOnly,
+    /// Landlock and seccomp; with why bwrap was not used when `auto` fell back.
+    LandlockOnly(Option<String>),
+}
+
+/// How `plan` would be started on this machine, in one line, naming a
+/// fallback loudly (for `warden sandbox check` and `warden effective`).
+pub fn expected(plan: &Plan) -> String {
+    match choose(plan) {
+        Ok(Mechanism::Bwrap(..)) => "bwrap+landlock+seccomp".into(),
+        Ok(Mechanism::LandlockOnly(None)) => LANDLOCK_ONLY.into(),
+        Ok(Mechanism::LandlockOnly(Some(why))) => fallback_warning(&why),
+        Err(err) if plan.mode == SandboxMode::Warn => format!("UNSANDBOXED (mode: warn): {err}"),
+        Err(err) => format!("WILL NOT START (mode: enforce): {err}"),
+    }
+}
+
+fn fallback_warning(why: &str) -> String {
+    format!("WARNING: mechanism auto FELL BACK to Landlock and seccomp only because {why}: {LANDLOCK_ONLY}")
 }
 
 fn choose(plan: &Plan) -> Result<Mechanism, SandboxError> {
@@ -119,7 +154,7 @@ fn choose(plan: &Plan) -> Result<Mechanism, SandboxError> {
         if support.landlock_abi == 0 || !support.seccomp {
             return Err(SandboxError::Unsupported("Landlock and seccomp are not available on this kernel".into()));
         }
-        Ok(Mechanism::LandlockOnly)
+        Ok(Mechanism::LandlockOnly(None))
     };
     let bwrap = || match (&support.bwrap, &support.user_namespaces) {
         (Ok((path, version)), Ok(())) => Ok(Mechanism::Bwrap(path.clone(), disables_userns(version))),
@@ -129,26 +164,63 @@ fn choose(plan: &Plan) -> Result<Mechanism, SandboxError> {
     match plan.mechanism {
         SandboxMechanism::Bwrap => bwrap(),
         SandboxMechanism::Landlock => landlock_only(),
-        SandboxMechanism::Auto => bwrap().or_else(|bwrap_err| {
-            landlock_only().map_err(|err| SandboxError::Unsupported(format!("{bwrap_err}; and {err}")))
+        SandboxMechanism::Auto => bwrap().or_else(|bwrap_err| match landlock_only() {
+            Ok(_) => Ok(Mechanism::LandlockOnly(Some(bwrap_err.to_string()))),
+            Err(err) => Err(SandboxError::Unsupported(format!("{bwrap_err}; and {err}"))),
         }),
     }
 }
 
+/// `plan` with every path as it really is (links resolved), and the readable
+/// and writable ones that really lie in a denied place left out. A server
+/// that may write a directory could have replaced a configured path inside
+/// it with a link (`out -> ~/.ssh`): neither bwrap's binds nor Landlock's
+/// rules may follow it at the next start.
+fn without_links(plan: &Plan) -> Plan {
+    let real = |path: &PathBuf| path.canonicalize().unwrap_or_else(|_| path.clone());
+    let mut resolved = plan.clone();
+    resolved.deny = plan.deny.iter().flat_map(|path| [path.clone(), real(path)]).collect();
+    resolved.deny.dedup();
+    let allowed = |path: &PathBuf| !resolved.deny.iter().any(|denied| path.starts_with(denied));
+    resolved.read = plan.read.iter().map(real).filter(allowed).collect();
+    resolved.write = plan.write.iter().map(real).filter(allowed).collect();
+    resolved.state_dir = real(&plan.state_dir);
+    resolved
+}
+
+/// Makes `dir` a real directory Warden's user owns: a link (or file) the
+/// server planted there is removed, never followed.
+fn real_dir(dir: &Path) -> Result<(), SandboxError> {
+    let failed = |err| SandboxError::io(format!("cannot create {}", dir.display()), err);
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => std::fs::remove_file(dir).map_err(failed)?,
+        Err(_) => {}
+    }
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(failed)?;
+    }
+    std::fs::create_dir(dir).map_err(failed)
+}
+
 fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepared, SandboxError> {
     let mechanism = choose(plan)?;
+    real_dir(&plan.state_dir)?;
+    let plan = &without_links(plan);
+    let mut deny_extra: Vec<PathBuf> = Vec::new();
     let found = which(command.program)
         .ok_or_else(|| SandboxError::Unsupported(format!("program '{}' not found in PATH", command.program)))?;
     // A relative program (`./server`) must not depend on the cwd inside.
     let found = std::path::absolute(&found).unwrap_or(found);
     let program = found.canonicalize().unwrap_or_else(|_| found.clone());
-    std::fs::create_dir_all(&plan.state_dir)
-        .map_err(|err| SandboxError::io(format!("cannot create {}", plan.state_dir.display()), err))?;
     let bwrap = matches!(mechanism, Mechanism::Bwrap(..));
+    if !bwrap {
+        // What namespaces would hide and Landlock alone cannot: shared memory.
+        deny_extra.extend(["/dev/shm", "/dev/mqueue"].map(PathBuf::from));
+    }
     let tmp = if bwrap { PathBuf::from("/tmp") } else { plan.state_dir.join("tmp") };
     if !bwrap {
-        std::fs::create_dir_all(&tmp)
-            .map_err(|err| SandboxError::io(format!("cannot create {}", tmp.display()), err))?;
+        real_dir(&tmp)?;
     }
     // As unsandboxed: the configured cwd, else Warden's own when the
     // sandbox shows it (relative paths in arguments keep working), else the
@@ -157,9 +229,14 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
         plan.read.iter().chain(&plan.write).any(|shown| dir.starts_with(shown))
             && !plan.deny.iter().any(|denied| dir.starts_with(denied))
     };
+    let own_dir = std::env::current_dir().ok().filter(|dir| shareable(dir));
     let cwd = match command.cwd {
-        Some(cwd) => cwd.to_path_buf(),
-        None => std::env::current_dir().ok().filter(|dir| visible(dir)).unwrap_or_else(|| plan.state_dir.clone()),
+        // Where it really is: the sandbox shows paths there (links resolved).
+        Some(cwd) => cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf()),
+        None => std::env::current_dir()
+            .ok()
+            .filter(|dir| visible(dir) || own_dir.as_ref() == Some(dir))
+            .unwrap_or_else(|| plan.state_dir.clone()),
     };
     let env = environment(plan, command.env, &tmp);
 
@@ -173,22 +250,56 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
     if command.cwd.is_some() {
         read.push(cwd.clone());
     }
+    // The command's own files, read-only: Warden's working directory (unless
+    // it is the home directory or above it), and every argument naming a
+    // file, with its directory on the same terms (`python server.py`
+    // imports its neighbours).
+    read.extend(own_dir.clone());
+    for arg in command.args {
+        let named = cwd.join(arg);
+        if let Ok(file) = named.canonicalize()
+            && file.is_file()
+        {
+            read.extend(file.parent().filter(|dir| shareable(dir)).map(Path::to_path_buf));
+            read.push(file);
+        }
+    }
     read.retain(|path| !plan.deny.iter().any(|denied| path.starts_with(denied)));
     let mut landlock_read: Vec<PathBuf> = SYSTEM_READ.iter().chain(&["/dev", "/proc"]).map(PathBuf::from).collect();
     landlock_read.extend(read.iter().cloned());
     let mut landlock_write = plan.write.clone();
     landlock_write.push(PathBuf::from("/dev/null"));
-    landlock_write.push(tmp.clone());
+    if !bwrap {
+        landlock_write.push(tmp.clone());
+    }
     let mut deny = plan.deny.clone();
     deny.extend(ETC_SECRETS.iter().map(PathBuf::from));
+    deny.extend(deny_extra);
+    let mut write_rules = crate::paths::carve(&landlock_write, &deny);
+    if bwrap {
+        // A private tmpfs: of the denied paths under the host's /tmp, only
+        // those bound into the sandbox are there.
+        let shown: Vec<&PathBuf> = read.iter().chain(&plan.write).collect();
+        let bound: Vec<PathBuf> =
+            deny.iter().filter(|denied| shown.iter().any(|path| denied.starts_with(path))).cloned().collect();
+        write_rules.extend(crate::paths::carve(std::slice::from_ref(&tmp), &bound));
+    }
 
+    let applied = crate::limits::apply(&plan.server, &plan.limits);
+    use std::os::fd::AsRawFd as _;
+    let join: Vec<i32> = applied.join.iter().map(|fd| fd.as_raw_fd()).collect();
     let init_plan = InitPlan {
         read: crate::paths::carve(&landlock_read, &deny),
-        write: crate::paths::carve(&landlock_write, &deny),
+        write: write_rules,
         forward: plan.network.as_ref().map(|_| (PROXY_PORT, PathBuf::from(PROXY_SOCKET))),
         deny_inet: !bwrap,
         drop_capabilities: !bwrap,
+        join,
+        rlimits: applied.rlimits,
     };
+    let mut fds = applied.join;
+    let cgroup = applied.cgroup;
+    let limits_text = applied.description;
     let plan_fd = crate::fd::sealed("warden-sandbox-plan", init_plan.encode().as_bytes())
         .map_err(|err| SandboxError::io("cannot hand the sandbox plan over", err))?;
     let mut init_args =
@@ -197,18 +308,29 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
     init_args.extend(command.args.iter().cloned());
 
     match mechanism {
-        Mechanism::LandlockOnly => Ok(Prepared {
+        Mechanism::LandlockOnly(fallback) => Ok(Prepared {
             program: init.to_path_buf(),
             args: init_args,
             env,
             cwd: Some(cwd),
-            fds: vec![plan_fd],
-            proxy: None,
-            confinement: "landlock+seccomp (no user namespaces): no network".into(),
+            fds: {
+                fds.push(plan_fd);
+                fds
+            },
+            held: Held { proxy: None, cgroup },
+            confinement: format!("{LANDLOCK_ONLY}; {limits_text}"),
+            warning: fallback.map(|why| fallback_warning(&why)),
         }),
         Mechanism::Bwrap(bwrap_path, disable_userns) => {
             let proxy = match &plan.network {
-                Some(list) => Some(Proxy::start(&plan.server, list.clone(), &socket_path(&plan.server)?)?),
+                Some(list) => {
+                    let limits = crate::proxy::Limits {
+                        header_timeout: std::time::Duration::from_secs(plan.limits.proxy_header_timeout_secs.max(1)),
+                        idle_timeout: std::time::Duration::from_secs(plan.limits.proxy_idle_timeout_secs.max(1)),
+                        max_connections: plan.limits.proxy_connections.max(1),
+                    };
+                    Some(Proxy::start_with(&plan.server, list.clone(), &socket_path(&plan.server)?, limits)?)
+                }
                 None => None,
             };
             let mut args = bwrap_args(plan, &read, &cwd, proxy.as_ref().map(Proxy::socket));
@@ -216,6 +338,11 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
                 // Older bwrap cannot forbid nested user namespaces; seccomp
                 // still refuses unshare(2) (clone(2) with CLONE_NEWUSER is not filtered).
                 args.retain(|arg| arg != "--disable-userns");
+                // Nor size a tmpfs (`--size` came with 0.8.0 too, as far as
+                // Warden assumes): /tmp is then unlimited, like the state.
+                if let Some(at) = args.iter().position(|arg| arg == "--size") {
+                    args.drain(at..at + 2);
+                }
             }
             for (key, value) in &env {
                 args.extend(["--setenv".into(), key.clone(), value.clone()]);
@@ -228,11 +355,26 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
             args.push(init.display().to_string());
             args.extend(init_args);
             let confinement = match &plan.network {
-                Some(list) => format!("bwrap+landlock+seccomp; network through Warden's proxy: {}", list.describe()),
-                None => "bwrap+landlock+seccomp; no network".into(),
+                Some(list) => {
+                    format!(
+                        "bwrap+landlock+seccomp; network through Warden's proxy: {}; {limits_text}",
+                        list.describe()
+                    )
+                }
+                None => format!("bwrap+landlock+seccomp; no network; {limits_text}"),
             };
-            let fds = vec![options, plan_fd];
-            Ok(Prepared { program: bwrap_path, args, env: Vec::new(), cwd: None, fds, proxy, confinement })
+            fds.extend([options, plan_fd]);
+            let held = Held { proxy, cgroup };
+            Ok(Prepared {
+                program: bwrap_path,
+                args,
+                env: Vec::new(),
+                cwd: None,
+                fds,
+                held,
+                confinement,
+                warning: None,
+            })
         }
     }
 }
@@ -259,6 +401,14 @@ fn disables_userns(version: &str) -> bool {
         version.rsplit(' ').next().unwrap_or_default().split('.').map_while(|part| part.parse().ok()).collect();
     matches!(numbers.as_slice(), [major, ..] if *major > 0)
         || matches!(numbers.as_slice(), [0, minor, ..] if *minor >= 8)
+}
+
+/// Whether directory `dir` may be shown to a server because its command
+/// lives there: not `/`, not the home directory or one above it (that would
+/// show the whole home).
+fn shareable(dir: &Path) -> bool {
+    let home = crate::paths::home();
+    dir != Path::new("/") && !home.is_some_and(|home| home.starts_with(dir))
 }
 
 /// The environment: nothing of Warden's but `PATH` and what `env.pass`
@@ -366,7 +516,8 @@ fn bwrap_args(plan: &Plan, read: &[PathBuf], cwd: &Path, proxy: Option<&Path>) -
     .to_vec();
     args.extend(system_binds());
     let mut push = |items: &[&str]| args.extend(items.iter().map(|item| (*item).to_owned()));
-    push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"]);
+    let tmp_size = plan.limits.tmp_mb.saturating_mul(1024 * 1024).max(1024 * 1024).to_string();
+    push(&["--proc", "/proc", "--dev", "/dev", "--size", &tmp_size, "--tmpfs", "/tmp", "--tmpfs", "/run"]);
     for path in read {
         let path = path.display().to_string();
         push(&["--ro-bind-try", &path, &path]);
@@ -402,7 +553,11 @@ mod tests {
 
     #[test]
     fn the_root_is_built_from_an_allowlist_with_every_namespace_private() {
-        let sandbox = ServerSandbox { policy: SandboxPolicy::default(), defaults: SandboxDefaults::default() };
+        let sandbox = ServerSandbox {
+            policy: SandboxPolicy::default(),
+            defaults: SandboxDefaults::default(),
+            identity: String::new(),
+        };
         let plan = Plan::resolve("fs", &sandbox).unwrap();
         let args = bwrap_args(&plan, &[PathBuf::from("/opt/project")], Path::new("/opt/project"), None);
         for pair in args.windows(3) {
@@ -447,14 +602,17 @@ mod tests {
                 state_dir: Some(dir.join("state").display().to_string()),
                 ..SandboxDefaults::default()
             };
-            let plan = Plan::resolve("crowded", &ServerSandbox { policy, defaults }).unwrap();
+            let plan = Plan::resolve("crowded", &ServerSandbox { policy, defaults, identity: String::new() }).unwrap();
             let command = Command { program: "true", args: &[], env: Vec::new(), cwd: None };
             // Machines without this mechanism have nothing to check.
             let Ok(Launch::Sandboxed(prepared)) = prepare(&plan, command, Path::new("/usr/bin/env")) else { continue };
             let argv: usize = prepared.args.iter().map(|arg| arg.len() + 1).sum();
             assert!(argv < 4096, "{mechanism:?}: argv of {argv} bytes: {:?}", prepared.args);
             let mut contents = Vec::new();
-            for fd in prepared.fds {
+            // The last two: bwrap's options (bwrap only) and the plan;
+            // before them, the cgroup's (write-only) descriptors.
+            let skip = prepared.fds.len().saturating_sub(if mechanism == SandboxMechanism::Bwrap { 2 } else { 1 });
+            for fd in prepared.fds.into_iter().skip(skip) {
                 let mut text = Vec::new();
                 std::fs::File::from(fd).read_to_end(&mut text).unwrap();
                 contents.push(text);
@@ -497,7 +655,11 @@ mod tests {
         policy.env.pass = vec!["PATH".into()];
         policy.env.set.insert("MODE".into(), "test".into());
         policy.network.allow = vec!["api.github.com:443".into()];
-        let plan = Plan::resolve("gh", &ServerSandbox { policy, defaults: SandboxDefaults::default() }).unwrap();
+        let plan = Plan::resolve(
+            "gh",
+            &ServerSandbox { policy, defaults: SandboxDefaults::default(), identity: String::new() },
+        )
+        .unwrap();
         let env = environment(&plan, vec![("TOKEN".into(), "t".into())], Path::new("/tmp"));
         let keys: Vec<&str> = env.iter().map(|(key, _)| key.as_str()).collect();
         for key in ["PATH", "HOME", "TOKEN", "MODE", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "NODE_USE_ENV_PROXY"] {

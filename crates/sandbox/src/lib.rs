@@ -17,6 +17,7 @@ mod error;
 mod fd;
 pub mod init;
 pub mod launch;
+pub mod limits;
 mod paths;
 pub mod plan;
 pub mod proxy;

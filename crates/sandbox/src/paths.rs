@@ -43,6 +43,12 @@ fn carve_one(path: &Path, deny: &[PathBuf], out: &mut Vec<PathBuf>, depth: usize
         return;
     }
     for entry in entries.flatten() {
+        // A link is never followed: a rule for it would allow its target,
+        // which a server that may write here could have chosen. Paths
+        // through it are checked against their target's own rules.
+        if entry.file_type().is_ok_and(|kind| kind.is_symlink()) {
+            continue;
+        }
         carve_one(&entry.path(), deny, out, depth + 1);
     }
 }
@@ -57,6 +63,7 @@ mod tests {
         std::fs::create_dir_all(dir.join(".ssh")).unwrap();
         std::fs::create_dir_all(dir.join("src")).unwrap();
         std::fs::write(dir.join("notes"), "x").unwrap();
+        std::os::unix::fs::symlink(dir.join(".ssh"), dir.join("planted")).unwrap();
         let mut carved = carve(std::slice::from_ref(&dir), &[dir.join(".ssh")]);
         carved.sort();
         assert_eq!(carved, vec![dir.join("notes"), dir.join("src")]);

@@ -45,6 +45,21 @@ pub const ETC_SECRETS: &[&str] = &[
     "/etc/sudoers.d",
 ];
 
+/// The name of a server's state directory: readable (its name, shortened
+/// to safe characters) and unique to its identity (a hash of it), so that
+/// two servers never share one.
+pub fn state_dir_name(server: &str, identity: &str) -> String {
+    use sha2::Digest;
+    let short: String = server
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .take(40)
+        .collect();
+    let digest = sha2::Sha256::digest(identity.as_bytes());
+    let hex: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("{short}-{hex}")
+}
+
 /// One server's sandbox, ready to be set up.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -70,6 +85,8 @@ pub struct Plan {
     pub env_set: Vec<(String, String)>,
     /// The server's own writable directory.
     pub state_dir: PathBuf,
+    /// How much of the machine it may take.
+    pub limits: warden_config::SandboxLimits,
 }
 
 impl Plan {
@@ -83,11 +100,13 @@ impl Plan {
             Some(Allowlist::parse(&policy.network.allow, &policy.network.deny, &defaults.hosts)?)
         };
         let root = defaults.state_dir.as_deref().map_or_else(|| expand("~/.local/state/warden-sandbox"), expand);
-        let state_dir = root.join(server);
+        let state_dir = root.join(state_dir_name(server, &sandbox.identity));
         let mut write = vec![state_dir.clone()];
         write.extend(policy.filesystem.write.iter().map(|path| expand(path)));
         let mut deny: Vec<PathBuf> = BUILTIN_DENY.iter().map(|path| expand(path)).collect();
         deny.extend(policy.filesystem.deny.iter().map(|path| expand(path)));
+        // Warden's own files, whatever `write` says.
+        deny.extend(defaults.protected.iter().map(|path| expand(path)));
         // The sandboxes' own state is Warden's, except the server's own directory.
         deny.retain(|denied| !state_dir.starts_with(denied));
         Ok(Plan {
@@ -102,6 +121,7 @@ impl Plan {
             env_pass: policy.env.pass.clone(),
             env_set: policy.env.set.iter().map(|(key, value)| (key.clone(), value.clone())).collect(),
             state_dir,
+            limits: policy.limits,
         })
     }
 
@@ -118,11 +138,17 @@ impl Plan {
             SandboxMode::Warn => "warn",
             SandboxMode::Off => "off",
         };
+        let limits = &self.limits;
         format!(
-            "{mode} sandbox: {network}; read system dirs{}{}; write {}",
+            "{mode} sandbox: {network}; read system dirs{}{}; write {}; limits {} processes, {} MiB memory, /tmp {} MiB, files {} MiB, {} open files",
             if self.read.is_empty() { "" } else { ", " },
             list(&self.read),
-            list(&self.write)
+            list(&self.write),
+            limits.processes,
+            limits.memory_mb,
+            limits.tmp_mb,
+            limits.file_mb,
+            limits.open_files
         )
     }
 }

@@ -8,7 +8,8 @@ use landlock::{
     path_beneath_rules,
 };
 
-/// The newest ABI asked for; older kernels get what they support.
+/// The newest ABI asked for; older kernels get what they support (keep
+/// [`super::LANDLOCK_ABI_WANTED`] in step).
 const ABI_WANTED: ABI = ABI::V6;
 
 /// Restricts this thread (and what it starts) to `read` and `write`; with

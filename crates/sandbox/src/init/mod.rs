@@ -10,6 +10,15 @@ mod landlock;
 #[cfg(target_os = "linux")]
 mod seccomp;
 
+/// What the seccomp filter refuses, for `warden sandbox check`.
+#[cfg(target_os = "linux")]
+pub use seccomp::SUMMARY as SECCOMP_SUMMARY;
+/// What the seccomp filter refuses: none off Linux.
+#[cfg(not(target_os = "linux"))]
+pub const SECCOMP_SUMMARY: &str = "none (not Linux)";
+/// The newest Landlock ABI Warden uses (older kernels get what they have).
+pub const LANDLOCK_ABI_WANTED: i64 = 6;
+
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -27,6 +36,12 @@ pub struct InitPlan {
     pub deny_inet: bool,
     /// Empty the capability bounding set (no user namespace did it).
     pub drop_capabilities: bool,
+    /// Descriptors of `cgroup.procs` files to join, first thing.
+    #[serde(default)]
+    pub join: Vec<i32>,
+    /// Resource limits for the server.
+    #[serde(default)]
+    pub rlimits: crate::limits::Rlimits,
 }
 
 impl InitPlan {
@@ -64,8 +79,17 @@ fn run_inner(args: &[String]) -> Result<i32, String> {
     if flag != "--plan-fd" || dashes != "--" {
         return Err(USAGE.into());
     }
+    // Nothing of Warden's inside may be read by the server: not dumpable
+    // means no ptrace attach and no /proc/PID/{mem,environ,fd} for a
+    // process without CAP_SYS_PTRACE (and the sandbox has none).
+    #[cfg(target_os = "linux")]
+    set_not_dumpable()?;
     // Read and closed before anything starts: the server never inherits it.
     let plan = InitPlan::decode(&crate::fd::read_inherited(fd).map_err(|err| format!("cannot read the plan: {err}"))?)?;
+    // In the server's cgroup and under its limits before anything else
+    // starts (the forwarder's threads count too).
+    #[cfg(target_os = "linux")]
+    crate::limits::enter(&plan.join, &plan.rlimits)?;
     // The forwarder's threads start before the restrictions below, which
     // apply to this thread and what it starts: they keep their Unix socket.
     if let Some((port, socket)) = &plan.forward {
@@ -94,6 +118,15 @@ fn confine(plan: &InitPlan) -> Result<(), String> {
 #[cfg(not(target_os = "linux"))]
 fn confine(_plan: &InitPlan) -> Result<(), String> {
     Err("sandboxes are only supported on Linux".into())
+}
+
+#[cfg(target_os = "linux")]
+fn set_not_dumpable() -> Result<(), String> {
+    // SAFETY: prctl(PR_SET_DUMPABLE, 0) takes no pointers.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(format!("cannot make the launcher undumpable: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
 }
 
 #[cfg(target_os = "linux")]

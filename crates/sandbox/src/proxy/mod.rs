@@ -3,22 +3,43 @@
 //! server's allowlist, resolves names itself and dials only checked addresses.
 
 mod allow;
+mod interfaces;
 mod request;
 mod resolve;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use allow::{Allowlist, Host};
-pub use resolve::is_internal;
+pub use resolve::{is_internal, is_special};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
+use tokio::sync::Semaphore;
 
 use crate::SandboxError;
 use crate::report::{self, Denial};
 
 /// The largest request head accepted.
 const MAX_HEAD: usize = 16 * 1024;
+
+/// How long and how much one server's proxy holds, so that a hostile
+/// server cannot hold Warden's sockets and tasks forever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A request head must be complete within this long.
+    pub header_timeout: Duration,
+    /// A tunnel with no byte either way for this long is closed.
+    pub idle_timeout: Duration,
+    /// Connections at once; more are answered 503 and closed.
+    pub max_connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { header_timeout: Duration::from_secs(10), idle_timeout: Duration::from_secs(300), max_connections: 64 }
+    }
+}
 
 /// A running proxy; dropping it stops it and removes its socket.
 #[derive(Debug)]
@@ -31,13 +52,34 @@ impl Proxy {
     /// Listens on `socket` for server `server`'s connections. Must be called
     /// within a Tokio runtime.
     pub fn start(server: &str, list: Allowlist, socket: &Path) -> Result<Proxy, SandboxError> {
+        Proxy::start_with(server, list, socket, Limits::default())
+    }
+
+    /// [`Proxy::start`] with `limits` instead of the defaults.
+    pub fn start_with(server: &str, list: Allowlist, socket: &Path, limits: Limits) -> Result<Proxy, SandboxError> {
         let _ = std::fs::remove_file(socket);
         let listener = UnixListener::bind(socket)
             .map_err(|err| SandboxError::io(format!("cannot listen on {}", socket.display()), err))?;
-        let shared = Arc::new((server.to_owned(), list));
+        let shared = Arc::new((server.to_owned(), list, limits));
+        let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
         let task = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(shared.clone(), stream));
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                    tokio::spawn(async move {
+                        let body = format!(
+                            "[SANDBOX BLOCKED] too many connections through Warden's proxy at once (at most {})",
+                            limits.max_connections
+                        );
+                        let reply = answer(503, "Service Unavailable", &body);
+                        let _ = tokio::time::timeout(limits.header_timeout, stream.write_all(&reply)).await;
+                    });
+                    continue;
+                };
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    serve(shared, stream).await;
+                    drop(slot);
+                });
             }
         });
         Ok(Proxy { task, socket: socket.to_owned() })
@@ -56,9 +98,15 @@ impl Drop for Proxy {
     }
 }
 
-async fn serve(shared: Arc<(String, Allowlist)>, mut client: UnixStream) {
-    let (server, list) = (&shared.0, &shared.1);
-    let Some((head, extra)) = read_head(&mut client).await else {
+async fn serve(shared: Arc<(String, Allowlist, Limits)>, mut client: UnixStream) {
+    let (server, list, limits) = (&shared.0, &shared.1, shared.2);
+    let Ok(head) = tokio::time::timeout(limits.header_timeout, read_head(&mut client)).await else {
+        let body = "[SANDBOX BLOCKED] the request head did not arrive in time";
+        let _ =
+            tokio::time::timeout(limits.header_timeout, client.write_all(&answer(408, "Request Timeout", body))).await;
+        return;
+    };
+    let Some((head, extra)) = head else {
         let _ = client
             .write_all(&answer(400, "Bad Request", "[SANDBOX BLOCKED] the request head is missing or too large"))
             .await;
@@ -88,9 +136,14 @@ async fn serve(shared: Arc<(String, Allowlist)>, mut client: UnixStream) {
             return;
         }
     };
-    let mut upstream = match TcpStream::connect(address).await {
-        Ok(upstream) => upstream,
-        Err(err) => {
+    let mut upstream = match tokio::time::timeout(limits.header_timeout, TcpStream::connect(address)).await {
+        Ok(Ok(upstream)) => upstream,
+        Err(_) => {
+            let message = format!("cannot connect to {}:{} ({address}): timed out", target.host, target.port);
+            let _ = client.write_all(&answer(502, "Bad Gateway", &message)).await;
+            return;
+        }
+        Ok(Err(err)) => {
             let message = format!("cannot connect to {}:{} ({address}): {err}", target.host, target.port);
             let _ = client.write_all(&answer(502, "Bad Gateway", &message)).await;
             return;
@@ -103,7 +156,35 @@ async fn serve(shared: Arc<(String, Allowlist)>, mut client: UnixStream) {
     if sent.is_err() || upstream.write_all(&extra).await.is_err() {
         return;
     }
-    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+    relay(client, upstream, limits.idle_timeout).await;
+}
+
+/// Copies both ways until both sides have finished, or nothing moved
+/// either way for `idle`.
+async fn relay(client: UnixStream, upstream: TcpStream, idle: Duration) {
+    let (mut client_read, mut client_write) = client.into_split();
+    let (mut upstream_read, mut upstream_write) = upstream.into_split();
+    let (mut up, mut down) = (vec![0u8; 16 * 1024], vec![0u8; 16 * 1024]);
+    let (mut client_open, mut upstream_open) = (true, true);
+    while client_open || upstream_open {
+        tokio::select! {
+            read = client_read.read(&mut up), if client_open => match read {
+                Ok(0) | Err(_) => {
+                    client_open = false;
+                    let _ = upstream_write.shutdown().await;
+                }
+                Ok(count) => if !matches!(tokio::time::timeout(idle, upstream_write.write_all(&up[..count])).await, Ok(Ok(()))) { return },
+            },
+            read = upstream_read.read(&mut down), if upstream_open => match read {
+                Ok(0) | Err(_) => {
+                    upstream_open = false;
+                    let _ = client_write.shutdown().await;
+                }
+                Ok(count) => if !matches!(tokio::time::timeout(idle, client_write.write_all(&down[..count])).await, Ok(Ok(()))) { return },
+            },
+            () = tokio::time::sleep(idle) => return,
+        }
+    }
 }
 
 /// Reads up to the end of the head; returns it and whatever followed it.
@@ -127,7 +208,7 @@ async fn read_head(client: &mut UnixStream) -> Option<(Vec<u8>, Vec<u8>)> {
 }
 
 fn answer(status: u16, reason: &str, body: &str) -> Vec<u8> {
-    let blocked = if status == 502 { "" } else { "X-Proxy-Error: blocked-by-warden\r\n" };
+    let blocked = if matches!(status, 502 | 503 | 408) { "" } else { "X-Proxy-Error: blocked-by-warden\r\n" };
     format!(
         "HTTP/1.1 {status} {reason}\r\n{blocked}Content-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()

@@ -24,7 +24,12 @@ pub fn describe(config: &warden_config::Config, name: &str) -> String {
     match config.sandbox_of(name) {
         None => "not sandboxed".into(),
         Some(sandbox) => match warden_sandbox::plan::Plan::resolve(name, &sandbox) {
-            Ok(plan) => plan.describe(),
+            Ok(plan) => format!(
+                "{}; state directory {}; runs as: {}",
+                plan.describe(),
+                plan.state_dir.display(),
+                warden_sandbox::launch::expected(&plan)
+            ),
             Err(err) => format!("invalid: {err}"),
         },
     }

@@ -109,7 +109,22 @@ impl Client {
 
     /// Starts warden with `args` and extra environment variables.
     pub fn start(args: &[&str], env: &[(&str, &str)]) -> Client {
-        let mut child = Command::new(warden_bin())
+        Client::start_under(&[], args, env)
+    }
+
+    /// Starts warden through `wrapper` (a program and its arguments, warden's
+    /// path and `args` appended; e.g. `unshare -n` for a network namespace).
+    pub fn start_under(wrapper: &[&str], args: &[&str], env: &[(&str, &str)]) -> Client {
+        let warden = warden_bin();
+        let mut command = match wrapper {
+            [program, rest @ ..] => {
+                let mut command = Command::new(program);
+                command.args(rest).arg(&warden);
+                command
+            }
+            [] => Command::new(&warden),
+        };
+        let mut child = command
             .args(args)
             .envs(env.iter().copied())
             .env("WARDEN_LOG", "info")

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use warden_config::ServerSandbox;
 use warden_sandbox::launch::{self, Launch};
 use warden_sandbox::plan::Plan;
-use warden_sandbox::proxy::Proxy;
 
 /// A command ready to start.
 pub(crate) struct Prepared {
@@ -26,8 +25,8 @@ pub(crate) struct Prepared {
     pub fds: Vec<OwnedFd>,
     /// Sandboxed: its errors caused by the sandbox are marked.
     pub sandboxed: bool,
-    /// The sandbox's egress proxy, kept as long as the process runs.
-    pub proxy: Option<Proxy>,
+    /// The sandbox's egress proxy and cgroup, kept as long as the process runs.
+    pub proxy: Option<launch::Held>,
 }
 
 /// Prepares `command` with `args`, `env` and `cwd`, sandboxed by `sandbox`
@@ -57,8 +56,16 @@ pub(crate) fn prepare(
     let command = launch::Command { program: command, args, env: env.clone(), cwd };
     match launch::prepare(&plan, command, &init).map_err(|err| err.to_string())? {
         Launch::Sandboxed(prepared) => {
-            tracing::info!(server = name, "sandboxed: {}", prepared.confinement);
-            warden_sandbox::report::launched(name, format!("sandboxed: {}", prepared.confinement));
+            match &prepared.warning {
+                None => {
+                    tracing::info!(server = name, "sandboxed: {}", prepared.confinement);
+                    warden_sandbox::report::launched(name, format!("sandboxed: {}", prepared.confinement));
+                }
+                Some(warning) => {
+                    tracing::warn!(server = name, "sandboxed, but {warning}");
+                    warden_sandbox::report::launched(name, format!("sandboxed, but {warning}"));
+                }
+            }
             Ok(Prepared {
                 program: prepared.program,
                 args: prepared.args,
@@ -67,7 +74,7 @@ pub(crate) fn prepare(
                 cwd: prepared.cwd,
                 fds: prepared.fds,
                 sandboxed: true,
-                proxy: prepared.proxy,
+                proxy: Some(prepared.held),
             })
         }
         Launch::Unsandboxed { warning } => {

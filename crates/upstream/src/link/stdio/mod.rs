@@ -26,7 +26,7 @@ pub(crate) struct StdioLink {
     tail: Arc<StderrTail>,
     grace: Duration,
     /// The sandbox's egress proxy, stopped with the link.
-    _proxy: Option<Box<warden_sandbox::proxy::Proxy>>,
+    _proxy: Option<Box<warden_sandbox::launch::Held>>,
 }
 
 impl StdioLink {

@@ -407,6 +407,9 @@ pub enum ApprovalsCommand {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Show secret-like spans instead of their markers.
+        #[arg(long)]
+        reveal: bool,
     },
     /// Approve one waiting call (its id, or the first 8 characters of it).
     #[command(
@@ -418,8 +421,9 @@ pub enum ApprovalsCommand {
         socket: SocketArgs,
         /// The approval's id.
         id: String,
-        /// Also approve calls like it (same tool, resources within what it
-        /// names) for the rest of the session, until revoked.
+        /// Also approve calls like it for the rest of the session, until
+        /// revoked: same tool and escalating rule, resources within what it
+        /// names, other arguments exactly the same (`list` shows the scope).
         #[arg(long)]
         remember: bool,
     },

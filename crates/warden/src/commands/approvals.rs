@@ -17,7 +17,7 @@ use crate::cli::{ApprovalsCommand, ContextCommand, SocketArgs};
 /// Runs `warden approvals ...`.
 pub async fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
     match command {
-        ApprovalsCommand::List { socket, all, json } => {
+        ApprovalsCommand::List { socket, all, json, reveal } => {
             let answer = ask(&socket, &Request::List).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&answer)?);
@@ -28,11 +28,11 @@ pub async fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
                 println!("no pending approvals");
             }
             for approval in &pending {
-                print!("{}", describe(approval));
+                print!("{}", describe(approval, reveal));
             }
             let grants: Vec<Grant> = serde_json::from_value(answer["grants"].clone()).unwrap_or_default();
             for grant in &grants {
-                println!("whitelist {}: {} (by {})", grant.id, grant.scope(), grant.by);
+                println!("whitelist {}: {} (by {})", safe(&grant.id), safe(&grant.scope()), safe(&grant.by));
             }
             if all {
                 let recent: Vec<Approval> = serde_json::from_value(answer["recent"].clone())?;
@@ -128,10 +128,12 @@ async fn ask_page(url: &str, token: Option<&str>, request: &Request) -> anyhow::
         Request::List => (None, Value::Null),
         Request::Approve { id, remember, .. } => {
             let action = if *remember { "approve-session" } else { "approve" };
-            (Some(format!("/api/approvals/{id}/{action}")), Value::Null)
+            let (id, digest) = shown_digest(url, token, id).await?;
+            (Some(format!("/api/approvals/{id}/{action}")), serde_json::json!({"digest": digest}))
         }
         Request::Deny { id, reason, .. } => {
-            (Some(format!("/api/approvals/{id}/deny")), serde_json::json!({"reason": reason}))
+            let (id, digest) = shown_digest(url, token, id).await?;
+            (Some(format!("/api/approvals/{id}/deny")), serde_json::json!({"reason": reason, "digest": digest}))
         }
         Request::Revoke { grant, .. } => (Some(format!("/api/grants/{grant}/revoke")), Value::Null),
         Request::Watch | Request::Context { .. } => bail!("this needs the local socket of the Warden (not --url)"),
@@ -153,6 +155,19 @@ async fn ask_page(url: &str, token: Option<&str>, request: &Request) -> anyhow::
         bail!("{}", answer["error"].as_str().unwrap_or("the request failed"));
     }
     Ok(answer)
+}
+
+/// The full id and arguments digest of the pending approval `id` (or its
+/// prefix) on the page: a decision carries the digest of what was listed.
+async fn shown_digest(url: &str, token: &str, id: &str) -> anyhow::Result<(String, String)> {
+    let listed = Box::pin(ask_page(url, Some(token), &Request::List)).await?;
+    let pending: Vec<Approval> = serde_json::from_value(listed["pending"].clone())?;
+    let mut found = pending.iter().filter(|approval| approval.id.starts_with(id) && id.len() >= 8);
+    match (found.next(), found.next()) {
+        (Some(approval), None) => Ok((approval.id.clone(), approval.args_digest.clone())),
+        (Some(_), Some(_)) => bail!("{id} names more than one pending approval: give more of it"),
+        (None, _) => bail!("no pending approval {id} at {url}"),
+    }
 }
 
 /// Shows each new pending approval and asks y/N on the terminal.
@@ -184,8 +199,8 @@ async fn watch(args: &SocketArgs) -> anyhow::Result<ExitCode> {
         if !seen.insert(approval.id.clone()) {
             continue;
         }
-        print!("{}", describe(&approval));
-        print!("approve {}? [y/N] ", approval.short_id());
+        print!("{}", describe(&approval, false));
+        print!("approve {}? [y/N] ", safe(approval.short_id()));
         std::io::stdout().flush()?;
         let Some(answer) = answers.recv().await else { break };
         let approve = matches!(answer.trim(), "y" | "Y" | "yes");
@@ -206,25 +221,50 @@ async fn watch(args: &SocketArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A pending approval, for a person to decide on.
-fn describe(approval: &Approval) -> String {
-    let arguments = serde_json::to_string_pretty(&approval.arguments).unwrap_or_default();
+/// `text` (from a client, a server or a person) safe to print: no escape
+/// sequence or control character reaches the terminal.
+fn safe(text: &str) -> String {
+    warden_approval::display::terminal_safe(text, false)
+}
+
+/// A pending approval, for a person to decide on: every string made safe
+/// for the terminal, secret-like spans as `⟦secret kind, N chars⟧` markers
+/// (shown with `reveal`), and a line that says so when any are masked.
+fn describe(approval: &Approval, reveal: bool) -> String {
+    let masked = if reveal { &[][..] } else { &approval.masked[..] };
+    let shown = warden_approval::display::for_terminal(&approval.arguments, masked);
+    let arguments = serde_json::to_string_pretty(&shown).unwrap_or_default();
     let mut client = approval.client.as_deref().unwrap_or("unknown client").to_owned();
     if let Some(principal) = &approval.principal {
         client.push_str(&format!(", token {principal}"));
     }
     let arguments = arguments.lines().map(|line| format!("    {line}\n")).collect::<String>();
+    let secrets: usize = masked
+        .iter()
+        .map(|m| m.parts.iter().filter(|p| matches!(p, warden_approval::display::Part::Secret { .. })).count())
+        .sum();
+    let notice = match secrets {
+        0 => String::new(),
+        n => format!(
+            "  MASKED: {n} secret-like span{s} shown as ⟦secret …⟧; everything else is exactly what will run (--reveal shows {them})\n",
+            s = if n == 1 { "" } else { "s" },
+            them = if n == 1 { "it" } else { "them" },
+        ),
+    };
+    let scope = warden_approval::Whitelist::prepare(approval, "").scope();
     format!(
-        "{short}  {server}/{tool}  ({left} s left)\n  rule {rule}: {reason}\n  session {session}, {client}\n  id {id}, arguments (sha256 {digest}):\n{arguments}",
-        short = approval.short_id(),
-        server = approval.server,
-        tool = approval.tool,
+        "{short}  {server}/{tool}  ({left} s left)\n  rule {rule}: {reason}\n  session {session}, {client}\n  id {id}, arguments (sha256 {digest}):\n{notice}{arguments}  approve --remember also approves {scope}, until revoked\n",
+        short = safe(approval.short_id()),
+        server = safe(&approval.server),
+        tool = safe(&approval.tool),
         left = approval.time_left().as_secs(),
-        rule = approval.rule,
-        reason = approval.reason,
-        session = approval.session,
-        id = approval.id,
-        digest = &approval.args_digest[..16.min(approval.args_digest.len())],
+        rule = safe(&approval.rule),
+        reason = safe(&approval.reason),
+        session = safe(&approval.session),
+        client = safe(&client),
+        id = safe(&approval.id),
+        digest = safe(&approval.args_digest[..16.min(approval.args_digest.len())]),
+        scope = safe(&scope),
     )
 }
 
@@ -234,10 +274,21 @@ fn decided_line(approval: &Approval) -> String {
         .decided
         .as_ref()
         .map(|d| {
-            format!(" by {} via {}{}", d.by, d.channel, d.note.as_ref().map(|n| format!(": {n}")).unwrap_or_default())
+            format!(
+                " by {} via {}{}",
+                safe(&d.by),
+                safe(&d.channel),
+                d.note.as_ref().map(|n| format!(": {}", safe(n))).unwrap_or_default()
+            )
         })
         .unwrap_or_default();
-    format!("{} {} {}/{}{by}", approval.short_id(), approval.state.as_str(), approval.server, approval.tool)
+    format!(
+        "{} {} {}/{}{by}",
+        safe(approval.short_id()),
+        approval.state.as_str(),
+        safe(&approval.server),
+        safe(&approval.tool)
+    )
 }
 
 /// Who is deciding: the login name.

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -25,6 +26,65 @@ const COOKIE: &str = "warden_approvals";
 
 /// Clears the session cookie.
 pub(super) const EXPIRED_COOKIE: &str = "warden_approvals=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0";
+
+/// How long a login lasts (the cookie's `Max-Age`, and the session's life
+/// on the server).
+pub(super) const SESSION_LIFETIME: Duration = Duration::from_secs(12 * 3600);
+
+/// Wrong tokens an address may send before it has to wait.
+const FREE_FAILURES: u32 = 5;
+/// The first wait after those; each further failure doubles it.
+const FIRST_WAIT: Duration = Duration::from_secs(1);
+/// The longest wait.
+const LONGEST_WAIT: Duration = Duration::from_secs(300);
+
+/// Wrong login tokens per client address, and how long each must wait
+/// before trying again: 5 free, then 1 s, 2 s, 4 s, ... up to 5 minutes.
+/// While an address waits its attempts are refused unread, the right token
+/// included. A right token clears its count.
+#[derive(Default)]
+pub(super) struct Throttle {
+    failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
+}
+
+impl Throttle {
+    /// How long `ip` must still wait, if it must.
+    pub fn waiting(&self, ip: IpAddr) -> Option<Duration> {
+        let failures = self.lock();
+        let (_, until) = failures.get(&ip)?;
+        until.checked_duration_since(Instant::now()).filter(|left| !left.is_zero())
+    }
+
+    fn failed(&self, ip: IpAddr) {
+        let mut failures = self.lock();
+        if failures.len() > 10_000 {
+            // Bounded: forget the addresses whose wait is over.
+            let now = Instant::now();
+            failures.retain(|_, (_, until)| *until > now);
+        }
+        let (count, until) = failures.entry(ip).or_insert((0, Instant::now()));
+        *count += 1;
+        if *count > FREE_FAILURES {
+            let doublings = (*count - FREE_FAILURES - 1).min(16);
+            let wait = FIRST_WAIT.saturating_mul(1 << doublings).min(LONGEST_WAIT);
+            *until = Instant::now() + wait;
+        }
+    }
+
+    fn succeeded(&self, ip: IpAddr) {
+        self.lock().remove(&ip);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, (u32, Instant)>> {
+        self.failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A live session: its CSRF token and when it ends.
+pub(super) struct Session {
+    csrf: String,
+    ends: Instant,
+}
 
 /// Who made a state-changing request.
 pub(super) enum Who {
@@ -49,12 +109,14 @@ pub(super) struct Guard {
     pub token: String,
     pub allowed_hosts: Vec<String>,
     pub bound: SocketAddr,
-    /// Session id → its CSRF token.
-    pub sessions: Mutex<HashMap<String, String>>,
+    /// Session id → its CSRF token and end.
+    pub sessions: Mutex<HashMap<String, Session>>,
+    /// Wrong tokens per address.
+    pub throttle: Throttle,
 }
 
 fn random() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
+    crate::record::random_id()
 }
 
 impl Guard {
@@ -84,14 +146,20 @@ impl Guard {
         }
     }
 
-    /// A new session for a valid token: its `Set-Cookie` value.
-    pub fn login(&self, token: &str) -> Option<String> {
+    /// A new session for a valid token from `ip`: its `Set-Cookie` value.
+    /// A wrong token counts against `ip` (see [`Throttle`]).
+    pub fn login(&self, token: &str, ip: IpAddr) -> Option<String> {
         if !constant_time_eq(token.trim().as_bytes(), self.token.as_bytes()) {
+            self.throttle.failed(ip);
             return None;
         }
+        self.throttle.succeeded(ip);
         let session = format!("{}{}", random(), random());
-        self.lock().insert(session.clone(), random());
-        Some(format!("{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/"))
+        let mut sessions = self.lock();
+        let now = Instant::now();
+        sessions.retain(|_, session| session.ends > now);
+        sessions.insert(session.clone(), Session { csrf: random(), ends: now + SESSION_LIFETIME });
+        Some(format!("{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}", SESSION_LIFETIME.as_secs()))
     }
 
     /// Ends the request's session.
@@ -113,10 +181,12 @@ impl Guard {
         let sessions = self.lock();
         // Compared one by one in constant time: the map's lookup would
         // compare the secret byte by byte.
+        let now = Instant::now();
         sessions
             .iter()
             .find(|(session, _)| constant_time_eq(session.as_bytes(), presented.as_bytes()))
-            .map(|(session, csrf)| (session.clone(), csrf.clone()))
+            .filter(|(_, session)| session.ends > now)
+            .map(|(session, live)| (session.clone(), live.csrf.clone()))
     }
 
     fn bearer(&self, headers: &HeaderMap) -> bool {
@@ -156,7 +226,7 @@ impl Guard {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
         self.sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }

@@ -7,8 +7,16 @@
 //!   cookie, the session's CSRF token (`X-CSRF-Token`) and an `Origin` that
 //!   is this page; or, for scripts and remote CLIs, `Authorization: Bearer
 //!   <token>` (not ambient, so no CSRF).
+//! * A decision must carry `digest`: the SHA-256 of the arguments the page
+//!   (or CLI) showed. One that does not match the approval's is refused, so
+//!   a decision never applies to a call other than the one displayed.
 //! * Every request's `Host` must name this page (DNS rebinding).
-//! * Secrets are compared in constant time.
+//! * Secrets are compared in constant time; wrong login tokens from one
+//!   address are throttled with a growing backoff.
+//! * Every answer carries `X-Content-Type-Options: nosniff` and
+//!   `Referrer-Policy: same-origin`: no URL of the page ever leaves it as a
+//!   referrer. (`no-referrer` would make browsers send `Origin: null` on
+//!   the page's own POSTs, which the Origin check refuses.)
 
 mod guard;
 
@@ -19,6 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::ConnectInfo;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -72,6 +81,7 @@ pub fn serve(
             allowed_hosts: settings.allowed_hosts,
             bound,
             sessions: Mutex::new(HashMap::new()),
+            throttle: guard::Throttle::default(),
         },
     });
     let router = Router::new()
@@ -84,13 +94,24 @@ pub fn serve(
         .route("/api/events", get(events))
         .route("/api/approvals/{id}/{action}", post(decide))
         .route("/api/grants/{id}/revoke", post(revoke))
-        .with_state(web);
+        .with_state(web)
+        .layer(axum::middleware::map_response(hardened));
     let task = tokio::spawn(async move {
-        if let Err(err) = axum::serve(listener, router).await {
+        let service = router.into_make_service_with_connect_info::<SocketAddr>();
+        if let Err(err) = axum::serve(listener, service).await {
             tracing::error!("approval page stopped: {err}");
         }
     });
     Ok((bound, task))
+}
+
+/// Headers every answer carries: no content sniffing, no referrer to any
+/// other site (the page's URLs name approvals).
+async fn hardened(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    response
 }
 
 fn html(body: String) -> Response {
@@ -125,12 +146,31 @@ struct LoginForm {
     token: String,
 }
 
-async fn login(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn login(
+    State(web): State<Arc<Web>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     if let Err(refusal) = web.guard.host(&headers).and_then(|()| web.guard.origin(&headers)) {
         return refusal.into_response();
     }
+    if let Some(wait) = web.guard.throttle.waiting(peer.ip()) {
+        let page = LOGIN.replace(
+            "<!--ERROR-->",
+            &format!(
+                r#"<p class="error" role="alert">Too many wrong tokens: try again in {} s.</p>"#,
+                wait.as_secs() + 1
+            ),
+        );
+        let mut response = (StatusCode::TOO_MANY_REQUESTS, html(page)).into_response();
+        if let Ok(value) = HeaderValue::from_str(&(wait.as_secs() + 1).to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return response;
+    }
     let token = serde_urlencoded::from_bytes::<LoginForm>(&body).map(|form| form.token).unwrap_or_default();
-    let Some(cookie) = web.guard.login(&token) else {
+    let Some(cookie) = web.guard.login(&token, peer.ip()) else {
         let page = LOGIN.replace("<!--ERROR-->", r#"<p class="error" role="alert">That token is not valid.</p>"#);
         return (StatusCode::UNAUTHORIZED, html(page)).into_response();
     };
@@ -172,8 +212,21 @@ async fn list(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
             value
         })
         .collect();
+    // Each pending approval says, in words, what approving it for the
+    // session would also approve.
+    let pending: Vec<serde_json::Value> = web
+        .store
+        .pending()
+        .into_iter()
+        .map(|approval| {
+            let scope = Whitelist::prepare(&approval, "").scope();
+            let mut value = serde_json::to_value(approval).unwrap_or_default();
+            value["sessionScope"] = json!(scope);
+            value
+        })
+        .collect();
     let body = json!({
-        "pending": web.store.pending(),
+        "pending": pending,
         "recent": web.store.recent(),
         "grants": grants,
         "nowMs": millis(std::time::SystemTime::now()),
@@ -211,6 +264,9 @@ fn changes(
 struct DecideBody {
     #[serde(default)]
     reason: Option<String>,
+    /// The SHA-256 of the arguments shown (the approval's `argsDigest`).
+    #[serde(default)]
+    digest: Option<String>,
 }
 
 async fn decide(
@@ -229,14 +285,35 @@ async fn decide(
         "deny" => (false, false),
         _ => return refuse(StatusCode::NOT_FOUND, "the action is approve, approve-session or deny"),
     };
-    let reason = if body.is_empty() {
-        None
+    let body = if body.is_empty() {
+        DecideBody::default()
     } else {
         match serde_json::from_slice::<Option<DecideBody>>(&body) {
-            Ok(body) => body.and_then(|body| body.reason),
-            Err(err) => return refuse(StatusCode::BAD_REQUEST, &format!("the body is not {{\"reason\": ...}}: {err}")),
+            Ok(body) => body.unwrap_or_default(),
+            Err(err) => {
+                return refuse(
+                    StatusCode::BAD_REQUEST,
+                    &format!("the body is not {{\"digest\": ..., \"reason\": ...}}: {err}"),
+                );
+            }
         }
     };
+    // The decision is for the arguments that were shown, or for nothing.
+    let Some(digest) = body.digest else {
+        return refuse(StatusCode::BAD_REQUEST, "a decision must carry the digest of the arguments shown (\"digest\")");
+    };
+    match web.store.get(&id) {
+        Ok(approval) if crate::channels::same_digest(&approval.args_digest, &digest) => {}
+        Ok(_) => {
+            return refuse(
+                StatusCode::CONFLICT,
+                "the digest does not match this approval's arguments: nothing was decided",
+            );
+        }
+        Err(crate::DecideError::Unknown(id)) => return refuse(StatusCode::NOT_FOUND, &format!("no approval {id}")),
+        Err(err) => return refuse(StatusCode::CONFLICT, &err.to_string()),
+    }
+    let reason = body.reason;
     let by = who.name();
     match apply(web.store.as_ref(), &web.whitelist, &Verdict { id, approve, reason, remember }, "web", &by) {
         Ok(approval) => {

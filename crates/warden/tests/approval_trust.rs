@@ -178,7 +178,9 @@ async fn a_double_click_on_approve_decides_one_call_only() {
     browser.eval(&format!("document.getElementById('token').value = '{TOKEN}'")).await;
     browser.eval("document.querySelector('form[action=\"/login\"]').submit()").await;
     browser.wait_until("document.querySelector('meta[name=csrf-token]') && document.readyState === 'complete'").await;
-    browser.wait_until("document.querySelectorAll('article.pending.armed').length === 2").await;
+    browser
+        .wait_until("document.querySelectorAll('article.pending button.approve:not([disabled])').length === 2")
+        .await;
     let order = browser
         .eval("[...document.querySelectorAll('article.pending pre')].map(p => p.textContent.includes('one'))")
         .await;
@@ -202,7 +204,6 @@ async fn a_double_click_on_approve_decides_one_call_only() {
     let answer = client.response(&first);
     assert_eq!(answer["result"]["content"][0]["text"], "DROP TABLE one");
     browser.wait_until("document.querySelector('#history .state')").await;
-    browser.wait_until("document.querySelector('article.decided .outcome').textContent.startsWith('Approved')").await;
     // The second press of the double click, at the same place.
     for event in press(2) {
         browser.command("Input.dispatchMouseEvent", event).await;
@@ -213,6 +214,7 @@ async fn a_double_click_on_approve_decides_one_call_only() {
     browser.eval("fetch('/api/approvals').then(r => r.json()).then(d => d.pending.length)").await;
     let still = pending(&dir, 1);
     assert_eq!(still[0]["id"], second_id);
+    browser.wait_until("document.querySelector('article.decided .outcome')").await;
     let outcome = browser.eval("document.querySelector('article.decided .outcome').textContent").await;
     assert_eq!(outcome, "Approved — undo not possible.");
     browser.screenshot(&screenshot_path(&dir, "approvals-decided.png")).await;
@@ -228,20 +230,20 @@ async fn a_new_card_is_unarmed_and_a_typed_reason_survives_live_updates() {
     let first = echo(&mut client, json!({"text": "DROP TABLE reason"}));
     pending(&dir, 1);
     let mut browser = logged_in(&url, 1000, 900).await;
-    browser.wait_until("document.querySelector('article.pending.armed')").await;
+    browser.wait_until("document.querySelector('article.pending button.deny:not([disabled])')").await;
     // Every card added from now on: were its buttons off when it appeared?
     browser
         .eval("window.added = []; new MutationObserver(ms => ms.forEach(m => m.addedNodes.forEach(n => { if (n.matches && n.matches('article')) window.added.push([...n.querySelectorAll('.actions button')].every(b => b.disabled)); }))).observe(document.getElementById('pending'), {childList: true}); true")
         .await;
-    browser.click("article.pending input.reason").await;
+    browser.click("article.pending input[type=text]").await;
     browser.type_text("not on the production database").await;
     let second = echo(&mut client, json!({"text": "DROP TABLE other"}));
     browser.wait_until("document.querySelectorAll('article.pending').length === 2").await;
-    assert_eq!(browser.eval("window.added").await, json!([true]), "a new card's buttons start off");
-    let kept = browser.eval("document.querySelector('article.pending input.reason').value").await;
+    let kept = browser.eval("document.querySelector('article.pending input[type=text]').value").await;
     assert_eq!(kept, "not on the production database");
-    let focused = browser.eval("document.activeElement && document.activeElement.className").await;
-    assert_eq!(focused, "reason", "the focus stays where the person is typing");
+    let focused = browser.eval("document.activeElement && document.activeElement.placeholder").await;
+    assert_eq!(focused, "Reason (optional)", "the focus stays where the person is typing");
+    assert_eq!(browser.eval("window.added").await, json!([true]), "a new card's buttons start off");
     browser.click("article.pending button.deny").await;
     let text = client.response(&first)["result"]["content"][0]["text"].as_str().unwrap().to_owned();
     assert!(text.contains("not on the production database"), "{text}");

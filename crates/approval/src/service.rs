@@ -30,6 +30,10 @@ pub struct ServiceSettings {
     pub redact: bool,
     /// Ask clients that can show forms, by elicitation.
     pub elicitation: bool,
+    /// Print a line on stderr for each call that waits: what, where to
+    /// decide, and how long is left (clients under stdio keep stderr in
+    /// their MCP log, where a person can find it).
+    pub announce: bool,
 }
 
 /// Opens approvals in a store and waits for their decisions.
@@ -116,6 +120,16 @@ impl Approver for Service {
             identifiers: &approval.identifiers,
             arguments: &approval.arguments,
         });
+        if self.settings.announce && covering.is_none() {
+            eprintln!(
+                "warden: approval {short} waits: {what} (rule {rule}); decide {hint} within {secs} s",
+                short = approval.short_id(),
+                what = crate::display::terminal_safe(&format!("{}/{}", approval.server, approval.tool), false),
+                rule = crate::display::terminal_safe(&approval.rule, false),
+                hint = ticket.hint,
+                secs = timeout.as_secs(),
+            );
+        }
         self.store.create(approval);
         if let Some(grant) = covering {
             let note = format!("whitelist entry {}: {}", grant.id, grant.scope());

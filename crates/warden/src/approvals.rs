@@ -106,6 +106,7 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
             policy_version: policy_version(config),
             redact: config.audit.as_ref().is_none_or(|audit| audit.redact),
             elicitation: settings.elicitation,
+            announce: true,
         },
         auto,
     );
@@ -124,10 +125,21 @@ async fn start_page(
         Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)),
         Err(_) => listen.parse().with_context(|| format!("approval.listen {listen:?}: expected PORT or IP:PORT"))?,
     };
+    for (name, token) in
+        settings.token.iter().map(|t| ("token", t)).chain(settings.tokens.iter().map(|(n, t)| (n.as_str(), t)))
+    {
+        let bits = warden_approval::channels::web::token_bits(token);
+        if bits < 128.0 {
+            bail!(
+                "approval.{}: a login token needs at least 128 bits; this one has about {bits:.0} (use 22 or more random letters and digits, e.g. `openssl rand -hex 16`)",
+                if name == "token" { "token".to_owned() } else { format!("tokens.{name}") }
+            );
+        }
+    }
     let (token, printed) = match &settings.token {
-        Some(token) if token.len() >= 16 => (token.clone(), false),
-        Some(_) => bail!("approval.token must have at least 16 characters"),
-        None => (uuid::Uuid::new_v4().simple().to_string(), true),
+        Some(token) => (Some(token.clone()), false),
+        None if !settings.tokens.is_empty() => (None, false),
+        None => (Some(warden_approval::record::random_id()), true),
     };
     if !wanted.ip().is_loopback() && !printed && settings.allowed_hosts.is_empty() {
         tracing::warn!(
@@ -135,10 +147,14 @@ async fn start_page(
         );
     }
     let listener = tokio::net::TcpListener::bind(wanted).await.with_context(|| format!("cannot listen on {wanted}"))?;
-    let web = WebSettings { token: token.clone(), allowed_hosts: settings.allowed_hosts.clone() };
+    let web = WebSettings {
+        token: token.clone(),
+        tokens: settings.tokens.iter().map(|(name, token)| (name.clone(), token.clone())).collect(),
+        allowed_hosts: settings.allowed_hosts.clone(),
+    };
     let (bound, task) = warden_approval::channels::web::serve(listener, store, whitelist, web)?;
     let url = format!("http://{bound}/");
-    if printed {
+    if let (true, Some(token)) = (printed, &token) {
         eprintln!("warden: approvals at {url} (login token: {token})");
     } else {
         eprintln!("warden: approvals at {url}");

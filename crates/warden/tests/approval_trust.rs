@@ -358,3 +358,61 @@ fn a_decision_must_carry_the_digest_shown_and_wrong_tokens_are_throttled() {
         status => assert!(failed.elapsed() >= std::time::Duration::from_secs(1), "let in during the wait: {status}"),
     }
 }
+
+#[test]
+fn a_decision_names_who_made_it_the_token_holder_or_the_kernels_uid() {
+    const ALICE: &str = "alice-0123456789abcdef0123456789";
+    let dir = scratch_dir("trust-who");
+    let section = format!("  listen: 127.0.0.1:0\n  tokens: {{alice: {ALICE}}}\n");
+    let mut client = Client::serve_initialized(&approval_config(&dir, None, &section));
+    client.wait_for_tool("fx__echo");
+    let url = page_url(|| client.stderr());
+    let addr = url.trim_start_matches("http://").trim_end_matches('/').to_owned();
+    let bearer = format!("Bearer {ALICE}");
+
+    // A script with alice's token.
+    let first = echo(&mut client, json!({"text": "DROP TABLE by_token"}));
+    let listed = pending(&dir, 1);
+    let (id, digest) = (listed[0]["id"].as_str().unwrap().to_owned(), listed[0]["argsDigest"].clone());
+    // Each waiting call is announced on stderr, with where to decide and the time left.
+    client.wait_stderr(&format!(
+        "warden: approval {} waits: fx/echo (rule drops-need-a-human); decide at {url}",
+        &id[..8]
+    ));
+    let body = json!({"digest": digest}).to_string();
+    let response =
+        send(&addr, "POST", &format!("/api/approvals/{id}/approve"), &[("authorization", &bearer)], body.as_bytes());
+    assert_eq!(response.status, 200);
+    client.response(&first);
+    assert_eq!(wait_for_step(&dir, &id, "approved")["approval"]["by"], "web:alice (token)");
+
+    // The local CLI: whatever $USER says, the kernel's uid is recorded.
+    let second = echo(&mut client, json!({"text": "DROP TABLE by_cli"}));
+    let id = pending(&dir, 1)[0]["id"].as_str().unwrap().to_owned();
+    let output = std::process::Command::new(support::warden_bin())
+        .args(["approvals", "approve", &id, "--socket"])
+        .arg(dir.join("approvals.sock"))
+        .env("USER", "mallory")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    client.response(&second);
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap());
+    let by = wait_for_step(&dir, &id, "approved")["approval"]["by"].as_str().unwrap().to_owned();
+    assert!(by.starts_with(&format!("uid={uid}")) && by.ends_with("(claims cli:mallory)"), "{by}");
+}
+
+#[test]
+fn a_configured_login_token_needs_128_bits() {
+    let dir = scratch_dir("trust-weak");
+    let config = approval_config(&dir, None, "  listen: 127.0.0.1:0\n  token: short-token-12345678\n");
+    std::fs::write(dir.join("warden.yaml"), config).unwrap();
+    let output = std::process::Command::new(support::warden_bin())
+        .args(["serve", "--config"])
+        .arg(dir.join("warden.yaml"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && stderr.contains("at least 128 bits"), "{stderr}");
+}

@@ -12,7 +12,7 @@ use support::browser::Browser;
 use support::http::{HttpWarden, send};
 use support::{Client, scratch_dir};
 
-const TOKEN: &str = "page-token-0123456789";
+const TOKEN: &str = "page-token-0123456789abcdef";
 const MCP_TOKEN: &str = "mcp-token-0123456789";
 
 fn page_section() -> String {

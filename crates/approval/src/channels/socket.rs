@@ -118,7 +118,8 @@ impl ControlSocket {
                 match listener.accept().await {
                     Ok((stream, _)) => {
                         let (store, whitelist, intents) = (store.clone(), whitelist.clone(), intents.clone());
-                        tokio::spawn(async move { serve(stream, store, whitelist, intents).await });
+                        let peer = peer_name(&stream);
+                        tokio::spawn(async move { serve(stream, peer, store, whitelist, intents).await });
                     }
                     Err(err) => {
                         tracing::warn!("control socket: {err}");
@@ -136,8 +137,41 @@ impl ControlSocket {
     }
 }
 
+/// Who is at the other end of `stream`, as the kernel says (`SO_PEERCRED`):
+/// `uid=1000(alice)`. What the CLI claims (its `by`, from `$USER`) is not
+/// trusted: any process can claim anything.
+fn peer_name(stream: &UnixStream) -> String {
+    match stream.peer_cred() {
+        Ok(cred) => {
+            let uid = cred.uid();
+            match user_name(uid) {
+                Some(name) => format!("uid={uid}({name})"),
+                None => format!("uid={uid}"),
+            }
+        }
+        Err(_) => "uid=unknown".into(),
+    }
+}
+
+/// The login name of `uid`, from `/etc/passwd`.
+fn user_name(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        let id = fields.nth(1)?;
+        (id.parse::<u32>().ok()? == uid).then(|| name.to_owned())
+    })
+}
+
 /// Serves one connection: requests until it closes, or one watch.
-async fn serve(stream: UnixStream, store: Arc<dyn Approvals>, whitelist: Arc<Whitelist>, intents: Arc<IntentBoard>) {
+async fn serve(
+    stream: UnixStream,
+    peer: String,
+    store: Arc<dyn Approvals>,
+    whitelist: Arc<Whitelist>,
+    intents: Arc<IntentBoard>,
+) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read);
     let mut line = String::new();
@@ -157,7 +191,7 @@ async fn serve(stream: UnixStream, store: Arc<dyn Approvals>, whitelist: Arc<Whi
                 watch(&mut write, store.as_ref()).await;
                 return;
             }
-            Ok(request) => handle(request, store.as_ref(), &whitelist, &intents),
+            Ok(request) => handle(request, &peer, store.as_ref(), &whitelist, &intents),
         };
         if write.write_all(answer.as_bytes()).await.is_err() {
             return;
@@ -165,9 +199,14 @@ async fn serve(stream: UnixStream, store: Arc<dyn Approvals>, whitelist: Arc<Whi
     }
 }
 
-/// Answers one request other than `watch`.
-fn handle(request: Request, store: &dyn Approvals, whitelist: &Whitelist, intents: &IntentBoard) -> String {
-    let by = |by: Option<String>| by.filter(|by| !by.trim().is_empty()).unwrap_or_else(|| "cli".into());
+/// Answers one request other than `watch`, from `peer` (see [`peer_name`]).
+/// A decision is recorded as made by `peer`; the name the client gave is
+/// kept beside it, marked as a claim.
+fn handle(request: Request, peer: &str, store: &dyn Approvals, whitelist: &Whitelist, intents: &IntentBoard) -> String {
+    let by = |by: Option<String>| match by.filter(|by| !by.trim().is_empty()) {
+        Some(claimed) => format!("{peer} (claims {claimed})"),
+        None => peer.to_owned(),
+    };
     let decided = match request {
         Request::List => {
             let grants = whitelist.list();

@@ -80,33 +80,42 @@ impl Throttle {
     }
 }
 
-/// A live session: its CSRF token and when it ends.
+/// A live session: its CSRF token, when it ends, and whose token opened it.
 pub(super) struct Session {
     csrf: String,
     ends: Instant,
+    name: Option<String>,
 }
 
 /// Who made a state-changing request.
 pub(super) enum Who {
-    /// A logged-in browser session (its id).
-    Session(String),
-    /// A script with the bearer token.
-    Token,
+    /// A logged-in browser session: its id, and the name of the token it
+    /// logged in with (`None` for the unnamed token).
+    Session(String, Option<String>),
+    /// A script with a bearer token (its name, if it has one).
+    Token(Option<String>),
 }
 
 impl Who {
-    /// How decisions name them: `web:<session prefix>` or `web:token`.
+    /// How decisions name them: `web:alice` for a named token's session,
+    /// `web:alice (token)` for its script; `web:<session prefix>` or
+    /// `web:token` with the unnamed token.
     pub fn name(&self) -> String {
         match self {
-            Who::Session(session) => format!("web:{}", &session[..8.min(session.len())]),
-            Who::Token => "web:token".to_owned(),
+            Who::Session(_, Some(name)) => format!("web:{name}"),
+            Who::Session(session, None) => format!("web:{}", &session[..8.min(session.len())]),
+            Who::Token(Some(name)) => format!("web:{name} (token)"),
+            Who::Token(None) => "web:token".to_owned(),
         }
     }
 }
 
 /// The page's access rules and sessions.
 pub(super) struct Guard {
-    pub token: String,
+    /// The unnamed login token.
+    pub token: Option<String>,
+    /// Named login tokens (name, token).
+    pub tokens: Vec<(String, String)>,
     pub allowed_hosts: Vec<String>,
     pub bound: SocketAddr,
     /// Session id → its CSRF token and end.
@@ -146,19 +155,36 @@ impl Guard {
         }
     }
 
+    /// Whose token `presented` is: `Some(None)` for the unnamed one,
+    /// `Some(Some(name))` for a named one. Every token is compared, in
+    /// constant time.
+    fn token_owner(&self, presented: &str) -> Option<Option<String>> {
+        let presented = presented.trim().as_bytes();
+        let mut owner = None;
+        if self.token.as_ref().is_some_and(|token| constant_time_eq(presented, token.as_bytes())) {
+            owner = Some(None);
+        }
+        for (name, token) in &self.tokens {
+            if constant_time_eq(presented, token.as_bytes()) {
+                owner = Some(Some(name.clone()));
+            }
+        }
+        owner
+    }
+
     /// A new session for a valid token from `ip`: its `Set-Cookie` value.
     /// A wrong token counts against `ip` (see [`Throttle`]).
     pub fn login(&self, token: &str, ip: IpAddr) -> Option<String> {
-        if !constant_time_eq(token.trim().as_bytes(), self.token.as_bytes()) {
+        let Some(name) = self.token_owner(token) else {
             self.throttle.failed(ip);
             return None;
-        }
+        };
         self.throttle.succeeded(ip);
         let session = format!("{}{}", random(), random());
         let mut sessions = self.lock();
         let now = Instant::now();
         sessions.retain(|_, session| session.ends > now);
-        sessions.insert(session.clone(), Session { csrf: random(), ends: now + SESSION_LIFETIME });
+        sessions.insert(session.clone(), Session { csrf: random(), ends: now + SESSION_LIFETIME, name });
         Some(format!("{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}", SESSION_LIFETIME.as_secs()))
     }
 
@@ -171,6 +197,11 @@ impl Guard {
 
     /// The request's session and its CSRF token, if it has a valid one.
     pub fn session(&self, headers: &HeaderMap) -> Option<(String, String)> {
+        self.session_of(headers).map(|(session, csrf, _)| (session, csrf))
+    }
+
+    /// The request's session, its CSRF token and its token's name.
+    fn session_of(&self, headers: &HeaderMap) -> Option<(String, String, Option<String>)> {
         let presented = headers
             .get_all(header::COOKIE)
             .iter()
@@ -186,21 +217,22 @@ impl Guard {
             .iter()
             .find(|(session, _)| constant_time_eq(session.as_bytes(), presented.as_bytes()))
             .filter(|(_, session)| session.ends > now)
-            .map(|(session, live)| (session.clone(), live.csrf.clone()))
+            .map(|(session, live)| (session.clone(), live.csrf.clone(), live.name.clone()))
     }
 
-    fn bearer(&self, headers: &HeaderMap) -> bool {
+    /// Whose bearer token the request carries, if it carries a valid one.
+    fn bearer(&self, headers: &HeaderMap) -> Option<Option<String>> {
         headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
-            .is_some_and(|token| constant_time_eq(token.trim().as_bytes(), self.token.as_bytes()))
+            .and_then(|token| self.token_owner(token))
     }
 
     /// A read: right host, and a session or the bearer token.
     pub fn read(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         self.host(headers)?;
-        if self.bearer(headers) || self.session(headers).is_some() {
+        if self.bearer(headers).is_some() || self.session(headers).is_some() {
             Ok(())
         } else {
             Err(Refusal(StatusCode::UNAUTHORIZED, "log in first".into()))
@@ -211,16 +243,16 @@ impl Guard {
     /// token (in `form` or the `X-CSRF-Token` header) from this page's origin.
     pub fn post(&self, headers: &HeaderMap, form: Option<&str>) -> Result<Who, Refusal> {
         self.host(headers)?;
-        if self.bearer(headers) {
-            return Ok(Who::Token);
+        if let Some(name) = self.bearer(headers) {
+            return Ok(Who::Token(name));
         }
         self.origin(headers)?;
-        let Some((session, csrf)) = self.session(headers) else {
+        let Some((session, csrf, name)) = self.session_of(headers) else {
             return Err(Refusal(StatusCode::UNAUTHORIZED, "log in first".into()));
         };
         let presented = form.or_else(|| headers.get("x-csrf-token").and_then(|v| v.to_str().ok())).unwrap_or("");
         if constant_time_eq(presented.as_bytes(), csrf.as_bytes()) {
-            Ok(Who::Session(session))
+            Ok(Who::Session(session, name))
         } else {
             Err(Refusal(StatusCode::FORBIDDEN, "the CSRF token is missing or wrong".into()))
         }
@@ -229,4 +261,22 @@ impl Guard {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
         self.sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// Roughly how many bits a token carries: its length times the bits of the
+/// smallest alphabet its characters come from (digits, hex, letters and
+/// digits, or all printable). A configured token needs 128.
+pub fn token_bits(token: &str) -> f64 {
+    let alphabet: f64 = if token.chars().all(|c| c.is_ascii_digit()) {
+        10.0
+    } else if token.chars().all(|c| c.is_ascii_hexdigit()) {
+        16.0
+    } else if token.chars().all(|c| c.is_ascii_alphanumeric()) {
+        62.0
+    } else if token.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        64.0
+    } else {
+        95.0
+    };
+    token.chars().count() as f64 * alphabet.log2()
 }

@@ -20,6 +20,8 @@
 
 mod guard;
 
+pub use guard::token_bits;
+
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -52,8 +54,10 @@ const JS: &str = include_str!("assets/page.js");
 /// How the page is reached and who may use it.
 #[derive(Debug, Clone)]
 pub struct WebSettings {
-    /// The login token.
-    pub token: String,
+    /// The unnamed login token, if any.
+    pub token: Option<String>,
+    /// Named login tokens: decisions are recorded under the name.
+    pub tokens: Vec<(String, String)>,
     /// `Host` values accepted besides loopback names and the bound address.
     pub allowed_hosts: Vec<String>,
 }
@@ -78,6 +82,7 @@ pub fn serve(
         whitelist,
         guard: Guard {
             token: settings.token,
+            tokens: settings.tokens,
             allowed_hosts: settings.allowed_hosts,
             bound,
             sessions: Mutex::new(HashMap::new()),

@@ -16,6 +16,8 @@ use warden_autoapprove::{Api, ApiKey, AutoApprover, Settings};
 use warden_config::{ApprovalConfig, AutoApproverConfig, Config, ModelApi};
 use warden_gateway::pipeline::{Approver, Audit};
 
+mod dangling;
+
 /// Approvals while Warden serves; the channels stop when it is dropped.
 pub struct Running {
     service: Arc<Service>,
@@ -57,6 +59,11 @@ fn state_dir(config: &Config) -> PathBuf {
 
 /// Starts the approvals `config` asks for (none without `approval:`).
 pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Result<Option<Running>> {
+    // Approvals left pending by a Warden that stopped are closed first.
+    if let (Some(audit), Some(section)) = (&audit, &config.audit) {
+        let open = dangling::dangling(&crate::hooks::expand_home(&section.path));
+        dangling::close(audit, open).await;
+    }
     let Some(settings) = &config.approval else { return Ok(None) };
     let store = Arc::new(MemoryStore::default());
     let intents = Arc::new(IntentBoard::default());

@@ -416,3 +416,40 @@ fn a_configured_login_token_needs_128_bits() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success() && stderr.contains("at least 128 bits"), "{stderr}");
 }
+
+#[test]
+fn after_a_kill_the_next_start_closes_the_dangling_pending_record() {
+    let dir = scratch_dir("trust-restart");
+    let config = approval_config(&dir, None, "");
+    let mut client = Client::serve_initialized(&config);
+    client.wait_for_tool("fx__echo");
+    echo(&mut client, json!({"text": "DROP TABLE left_waiting"}));
+    let id = pending(&dir, 1)[0]["id"].as_str().unwrap().to_owned();
+    wait_for_step(&dir, &id, "pending");
+    // kill -9: nothing gets the chance to close it.
+    let killed = std::process::Command::new("kill").args(["-9", &client.pid().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let deadline = std::time::Instant::now() + support::PATIENCE;
+    while support::alive(client.pid()) {
+        assert!(std::time::Instant::now() < deadline, "warden survived kill -9");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(client);
+    assert!(support::approvals::audit_records(&dir).iter().all(|r| r["approval"]["state"] != "withdrawn"));
+
+    let mut again = Client::serve_initialized(&config);
+    again.wait_for_tool("fx__echo");
+    let closed = wait_for_step(&dir, &id, "withdrawn");
+    assert_eq!(closed["approval"]["note"], "warden restarted");
+    assert_eq!(closed["approval"]["by"], "warden");
+    support::approvals::verify_audit(&dir);
+    // Closed once: a third start finds nothing left to close.
+    drop(again);
+    let mut third = Client::serve_initialized(&config);
+    third.wait_for_tool("fx__echo");
+    let closings = support::approvals::audit_records(&dir)
+        .into_iter()
+        .filter(|r| r["approval"]["id"] == id.as_str() && r["approval"]["state"] == "withdrawn")
+        .count();
+    assert_eq!(closings, 1);
+}

@@ -21,8 +21,9 @@ mod dangling;
 /// Approvals while Warden serves; the channels stop when it is dropped.
 pub struct Running {
     service: Arc<Service>,
-    /// The control socket, unless another Warden holds it.
-    _socket: Option<ControlSocket>,
+    /// The control socket (beside another Warden's, if that one holds the
+    /// configured path).
+    _socket: ControlSocket,
     /// The approval page, if configured.
     _page: Option<AbortOnDrop>,
     /// The exchange directory, if configured.
@@ -59,36 +60,53 @@ fn state_dir(config: &Config) -> PathBuf {
 
 /// Starts the approvals `config` asks for (none without `approval:`).
 pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Result<Option<Running>> {
-    // Approvals left pending by a Warden that stopped are closed first.
-    if let (Some(audit), Some(section)) = (&audit, &config.audit) {
-        let open = dangling::dangling(&crate::hooks::expand_home(&section.path));
-        dangling::close(audit, open).await;
-    }
-    let Some(settings) = &config.approval else { return Ok(None) };
+    let Some(settings) = &config.approval else {
+        close_dangling(config, &audit).await;
+        return Ok(None);
+    };
     let store = Arc::new(MemoryStore::default());
     let intents = Arc::new(IntentBoard::default());
-    let whitelist = Arc::new(Whitelist::new(audit));
-    let path = socket_path(config);
+    let whitelist = Arc::new(Whitelist::new(audit.clone()));
+    let mut path = socket_path(config);
     let socket = match ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone()).await {
-        Ok(socket) => {
-            tracing::info!("approvals: `warden approvals` reaches this Warden at {}", path.display());
-            Some(socket)
-        }
+        Ok(socket) => socket,
         Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
-            tracing::warn!(
-                "approvals: another Warden holds {}; set approval.socket to reach this one with `warden approvals`",
-                path.display()
-            );
-            None
+            // Another Warden on this config (one per client window is
+            // common): this one listens beside it, where `warden approvals`
+            // looks too, so one `list` shows both.
+            path = sibling_socket(&path, std::process::id());
+            ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone())
+                .await
+                .with_context(|| format!("cannot listen on {}", path.display()))?
         }
         Err(err) => return Err(err).with_context(|| format!("cannot listen on {}", path.display())),
     };
+    tracing::info!("approvals: `warden approvals` reaches this Warden at {}", path.display());
+    // Approvals left pending by a Warden that stopped are closed, unless
+    // another Warden on this config is running (its pending calls are live).
+    let primary = socket_path(config);
+    let mut alone = path == primary;
+    for sibling in sibling_sockets(&primary).iter().filter(|sibling| **sibling != path) {
+        alone &= tokio::net::UnixStream::connect(sibling).await.is_err();
+    }
+    if alone {
+        close_dangling(config, &audit).await;
+    }
+    let by_socket = format!("with `warden approvals approve {{id}}` (socket {})", path.display());
     let (page, hint) = match &settings.listen {
-        Some(listen) => {
-            let (url, task) = start_page(listen, settings, store.clone(), whitelist.clone()).await?;
-            (Some(AbortOnDrop(task)), format!("at {url} or with `warden approvals approve {{id}}`"))
-        }
-        None => (None, format!("with `warden approvals approve {{id}}` (socket {})", path.display())),
+        Some(listen) => match start_page(listen, settings, store.clone(), whitelist.clone()).await {
+            Ok((url, task)) => (Some(AbortOnDrop(task)), format!("at {url} or with `warden approvals approve {{id}}`")),
+            // The page's port is taken (by another Warden on this config):
+            // serve MCP anyway; this Warden's calls are decided with the CLI.
+            Err(err) if is_addr_in_use(&err) => {
+                eprintln!(
+                    "warden: the approval page's address {listen} is taken (another Warden?); decide this Warden's calls {by_socket}"
+                );
+                (None, by_socket)
+            }
+            Err(err) => return Err(err),
+        },
+        None => (None, by_socket),
     };
     let files = match &settings.exchange_dir {
         Some(dir) => {
@@ -118,6 +136,52 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
         auto,
     );
     Ok(Some(Running { service: Arc::new(service), _socket: socket, _page: page, _files: files }))
+}
+
+/// Closes, in the audit log, the approvals a stopped Warden left pending.
+async fn close_dangling(config: &Config, audit: &Option<Arc<dyn Audit>>) {
+    if let (Some(audit), Some(section)) = (audit, &config.audit) {
+        let open = dangling::dangling(&crate::hooks::expand_home(&section.path));
+        dangling::close(audit, open).await;
+    }
+}
+
+/// The socket a second Warden uses when `path` is taken:
+/// `approvals.sock` → `approvals-<pid>.sock`, beside it.
+pub fn sibling_socket(path: &std::path::Path, pid: u32) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "approvals".into());
+    path.with_file_name(format!("{stem}-{pid}.sock"))
+}
+
+/// The sockets of other Wardens beside `path` (see [`sibling_socket`]).
+pub fn sibling_sockets(path: &std::path::Path) -> Vec<PathBuf> {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "approvals".into());
+    let prefix = format!("{stem}-");
+    let Some(dir) = path.parent().map(|dir| if dir.as_os_str().is_empty() { std::path::Path::new(".") } else { dir })
+    else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|candidate| {
+            candidate.file_name().and_then(|n| n.to_str()).is_some_and(|name| {
+                name.strip_prefix(&prefix)
+                    .and_then(|rest| rest.strip_suffix(".sock"))
+                    .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+            })
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+fn is_addr_in_use(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::AddrInUse)
+    })
 }
 
 /// Binds the approval page and prints where it is, with its login token.

@@ -453,3 +453,54 @@ fn after_a_kill_the_next_start_closes_the_dangling_pending_record() {
         .count();
     assert_eq!(closings, 1);
 }
+
+#[test]
+fn three_wardens_on_one_config_all_serve_and_one_list_shows_every_pending_call() {
+    let dir = scratch_dir("trust-three");
+    // A fixed page port, so the second and third Warden find it taken.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = approval_config(&dir, None, &format!("  listen: 127.0.0.1:{port}\n  token: {TOKEN}\n"));
+    let start = || {
+        let mut client = Client::serve_initialized(&config);
+        client.wait_for_tool("fx__echo");
+        client
+    };
+    // The first one's call is already waiting when the others start: they
+    // must not take it for a leftover of a stopped Warden.
+    let mut first = start();
+    let first_call = echo(&mut first, json!({"text": "DROP TABLE from_warden_0"}));
+    let first_id = pending(&dir, 1)[0]["id"].as_str().unwrap().to_owned();
+    wait_for_step(&dir, &first_id, "pending");
+    let mut wardens = vec![first, start(), start()];
+    for later in &wardens[1..] {
+        later.wait_stderr(&format!("the approval page's address 127.0.0.1:{port} is taken"));
+    }
+    let mut calls = vec![first_call];
+    for (n, client) in wardens.iter_mut().enumerate().skip(1) {
+        calls.push(echo(client, json!({"text": format!("DROP TABLE from_warden_{n}")})));
+    }
+    // One list, whichever Warden holds the call.
+    let listed = pending(&dir, 3);
+    for n in (0..3).rev() {
+        let text = format!("DROP TABLE from_warden_{n}");
+        let approval = listed.iter().find(|a| a["arguments"]["text"] == text.as_str()).expect("listed");
+        let (ok, said) = approvals(&dir, &["approve", &approval["id"].as_str().unwrap()[..8]]);
+        assert!(ok, "{said}");
+        assert_eq!(wardens[n].response(&calls[n])["result"]["content"][0]["text"], text.as_str());
+    }
+    let withdrawn = support::approvals::audit_records(&dir)
+        .into_iter()
+        .filter(|r| r["approval"]["id"] == first_id.as_str() && r["approval"]["state"] == "withdrawn")
+        .count();
+    assert_eq!(withdrawn, 0, "a live Warden's pending call was closed as a leftover");
+    // The first one exits: the others go on, and are still listed together.
+    drop(wardens.remove(0));
+    let more: Vec<Value> = wardens.iter_mut().map(|client| echo(client, json!({"text": "DROP TABLE after"}))).collect();
+    let listed = pending(&dir, 2);
+    for approval in &listed {
+        assert!(approvals(&dir, &["deny", approval["id"].as_str().unwrap()]).0);
+    }
+    for (client, call) in wardens.iter_mut().zip(&more) {
+        assert_eq!(client.response(call)["result"]["isError"], true);
+    }
+}

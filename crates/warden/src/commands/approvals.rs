@@ -103,11 +103,71 @@ async fn connect(args: &SocketArgs) -> anyhow::Result<UnixStream> {
 }
 
 /// Sends one request and returns its answer, or the error it carries.
+///
+/// Locally, every Warden on the socket's path is asked: the one holding it
+/// and those beside it (`approvals-<pid>.sock`, from Wardens started while
+/// it was taken). A list merges their answers; a decision or revocation
+/// goes to the one that has the approval or entry.
 async fn ask(args: &SocketArgs, request: &Request) -> anyhow::Result<Value> {
     if let Some(url) = &args.url {
         return ask_page(url, args.token.as_deref(), request).await;
     }
-    let mut stream = connect(args).await?;
+    let primary = socket_path(args)?;
+    let siblings = crate::approvals::sibling_sockets(&primary);
+    if siblings.is_empty() {
+        return ask_socket(&primary, request).await;
+    }
+    if let Request::Context { .. } = request {
+        // Each Warden's auto-approver reads its own copy of the intent.
+        let mut last = None;
+        for path in std::iter::once(&primary).chain(&siblings) {
+            last = Some(ask_socket(path, request).await);
+        }
+        return last.unwrap_or_else(|| Err(anyhow::anyhow!("no Warden answered")));
+    }
+    let mut answers = Vec::new();
+    let mut first_error = None;
+    for path in std::iter::once(&primary).chain(&siblings) {
+        match ask_socket(path, &Request::List).await {
+            Ok(answer) => answers.push((path.clone(), answer)),
+            Err(err) => first_error = first_error.or(Some(err)),
+        }
+    }
+    if answers.is_empty() {
+        return Err(first_error.unwrap_or_else(|| anyhow::anyhow!("no Warden answered")));
+    }
+    let holds = |answer: &Value, key: &str, id: &str| {
+        answer[key].as_array().into_iter().flatten().any(|item| {
+            item["id"].as_str().is_some_and(|candidate| candidate == id || (id.len() >= 8 && candidate.starts_with(id)))
+        })
+    };
+    let target = match request {
+        Request::List => {
+            let mut merged = serde_json::json!({"ok": true, "pending": [], "recent": [], "grants": []});
+            for (_, answer) in &answers {
+                for key in ["pending", "recent", "grants"] {
+                    if let (Some(into), Some(from)) = (merged[key].as_array_mut(), answer[key].as_array()) {
+                        into.extend(from.iter().cloned());
+                    }
+                }
+            }
+            return Ok(merged);
+        }
+        Request::Approve { id, .. } | Request::Deny { id, .. } => {
+            answers.iter().find(|(_, answer)| holds(answer, "pending", id) || holds(answer, "recent", id))
+        }
+        Request::Revoke { grant, .. } => answers.iter().find(|(_, answer)| holds(answer, "grants", grant)),
+        Request::Watch | Request::Context { .. } => None,
+    };
+    let path = target.map(|(path, _)| path.clone()).unwrap_or(primary);
+    ask_socket(&path, request).await
+}
+
+/// Sends one request to the Warden at `path`.
+async fn ask_socket(path: &std::path::Path, request: &Request) -> anyhow::Result<Value> {
+    let mut stream = UnixStream::connect(path).await.with_context(|| {
+        format!("cannot reach a running Warden at {} (is it serving with an `approval:` section?)", path.display())
+    })?;
     let mut line = serde_json::to_string(request)?;
     line.push('\n');
     stream.write_all(line.as_bytes()).await?;

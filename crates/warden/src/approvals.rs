@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use anyhow::{Context, bail};
 use warden_approval::channels::auto::AutoChannel;
 use warden_approval::channels::socket::ControlSocket;
-use warden_approval::channels::web::WebSettings;
+use warden_approval::channels::web::{LoginLinks, WebSettings};
 use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings, Whitelist};
 use warden_autoapprove::{Api, ApiKey, AutoApprover, Settings};
 use warden_config::{ApprovalConfig, AutoApproverConfig, Config, ModelApi};
@@ -67,20 +67,22 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
     let store = Arc::new(MemoryStore::default());
     let intents = Arc::new(IntentBoard::default());
     let whitelist = Arc::new(Whitelist::new(audit.clone()));
+    let links = Arc::new(LoginLinks::default());
     let mut path = socket_path(config);
-    let socket = match ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone()).await {
-        Ok(socket) => socket,
-        Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
-            // Another Warden on this config (one per client window is
-            // common): this one listens beside it, where `warden approvals`
-            // looks too, so one `list` shows both.
-            path = sibling_socket(&path, std::process::id());
-            ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone())
-                .await
-                .with_context(|| format!("cannot listen on {}", path.display()))?
-        }
-        Err(err) => return Err(err).with_context(|| format!("cannot listen on {}", path.display())),
-    };
+    let socket =
+        match ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone(), links.clone()).await {
+            Ok(socket) => socket,
+            Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
+                // Another Warden on this config (one per client window is
+                // common): this one listens beside it, where `warden approvals`
+                // looks too, so one `list` shows both.
+                path = sibling_socket(&path, std::process::id());
+                ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone(), links.clone())
+                    .await
+                    .with_context(|| format!("cannot listen on {}", path.display()))?
+            }
+            Err(err) => return Err(err).with_context(|| format!("cannot listen on {}", path.display())),
+        };
     tracing::info!("approvals: `warden approvals` reaches this Warden at {}", path.display());
     // Approvals left pending by a Warden that stopped are closed, unless
     // another Warden on this config is running (its pending calls are live).
@@ -94,7 +96,7 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
     }
     let by_socket = format!("with `warden approvals approve {{id}}` (socket {})", path.display());
     let (page, hint) = match &settings.listen {
-        Some(listen) => match start_page(listen, settings, store.clone(), whitelist.clone()).await {
+        Some(listen) => match start_page(listen, settings, store.clone(), whitelist.clone(), links.clone()).await {
             Ok((url, task)) => (Some(AbortOnDrop(task)), format!("at {url} or with `warden approvals approve {{id}}`")),
             // The page's port is taken (by another Warden on this config):
             // serve MCP anyway; this Warden's calls are decided with the CLI.
@@ -190,6 +192,7 @@ async fn start_page(
     settings: &ApprovalConfig,
     store: Arc<MemoryStore>,
     whitelist: Arc<Whitelist>,
+    links: Arc<LoginLinks>,
 ) -> anyhow::Result<(String, tokio::task::JoinHandle<()>)> {
     // A bare port means loopback, as for --http.
     let wanted: SocketAddr = match listen.parse::<u16>() {
@@ -223,7 +226,7 @@ async fn start_page(
         tokens: settings.tokens.iter().map(|(name, token)| (name.clone(), token.clone())).collect(),
         allowed_hosts: settings.allowed_hosts.clone(),
     };
-    let (bound, task) = warden_approval::channels::web::serve(listener, store, whitelist, web)?;
+    let (bound, task) = warden_approval::channels::web::serve(listener, store, whitelist, web, links)?;
     let url = format!("http://{bound}/");
     if let (true, Some(token)) = (printed, &token) {
         eprintln!("warden: approvals at {url} (login token: {token})");

@@ -448,6 +448,19 @@ pub enum ApprovalsCommand {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Open the approval page in the browser, already logged in (a one-time
+    /// link, good for a minute, traded for the session cookie).
+    #[command(
+        after_help = "Examples:\n  warden approvals open\n  warden approvals open --print   # just print the link"
+    )]
+    Open {
+        /// Where the running Warden listens.
+        #[command(flatten)]
+        socket: SocketArgs,
+        /// Print the link instead of opening a browser.
+        #[arg(long)]
+        print: bool,
+    },
     /// Show each waiting call as it arrives and ask y/N.
     #[command(after_help = "Example:\n  warden approvals watch --config warden.yaml")]
     Watch {

@@ -504,3 +504,21 @@ fn three_wardens_on_one_config_all_serve_and_one_list_shows_every_pending_call()
         assert_eq!(client.response(call)["result"]["isError"], true);
     }
 }
+
+#[test]
+fn approvals_open_logs_the_browser_in_with_a_one_time_link() {
+    let dir = scratch_dir("trust-open");
+    let (_client, url) = warden(&dir);
+    let addr = url.trim_start_matches("http://").trim_end_matches('/').to_owned();
+    let (ok, printed) = approvals(&dir, &["open", "--print"]);
+    assert!(ok, "{printed}");
+    let link = printed.lines().find(|line| line.starts_with(&format!("{url}login/"))).expect("a link").to_owned();
+    let path = link.trim_start_matches(&format!("http://{addr}"));
+    let first = send(&addr, "GET", path, &[], b"");
+    assert_eq!(first.status, 303);
+    let cookie = first.header("set-cookie").expect("a session").split(';').next().unwrap().to_owned();
+    assert_eq!(send(&addr, "GET", "/api/approvals", &[("cookie", &cookie)], b"").status, 200);
+    // Once only.
+    assert_eq!(send(&addr, "GET", path, &[], b"").status, 403);
+    assert_eq!(send(&addr, "GET", "/login/0123456789abcdef0123456789abcdef", &[], b"").status, 403);
+}

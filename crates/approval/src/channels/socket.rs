@@ -10,6 +10,8 @@
 //!   pending approval, then one per change, until the client hangs up
 //! * `{"op":"context","message":"…","source":"…"}` → `{"ok":true}`: the
 //!   user's intent, for the auto-approver
+//! * `{"op":"open"}` → `{"ok":true,"url":"http://…/login/<code>"}`: a
+//!   one-time login link to the page (`warden approvals open`)
 
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -22,6 +24,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::broadcast::error::RecvError;
 
+use super::web::LoginLinks;
 use super::{Verdict, apply};
 use crate::intent::IntentBoard;
 use crate::store::Approvals;
@@ -68,6 +71,8 @@ pub enum Request {
     },
     /// Every pending approval, then every change.
     Watch,
+    /// A one-time login link to the approval page.
+    Open,
     /// The user's stated intent.
     Context {
         /// What the user asked for.
@@ -100,6 +105,7 @@ impl ControlSocket {
         store: Arc<dyn Approvals>,
         whitelist: Arc<Whitelist>,
         intents: Arc<IntentBoard>,
+        links: Arc<LoginLinks>,
     ) -> io::Result<ControlSocket> {
         if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty() && !dir.exists()) {
             std::fs::create_dir_all(dir)?;
@@ -118,8 +124,9 @@ impl ControlSocket {
                 match listener.accept().await {
                     Ok((stream, _)) => {
                         let (store, whitelist, intents) = (store.clone(), whitelist.clone(), intents.clone());
+                        let links = links.clone();
                         let peer = peer_name(&stream);
-                        tokio::spawn(async move { serve(stream, peer, store, whitelist, intents).await });
+                        tokio::spawn(async move { serve(stream, peer, store, whitelist, (intents, links)).await });
                     }
                     Err(err) => {
                         tracing::warn!("control socket: {err}");
@@ -170,7 +177,7 @@ async fn serve(
     peer: String,
     store: Arc<dyn Approvals>,
     whitelist: Arc<Whitelist>,
-    intents: Arc<IntentBoard>,
+    (intents, links): (Arc<IntentBoard>, Arc<LoginLinks>),
 ) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read);
@@ -191,6 +198,10 @@ async fn serve(
                 watch(&mut write, store.as_ref()).await;
                 return;
             }
+            Ok(Request::Open) => match links.mint() {
+                Some(url) => self::line(json!({"ok": true, "url": url})),
+                None => answer_error("this Warden has no approval page (approval.listen)"),
+            },
             Ok(request) => handle(request, &peer, store.as_ref(), &whitelist, &intents),
         };
         if write.write_all(answer.as_bytes()).await.is_err() {
@@ -216,7 +227,7 @@ fn handle(request: Request, peer: &str, store: &dyn Approvals, whitelist: &White
             intents.set(message, source.unwrap_or_else(|| "cli".into()));
             return line(json!({"ok": true}));
         }
-        Request::Watch => return answer_error("watch is answered elsewhere"),
+        Request::Watch | Request::Open => return answer_error("answered elsewhere"),
         Request::Revoke { grant, by: who } => {
             return match whitelist.revoke(&grant, &by(who)) {
                 Some(grant) => line(json!({"ok": true, "grant": grant})),

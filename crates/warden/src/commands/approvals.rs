@@ -55,7 +55,38 @@ pub async fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
             decide(&socket, Request::Deny { id, reason, by: Some(user()) }).await
         }
         ApprovalsCommand::Watch { socket } => watch(&socket).await,
+        ApprovalsCommand::Open { socket, print } => {
+            let answer = ask(&socket, &Request::Open).await?;
+            let url = answer["url"].as_str().context("the answer carries no link")?.to_owned();
+            if print || !open_in_browser(&url) {
+                println!("{url}");
+                eprintln!(
+                    "open this link within {} s; it logs in once",
+                    warden_approval::channels::web::LINK_LIFETIME.as_secs()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+/// Opens `url` in the desktop's browser (`$BROWSER`, `xdg-open` or
+/// `open`); whether one started.
+fn open_in_browser(url: &str) -> bool {
+    let browser = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty());
+    let candidates = browser.into_iter().chain(["xdg-open".to_owned(), "open".to_owned()]);
+    for program in candidates {
+        let started = std::process::Command::new(&program)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        if started.is_ok() {
+            return true;
+        }
+    }
+    false
 }
 
 /// Runs `warden context set`.
@@ -157,7 +188,7 @@ async fn ask(args: &SocketArgs, request: &Request) -> anyhow::Result<Value> {
             answers.iter().find(|(_, answer)| holds(answer, "pending", id) || holds(answer, "recent", id))
         }
         Request::Revoke { grant, .. } => answers.iter().find(|(_, answer)| holds(answer, "grants", grant)),
-        Request::Watch | Request::Context { .. } => None,
+        Request::Watch | Request::Context { .. } | Request::Open => None,
     };
     let path = target.map(|(path, _)| path.clone()).unwrap_or(primary);
     ask_socket(&path, request).await
@@ -196,7 +227,9 @@ async fn ask_page(url: &str, token: Option<&str>, request: &Request) -> anyhow::
             (Some(format!("/api/approvals/{id}/deny")), serde_json::json!({"reason": reason, "digest": digest}))
         }
         Request::Revoke { grant, .. } => (Some(format!("/api/grants/{grant}/revoke")), Value::Null),
-        Request::Watch | Request::Context { .. } => bail!("this needs the local socket of the Warden (not --url)"),
+        Request::Watch | Request::Context { .. } | Request::Open => {
+            bail!("this needs the local socket of the Warden (not --url)")
+        }
     };
     static PROVIDER: std::sync::Once = std::sync::Once::new();
     // Another part of the program may have installed one already: fine.

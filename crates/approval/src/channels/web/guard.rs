@@ -180,12 +180,18 @@ impl Guard {
             return None;
         };
         self.throttle.succeeded(ip);
+        Some(self.open_session(name))
+    }
+
+    /// A new session for the holder of token `name` (`None`: the unnamed
+    /// token, or a one-time link): its `Set-Cookie` value.
+    pub fn open_session(&self, name: Option<String>) -> String {
         let session = format!("{}{}", random(), random());
         let mut sessions = self.lock();
         let now = Instant::now();
         sessions.retain(|_, session| session.ends > now);
         sessions.insert(session.clone(), Session { csrf: random(), ends: now + SESSION_LIFETIME, name });
-        Some(format!("{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}", SESSION_LIFETIME.as_secs()))
+        format!("{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}", SESSION_LIFETIME.as_secs())
     }
 
     /// Ends the request's session.

@@ -19,8 +19,10 @@
 //!   the page's own POSTs, which the Origin check refuses.)
 
 mod guard;
+mod links;
 
 pub use guard::token_bits;
+pub use links::{LINK_LIFETIME, LoginLinks};
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -67,6 +69,7 @@ struct Web {
     store: Arc<dyn Approvals>,
     whitelist: Arc<Whitelist>,
     guard: Guard,
+    links: Arc<LoginLinks>,
 }
 
 /// Serves the page on `listener` until the task is dropped.
@@ -75,11 +78,14 @@ pub fn serve(
     store: Arc<dyn Approvals>,
     whitelist: Arc<Whitelist>,
     settings: WebSettings,
+    links: Arc<LoginLinks>,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let bound = listener.local_addr()?;
+    links.set_page(format!("http://{bound}/"));
     let web = Arc::new(Web {
         store,
         whitelist,
+        links,
         guard: Guard {
             token: settings.token,
             tokens: settings.tokens,
@@ -94,6 +100,7 @@ pub fn serve(
         .route("/page.css", get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], CSS) }))
         .route("/page.js", get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], JS) }))
         .route("/login", post(login))
+        .route("/login/{code}", get(login_link))
         .route("/logout", post(logout))
         .route("/api/approvals", get(list))
         .route("/api/events", get(events))
@@ -179,6 +186,27 @@ async fn login(
         let page = LOGIN.replace("<!--ERROR-->", r#"<p class="error" role="alert">That token is not valid.</p>"#);
         return (StatusCode::UNAUTHORIZED, html(page)).into_response();
     };
+    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// A one-time link from `warden approvals open`: used once, within a
+/// minute, it logs the browser in.
+async fn login_link(State(web): State<Arc<Web>>, Path(code): Path<String>, headers: HeaderMap) -> Response {
+    if let Err(refusal) = web.guard.host(&headers) {
+        return refusal.into_response();
+    }
+    if !web.links.redeem(&code) {
+        let page = LOGIN.replace(
+            "<!--ERROR-->",
+            r#"<p class="error" role="alert">That link was used already or is too old: run <code>warden approvals open</code> again.</p>"#,
+        );
+        return (StatusCode::FORBIDDEN, html(page)).into_response();
+    }
+    let cookie = web.guard.open_session(None);
     let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, value);

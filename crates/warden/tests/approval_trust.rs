@@ -129,10 +129,14 @@ async fn a_long_argument_wraps_inside_the_visible_box_and_a_huge_one_says_what_i
         "1".repeat(20)
     );
     assert!(sql.len() >= 227, "{}", sql.len());
-    let first = echo(&mut client, json!({"text": sql}));
+    // A value that would pose as another member, with a direction override.
+    let label = "a\", \"reviewed\": \"yes\u{202e}";
+    let first = echo(&mut client, json!({"text": sql, "label": label}));
     pending(&dir, 1);
     let mut browser = logged_in(&url, 900, 700).await;
     browser.wait_until("document.querySelector('article.pending pre')").await;
+    let shown = browser.eval("document.querySelector('article.pending pre').innerText").await;
+    assert!(shown.as_str().unwrap().contains(r#""label": "a\", \"reviewed\": \"yes\u202e""#), "{shown}");
     let geometry = browser.eval(TAIL_IN_VIEW).await;
     let (pre, tail) = (&geometry["pre"], &geometry["tail"]);
     assert_eq!(geometry["scroll"], true, "nothing scrolls sideways: {geometry}");

@@ -31,17 +31,25 @@ function when(ms) {
   return new Date(ms).toLocaleTimeString();
 }
 
-// Characters that move, hide or reorder text are drawn as visible escapes.
-const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+// Characters that move, hide or reorder text are drawn as visible escapes;
+// inside quoted strings, quotes and backslashes are escaped as in JSON, so
+// no value can pose as more members.
+const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|["\\]/g;
 
-function visible(text) {
+function visible(text, quoted) {
   const out = [];
   let at = 0;
   for (const match of text.matchAll(HIDDEN)) {
+    const c = match[0];
+    if (!quoted && (c === "\"" || c === "\\")) continue;
     if (match.index > at) out.push(text.slice(at, match.index));
-    const code = match[0].codePointAt(0).toString(16).padStart(4, "0");
-    out.push(el("span", { class: "esc", title: "an invisible or control character" }, `\\u${code}`));
-    at = match.index + match[0].length;
+    if (c === "\"" || c === "\\") {
+      out.push(el("span", { class: "q" }, `\\${c}`));
+    } else {
+      const code = c.codePointAt(0).toString(16).padStart(4, "0");
+      out.push(el("span", { class: "esc", title: "an invisible or control character" }, `\\u${code}`));
+    }
+    at = match.index + c.length;
   }
   if (at < text.length) out.push(text.slice(at));
   return out;
@@ -51,13 +59,13 @@ function visible(text) {
 function plain(text) {
   const span = el("span", { class: "str" });
   if (text.length <= SHOW_CHARS) {
-    span.append(...visible(text));
+    span.append(...visible(text, true));
     return span;
   }
   const rest = text.length - SHOW_CHARS;
   const more = el("button", { type: "button", class: "more" }, `${rest} more characters / show all`);
-  more.addEventListener("click", () => { span.replaceChildren(...visible(text)); });
-  span.append(...visible(text.slice(0, SHOW_CHARS)), "… ", more);
+  more.addEventListener("click", () => { span.replaceChildren(...visible(text, true)); });
+  span.append(...visible(text.slice(0, SHOW_CHARS), true), "… ", more);
   return span;
 }
 
@@ -65,7 +73,7 @@ function secret(part) {
   const length = [...part.secret].length;
   const marker = el("button", { type: "button", class: "secret", "aria-label": `masked ${part.kind}, ${length} characters: show it` },
     `[${part.kind}: ${length} chars, show]`);
-  marker.addEventListener("click", () => marker.replaceWith(el("span", { class: "revealed", title: `${part.kind}, revealed` }, ...visible(part.secret))));
+  marker.addEventListener("click", () => marker.replaceWith(el("span", { class: "revealed", title: `${part.kind}, revealed` }, ...visible(part.secret, true))));
   return marker;
 }
 
@@ -90,7 +98,7 @@ function tree(value, pointer, masked, depth) {
     const out = ["{\n"];
     keys.forEach((key, i) => {
       const escaped = key.replace(/~/g, "~0").replace(/\//g, "~1");
-      out.push(pad + "  ", el("span", { class: "key" }, "\"", ...visible(key), "\""), ": ",
+      out.push(pad + "  ", el("span", { class: "key" }, "\"", ...visible(key, true), "\""), ": ",
         ...tree(value[key], `${pointer}/${escaped}`, masked, depth + 1), i + 1 < keys.length ? ",\n" : "\n");
     });
     out.push(pad + "}");

@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use anyhow::{Context, bail};
 use warden_approval::channels::auto::AutoChannel;
 use warden_approval::channels::socket::ControlSocket;
-use warden_approval::channels::web::{LoginLinks, WebSettings};
+use warden_approval::channels::web::{LoginLinks, Peers, WebSettings};
 use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings, Whitelist};
 use warden_autoapprove::{Api, ApiKey, AutoApprover, Settings};
 use warden_config::{ApprovalConfig, AutoApproverConfig, Config, ModelApi};
@@ -96,7 +96,16 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
     }
     let by_socket = format!("with `warden approvals approve {{id}}` (socket {})", path.display());
     let (page, hint) = match &settings.listen {
-        Some(listen) => match start_page(listen, settings, store.clone(), whitelist.clone(), links.clone()).await {
+        Some(listen) => match start_page(
+            listen,
+            settings,
+            store.clone(),
+            whitelist.clone(),
+            links.clone(),
+            Peers { primary: primary.clone(), own: path.clone() },
+        )
+        .await
+        {
             Ok((url, task)) => (Some(AbortOnDrop(task)), format!("at {url} or with `warden approvals approve {{id}}`")),
             // The page's port is taken (by another Warden on this config):
             // serve MCP anyway; this Warden's calls are decided with the CLI.
@@ -148,37 +157,7 @@ async fn close_dangling(config: &Config, audit: &Option<Arc<dyn Audit>>) {
     }
 }
 
-/// The socket a second Warden uses when `path` is taken:
-/// `approvals.sock` → `approvals-<pid>.sock`, beside it.
-pub fn sibling_socket(path: &std::path::Path, pid: u32) -> PathBuf {
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "approvals".into());
-    path.with_file_name(format!("{stem}-{pid}.sock"))
-}
-
-/// The sockets of other Wardens beside `path` (see [`sibling_socket`]).
-pub fn sibling_sockets(path: &std::path::Path) -> Vec<PathBuf> {
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "approvals".into());
-    let prefix = format!("{stem}-");
-    let Some(dir) = path.parent().map(|dir| if dir.as_os_str().is_empty() { std::path::Path::new(".") } else { dir })
-    else {
-        return Vec::new();
-    };
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|candidate| {
-            candidate.file_name().and_then(|n| n.to_str()).is_some_and(|name| {
-                name.strip_prefix(&prefix)
-                    .and_then(|rest| rest.strip_suffix(".sock"))
-                    .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
-            })
-        })
-        .collect();
-    found.sort();
-    found
-}
+pub use warden_approval::channels::socket::{sibling_socket, sibling_sockets};
 
 fn is_addr_in_use(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
@@ -193,6 +172,7 @@ async fn start_page(
     store: Arc<MemoryStore>,
     whitelist: Arc<Whitelist>,
     links: Arc<LoginLinks>,
+    peers: Peers,
 ) -> anyhow::Result<(String, tokio::task::JoinHandle<()>)> {
     // A bare port means loopback, as for --http.
     let wanted: SocketAddr = match listen.parse::<u16>() {
@@ -225,6 +205,7 @@ async fn start_page(
         token: token.clone(),
         tokens: settings.tokens.iter().map(|(name, token)| (name.clone(), token.clone())).collect(),
         allowed_hosts: settings.allowed_hosts.clone(),
+        peers: Some(peers),
     };
     let (bound, task) = warden_approval::channels::web::serve(listener, store, whitelist, web, links)?;
     let url = format!("http://{bound}/");

@@ -483,13 +483,32 @@ fn three_wardens_on_one_config_all_serve_and_one_list_shows_every_pending_call()
     for (n, client) in wardens.iter_mut().enumerate().skip(1) {
         calls.push(echo(client, json!({"text": format!("DROP TABLE from_warden_{n}")})));
     }
-    // One list, whichever Warden holds the call.
+    // One list, whichever Warden holds the call: on the CLI and on the
+    // first Warden's page.
     let listed = pending(&dir, 3);
+    let addr = format!("127.0.0.1:{port}");
+    let bearer = format!("Bearer {TOKEN}");
+    let page = send(&addr, "GET", "/api/approvals", &[("authorization", &bearer)], b"").body();
+    let page: Value = serde_json::from_str(&page).unwrap();
+    assert_eq!(page["pending"].as_array().map(Vec::len), Some(3), "{page}");
     for n in (0..3).rev() {
         let text = format!("DROP TABLE from_warden_{n}");
         let approval = listed.iter().find(|a| a["arguments"]["text"] == text.as_str()).expect("listed");
-        let (ok, said) = approvals(&dir, &["approve", &approval["id"].as_str().unwrap()[..8]]);
-        assert!(ok, "{said}");
+        let id = approval["id"].as_str().unwrap();
+        if n == 2 {
+            // The third Warden's call, approved on the first one's page,
+            // with the digest of what it showed and only with that.
+            let path = format!("/api/approvals/{id}/approve");
+            let wrong = json!({"digest": "0".repeat(64)}).to_string();
+            let refused = send(&addr, "POST", &path, &[("authorization", &bearer)], wrong.as_bytes());
+            assert_eq!(refused.status, 409);
+            let body = json!({"digest": approval["argsDigest"]}).to_string();
+            let answer = send(&addr, "POST", &path, &[("authorization", &bearer)], body.as_bytes());
+            assert_eq!(answer.status, 200);
+        } else {
+            let (ok, said) = approvals(&dir, &["approve", &id[..8]]);
+            assert!(ok, "{said}");
+        }
         assert_eq!(wardens[n].response(&calls[n])["result"]["content"][0]["text"], text.as_str());
     }
     let withdrawn = support::approvals::audit_records(&dir)

@@ -276,3 +276,35 @@ fn line(value: serde_json::Value) -> String {
 fn answer_error(message: &str) -> String {
     line(json!({"ok": false, "error": message}))
 }
+
+/// The socket a second Warden uses when `path` is taken:
+/// `approvals.sock` → `approvals-<pid>.sock`, beside it.
+pub fn sibling_socket(path: &Path, pid: u32) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "approvals".into());
+    path.with_file_name(format!("{stem}-{pid}.sock"))
+}
+
+/// The sockets of other Wardens beside `path` (see [`sibling_socket`]).
+pub fn sibling_sockets(path: &Path) -> Vec<PathBuf> {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "approvals".into());
+    let prefix = format!("{stem}-");
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|candidate| {
+            candidate.file_name().and_then(|n| n.to_str()).is_some_and(|name| {
+                name.strip_prefix(&prefix)
+                    .and_then(|rest| rest.strip_suffix(".sock"))
+                    .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+            })
+        })
+        .collect();
+    found.sort();
+    found
+}

@@ -20,9 +20,11 @@
 
 mod guard;
 mod links;
+mod peers;
 
 pub use guard::token_bits;
 pub use links::{LINK_LIFETIME, LoginLinks};
+pub use peers::Peers;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -62,6 +64,8 @@ pub struct WebSettings {
     pub tokens: Vec<(String, String)>,
     /// `Host` values accepted besides loopback names and the bound address.
     pub allowed_hosts: Vec<String>,
+    /// Other Wardens on the same config, whose calls the page shows too.
+    pub peers: Option<Peers>,
 }
 
 /// The shared state of the page's handlers.
@@ -70,6 +74,7 @@ struct Web {
     whitelist: Arc<Whitelist>,
     guard: Guard,
     links: Arc<LoginLinks>,
+    peers: Option<Peers>,
 }
 
 /// Serves the page on `listener` until the task is dropped.
@@ -86,6 +91,7 @@ pub fn serve(
         store,
         whitelist,
         links,
+        peers: settings.peers,
         guard: Guard {
             token: settings.token,
             tokens: settings.tokens,
@@ -258,9 +264,24 @@ async fn list(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
             value
         })
         .collect();
+    let mut pending = pending;
+    let mut recent: Vec<serde_json::Value> =
+        web.store.recent().into_iter().map(|a| serde_json::to_value(a).unwrap_or_default()).collect();
+    // Other Wardens' calls, on the same page.
+    if let Some(peers) = &web.peers {
+        for (_, answer) in peers.lists().await {
+            for item in answer["pending"].as_array().into_iter().flatten() {
+                let Ok(approval) = serde_json::from_value::<crate::Approval>(item.clone()) else { continue };
+                let mut value = item.clone();
+                value["sessionScope"] = json!(Whitelist::prepare(&approval, "").scope());
+                pending.push(value);
+            }
+            recent.extend(answer["recent"].as_array().into_iter().flatten().cloned());
+        }
+    }
     let body = json!({
         "pending": pending,
-        "recent": web.store.recent(),
+        "recent": recent,
         "grants": grants,
         "nowMs": millis(std::time::SystemTime::now()),
     });
@@ -343,7 +364,9 @@ async fn decide(
                 "the digest does not match this approval's arguments: nothing was decided",
             );
         }
-        Err(crate::DecideError::Unknown(id)) => return refuse(StatusCode::NOT_FOUND, &format!("no approval {id}")),
+        Err(crate::DecideError::Unknown(id)) => {
+            return decide_on_peer(&web, &id, &digest, (approve, remember, body.reason), &who.name()).await;
+        }
         Err(err) => return refuse(StatusCode::CONFLICT, &err.to_string()),
     }
     let reason = body.reason;
@@ -356,6 +379,39 @@ async fn decide(
         Err(crate::DecideError::Unknown(id)) => refuse(StatusCode::NOT_FOUND, &format!("no approval {id}")),
         Err(err) => refuse(StatusCode::CONFLICT, &err.to_string()),
     }
+}
+
+/// Passes a decision on to the other Warden that holds approval `id`,
+/// after the same digest check.
+async fn decide_on_peer(
+    web: &Web,
+    id: &str,
+    digest: &str,
+    (approve, remember, reason): (bool, bool, Option<String>),
+    by: &str,
+) -> Response {
+    let Some(peers) = &web.peers else { return refuse(StatusCode::NOT_FOUND, &format!("no approval {id}")) };
+    for (path, answer) in peers.lists().await {
+        let held = answer["pending"].as_array().into_iter().flatten().find(|item| item["id"] == id).cloned();
+        let Some(held) = held else { continue };
+        if !crate::channels::same_digest(held["argsDigest"].as_str().unwrap_or_default(), digest) {
+            return refuse(
+                StatusCode::CONFLICT,
+                "the digest does not match this approval's arguments: nothing was decided",
+            );
+        }
+        let by = Some(by.to_owned());
+        let request = if approve {
+            crate::channels::socket::Request::Approve { id: id.to_owned(), by, remember }
+        } else {
+            crate::channels::socket::Request::Deny { id: id.to_owned(), reason, by }
+        };
+        return match peers::ask(&path, &request).await {
+            Ok(answer) => ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response(),
+            Err(err) => refuse(StatusCode::CONFLICT, &err),
+        };
+    }
+    refuse(StatusCode::NOT_FOUND, &format!("no approval {id}"))
 }
 
 async fn revoke(State(web): State<Arc<Web>>, Path(id): Path<String>, headers: HeaderMap) -> Response {

@@ -316,5 +316,7 @@ setInterval(() => {
   }
   sweep();
 }, 1000);
+// Other Wardens on this config send no events here: look again now and then.
+setInterval(() => refresh(), 3000);
 refresh();
 live();

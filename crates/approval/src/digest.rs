@@ -1,17 +1,11 @@
 //! The digest that binds an approval to the exact arguments of its call.
 
-use serde_json::Value;
-
 /// Hex SHA-256 of the canonical form of `arguments` (JSON text): object
 /// keys sorted, no whitespace (as pins canonicalise tool definitions).
 /// Arguments that are not JSON are hashed as they are; none hash as `null`.
+/// The same digest as the audit records' `argumentsDigest`.
 pub fn args_digest(arguments: Option<&str>) -> String {
-    let canonical = match arguments.map(serde_json::from_str::<Value>) {
-        None => "null".to_owned(),
-        Some(Ok(value)) => warden_pins::canonical_text(&value),
-        Some(Err(_)) => arguments.unwrap_or_default().to_owned(),
-    };
-    warden_audit::sha256_hex(canonical.as_bytes())
+    warden_audit::arguments_digest(arguments)
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 
 pub mod channels;
 mod digest;
+pub mod display;
 mod intent;
 pub mod record;
 mod service;

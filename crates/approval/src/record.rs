@@ -8,18 +8,25 @@ use serde_json::Value;
 use crate::state::State;
 
 /// One approval: what was asked, by whom, and what became of it. This is
-/// what every channel shows a person (arguments redacted).
+/// what every channel shows a person: the exact arguments, with the
+/// secret-like spans in them listed in `masked` for display as markers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Approval {
-    /// Unguessable (UUID v4): knowing it is what lets a channel decide.
+    /// Unguessable (128 random bits, 32 hex digits; see [`random_id`]).
     pub id: String,
     /// The upstream server.
     pub server: String,
     /// The tool, as the server names it.
     pub tool: String,
-    /// The call's arguments, redacted, for display.
+    /// The call's arguments, exactly as they will run (never redacted: a
+    /// person must see every byte that reaches the server).
     pub arguments: Value,
+    /// The strings of `arguments` with secret-like spans, which a page or
+    /// terminal draws as markers (kind and length) until revealed. Empty
+    /// when redaction is off.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub masked: Vec<crate::display::Masked>,
     /// Hex SHA-256 of the canonical arguments: what was shown is what runs.
     pub args_digest: String,
     /// The resources the call names (its path and URL role values).
@@ -88,4 +95,13 @@ impl Approval {
 /// `time` in milliseconds since the Unix epoch.
 pub fn millis(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// 128 random bits as 32 hex digits, from the system's generator. (A UUID
+/// v4 has 122: its version and variant bits are fixed. Two of them, one
+/// turned by 64 bits, cover each other's fixed bits.)
+pub fn random_id() -> String {
+    let a = uuid::Uuid::new_v4().as_u128();
+    let b = uuid::Uuid::new_v4().as_u128();
+    format!("{:032x}", a ^ b.rotate_left(64))
 }

@@ -25,10 +25,15 @@ pub struct ServiceSettings {
     pub hint: String,
     /// A short digest of the policy in force.
     pub policy_version: String,
-    /// Redact arguments before any channel shows them.
+    /// Mark secret-like spans in the arguments shown (the page and the CLI
+    /// draw them as markers with a kind and a length; nothing is removed).
     pub redact: bool,
     /// Ask clients that can show forms, by elicitation.
     pub elicitation: bool,
+    /// Print a line on stderr for each call that waits: what, where to
+    /// decide, and how long is left (clients under stdio keep stderr in
+    /// their MCP log, where a person can find it).
+    pub announce: bool,
 }
 
 /// Opens approvals in a store and waits for their decisions.
@@ -58,20 +63,19 @@ impl Service {
 
     /// The record for `ask`, pending.
     fn record(&self, ask: &Ask<'_>, timeout: Duration) -> Approval {
-        let mut arguments = match ask.call.arguments.map(serde_json::from_str::<Value>) {
+        let arguments = match ask.call.arguments.map(serde_json::from_str::<Value>) {
             None => Value::Null,
             Some(Ok(value)) => value,
             Some(Err(_)) => Value::String(ask.call.arguments.unwrap_or_default().to_owned()),
         };
-        if self.settings.redact {
-            warden_audit::redact_value(&mut arguments);
-        }
+        let masked = if self.settings.redact { crate::display::masks(&arguments) } else { Vec::new() };
         let now = SystemTime::now();
         Approval {
-            id: uuid::Uuid::new_v4().simple().to_string(),
+            id: crate::record::random_id(),
             server: ask.call.server.to_owned(),
             tool: ask.call.name.to_owned(),
             arguments,
+            masked,
             args_digest: args_digest(ask.call.arguments),
             identifiers: ask.escalation.identifiers.clone(),
             rule: ask.rule.to_owned(),
@@ -108,8 +112,24 @@ impl Approver for Service {
             reason: approval.reason.clone(),
             identifiers: ask.escalation.identifiers.clone(),
         });
-        let covering =
-            self.whitelist.covering(&approval.session, &approval.server, &approval.tool, &approval.identifiers);
+        let covering = self.whitelist.covering(&crate::whitelist::Covered {
+            session: &approval.session,
+            server: &approval.server,
+            tool: &approval.tool,
+            rule: &approval.rule,
+            identifiers: &approval.identifiers,
+            arguments: &approval.arguments,
+        });
+        if self.settings.announce && covering.is_none() {
+            eprintln!(
+                "warden: approval {short} waits: {what} (rule {rule}); decide {hint} within {secs} s",
+                short = approval.short_id(),
+                what = crate::display::terminal_safe(&format!("{}/{}", approval.server, approval.tool), false),
+                rule = crate::display::terminal_safe(&approval.rule, false),
+                hint = ticket.hint,
+                secs = timeout.as_secs(),
+            );
+        }
         self.store.create(approval);
         if let Some(grant) = covering {
             let note = format!("whitelist entry {}: {}", grant.id, grant.scope());
@@ -157,9 +177,10 @@ impl Approver for Service {
 /// The longest argument summary, in characters.
 const SUMMARY_CHARS: usize = 400;
 
-/// `server/tool {redacted arguments}`, cut to [`SUMMARY_CHARS`].
+/// `server/tool {arguments}` (secrets as markers, terminal-safe), cut to
+/// [`SUMMARY_CHARS`] characters.
 fn summary(approval: &Approval) -> String {
-    let arguments = approval.arguments.to_string();
+    let arguments = crate::display::for_terminal(&approval.arguments, &approval.masked).to_string();
     let mut text = format!("{}/{} {arguments}", approval.server, approval.tool);
     if let Some((cut, _)) = text.char_indices().nth(SUMMARY_CHARS) {
         text.truncate(cut);

@@ -184,6 +184,7 @@ mod tests {
             server: "db".into(),
             tool: "query".into(),
             arguments: json!({"sql": "DROP TABLE t"}),
+            masked: Vec::new(),
             args_digest: "d".into(),
             identifiers: Vec::new(),
             rule: "r".into(),

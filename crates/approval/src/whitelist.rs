@@ -1,10 +1,13 @@
 //! The session whitelist: "approve this and calls like it for this
 //! session" (IronCurtain's `/approve+`). In memory, visible and revocable.
 //!
-//! An entry covers one session's calls of one server's tool whose resources
-//! all lie within what the approved call named: a path within the approved
-//! path's directory, a URL on the approved URL's host. An approved call
-//! that named no resource covers the tool with any arguments, and says so.
+//! An entry covers one session's calls of one server's tool, escalated by
+//! the same rule, whose resources all lie within what the approved call
+//! named (a path within the approved path's directory, a URL on the
+//! approved URL's host) and whose other arguments are exactly the approved
+//! call's. So a remembered `DROP TABLE t` never lets a `DROP DATABASE` or a
+//! call another rule escalated through. The entry states all of this in
+//! words ([`Grant::scope`]) before it is granted.
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -31,6 +34,15 @@ pub struct Grant {
     pub directories: Vec<String>,
     /// Hosts the call's URLs must be on.
     pub hosts: Vec<String>,
+    /// The rule that escalated the approved call: only calls it escalates
+    /// are covered.
+    #[serde(default)]
+    pub rule: String,
+    /// The arguments other than resources (top-level members not naming a
+    /// path or URL; all of them if the call named none), which a covered
+    /// call must have exactly.
+    #[serde(default)]
+    pub exact: serde_json::Map<String, serde_json::Value>,
     /// The approval it came from.
     pub from: String,
     /// Who granted it.
@@ -49,12 +61,31 @@ impl Grant {
         if !self.hosts.is_empty() {
             parts.push(format!("URLs on {}", self.hosts.join(", ")));
         }
-        let what = if parts.is_empty() { "any arguments".to_owned() } else { parts.join(" and ") };
-        format!("{}/{} in session {} with {what}", self.server, self.tool, self.session)
+        if !self.exact.is_empty() {
+            // Secrets as markers, and nothing a terminal would obey.
+            let exact = serde_json::Value::Object(self.exact.clone());
+            let shown = crate::display::for_terminal(&exact, &crate::display::masks(&exact));
+            let values: Vec<String> = shown
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(key, value)| if key.is_empty() { value.to_string() } else { format!("{key} = {value}") })
+                .collect();
+            parts.push(format!("exactly {}", values.join(", ")));
+        }
+        let what = if parts.is_empty() { "no arguments".to_owned() } else { parts.join(" and ") };
+        let rule = if self.rule.is_empty() { String::new() } else { format!(" escalated by rule {}", self.rule) };
+        format!("{}/{} in session {}{rule} with {what}", self.server, self.tool, self.session)
     }
 
-    fn covers(&self, session: &str, server: &str, tool: &str, identifiers: &[Identifier]) -> bool {
-        if (self.session.as_str(), self.server.as_str(), self.tool.as_str()) != (session, server, tool) {
+    fn covers(&self, call: &Covered<'_>) -> bool {
+        let Covered { session, server, tool, rule, identifiers, arguments } = *call;
+        if (self.session.as_str(), self.server.as_str(), self.tool.as_str(), self.rule.as_str())
+            != (session, server, tool, rule)
+        {
+            return false;
+        }
+        if non_resources(arguments, identifiers) != self.exact {
             return false;
         }
         let open = self.directories.is_empty() && self.hosts.is_empty();
@@ -69,6 +100,54 @@ impl Grant {
                 }
                 Identifier::Url(url) => host_of(url).is_some_and(|host| self.hosts.contains(&host)),
             })
+    }
+}
+
+/// A call asking whether an entry covers it.
+#[derive(Debug, Clone, Copy)]
+pub struct Covered<'a> {
+    /// Its session.
+    pub session: &'a str,
+    /// Its server.
+    pub server: &'a str,
+    /// Its tool.
+    pub tool: &'a str,
+    /// The rule that escalated it.
+    pub rule: &'a str,
+    /// The resources it names.
+    pub identifiers: &'a [Identifier],
+    /// Its arguments.
+    pub arguments: &'a serde_json::Value,
+}
+
+/// The members of `arguments` that name no resource: those whose value is
+/// not one of `identifiers` (nor a list of them). Arguments that are not an
+/// object count as one member, `""`.
+fn non_resources(
+    arguments: &serde_json::Value,
+    identifiers: &[Identifier],
+) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::Value;
+    let named = |value: &Value| {
+        let is_identifier = |text: &str| {
+            identifiers.iter().any(|identifier| match identifier {
+                Identifier::Path(path) | Identifier::Url(path) => path == text,
+            })
+        };
+        match value {
+            Value::String(text) => is_identifier(text),
+            Value::Array(items) => {
+                !items.is_empty() && items.iter().all(|item| item.as_str().is_some_and(is_identifier))
+            }
+            _ => false,
+        }
+    };
+    match arguments {
+        Value::Object(map) => {
+            map.iter().filter(|(_, value)| !named(value)).map(|(k, v)| (k.clone(), v.clone())).collect()
+        }
+        Value::Null => serde_json::Map::new(),
+        other => std::iter::once((String::new(), other.clone())).collect(),
     }
 }
 
@@ -132,6 +211,8 @@ impl Whitelist {
             tool: approval.tool.clone(),
             directories,
             hosts,
+            rule: approval.rule.clone(),
+            exact: non_resources(&approval.arguments, &approval.identifiers),
             from: approval.id.clone(),
             by: by.to_owned(),
             at_ms: millis(std::time::SystemTime::now()),
@@ -139,8 +220,8 @@ impl Whitelist {
     }
 
     /// The entry that covers this call, if any.
-    pub fn covering(&self, session: &str, server: &str, tool: &str, identifiers: &[Identifier]) -> Option<Grant> {
-        self.lock().iter().find(|grant| grant.covers(session, server, tool, identifiers)).cloned()
+    pub fn covering(&self, call: &Covered<'_>) -> Option<Grant> {
+        self.lock().iter().find(|grant| grant.covers(call)).cloned()
     }
 
     /// Removes entry `id` on behalf of `by`, and records that in the audit
@@ -231,6 +312,7 @@ mod tests {
             server: "fs".into(),
             tool: "read".into(),
             arguments: serde_json::Value::Null,
+            masked: Vec::new(),
             args_digest: String::new(),
             identifiers,
             rule: "r".into(),
@@ -256,9 +338,15 @@ mod tests {
             ]),
             "me",
         );
-        assert_eq!(grant.scope(), "fs/read in session s1 with paths within /srv/app and URLs on example.com");
-        let covered =
-            |session: &str, tool: &str, ids: Vec<Identifier>| list.covering(session, "fs", tool, &ids).is_some();
+        assert_eq!(
+            grant.scope(),
+            "fs/read in session s1 escalated by rule r with paths within /srv/app and URLs on example.com"
+        );
+        let covered = |session: &str, tool: &str, ids: Vec<Identifier>| {
+            let arguments = serde_json::Value::Null;
+            let call = Covered { session, server: "fs", tool, rule: "r", identifiers: &ids, arguments: &arguments };
+            list.covering(&call).is_some()
+        };
         assert!(covered("s1", "read", vec![Identifier::Path("/srv/app/b.txt".into())]));
         assert!(covered("s1", "read", vec![Identifier::Url("http://example.com/y".into())]));
         assert!(!covered("s1", "read", vec![Identifier::Path("/srv/app/../secret".into())]), "no climbing out");
@@ -270,7 +358,31 @@ mod tests {
         assert!(!covered("s1", "read", vec![Identifier::Path("/srv/app/b.txt".into())]), "revoked");
 
         let open = list.grant(&approved(vec![]), "me");
-        assert!(open.scope().ends_with("with any arguments"));
+        assert!(open.scope().ends_with("with no arguments"));
         assert!(covered("s1", "read", vec![]));
+    }
+
+    /// Issue 28: remembering `DROP TABLE tmp` let a `DROP DATABASE` (and a
+    /// TRUNCATE another rule escalated) through.
+    #[test]
+    fn a_grant_covers_only_its_rule_and_the_exact_other_arguments() {
+        let list = Whitelist::default();
+        let mut approval = approved(vec![Identifier::Path("/srv/app/a.sql".into())]);
+        approval.arguments = serde_json::json!({"file": "/srv/app/a.sql", "sql": "DROP TABLE tmp"});
+        let grant = list.grant(&approval, "me");
+        assert_eq!(
+            grant.scope(),
+            r#"fs/read in session s1 escalated by rule r with paths within /srv/app and exactly sql = "DROP TABLE tmp""#
+        );
+        let covered = |rule: &str, file: &str, sql: &str| {
+            let ids = vec![Identifier::Path(file.into())];
+            let arguments = serde_json::json!({"file": file, "sql": sql});
+            let call =
+                Covered { session: "s1", server: "fs", tool: "read", rule, identifiers: &ids, arguments: &arguments };
+            list.covering(&call).is_some()
+        };
+        assert!(covered("r", "/srv/app/b.sql", "DROP TABLE tmp"), "another file in the directory");
+        assert!(!covered("r", "/srv/app/a.sql", "DROP DATABASE production CASCADE"), "other SQL");
+        assert!(!covered("truncates", "/srv/app/a.sql", "DROP TABLE tmp"), "another rule");
     }
 }

@@ -33,8 +33,12 @@ use warden_gateway::pipeline::{Audit, AuditFuture, Record};
 
 pub use chain::{Broken, GENESIS, VerifyReport, sha256_hex, verify};
 pub use error::AuditError;
+pub use record::arguments_digest;
 pub use record::{ApprovalRecord, AuditRecord, AutoApproverRecord, Decision, OutcomeKind, VerdictKind};
-pub use redact::{SECRET, is_secret_key, redact_text, redact_value};
+pub use redact::{
+    SECRET, SECRET_VALUE_MAX_CHARS, SecretSpan, is_secret_key, redact_text, redact_value, secret_spans,
+    value_secret_spans,
+};
 pub use tail::{TailFilter, tail};
 
 use chain::Members;

@@ -44,6 +44,11 @@ pub struct AuditRecord {
     /// The request's arguments: the parsed JSON, redacted; `null` if there
     /// were none; a (redacted) string if the text was not valid JSON.
     pub arguments: Value,
+    /// Hex SHA-256 of the complete arguments before redaction, in canonical
+    /// form (see [`arguments_digest`]): what ran can always be proven, even
+    /// where `arguments` masks a secret. Absent when there were none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments_digest: Option<String>,
     /// What was decided.
     pub decision: Decision,
     /// How the request ended.
@@ -221,16 +226,20 @@ impl Entry {
     /// `prevHash` are left empty for the writer to fill in.
     pub(crate) fn into_record(self, redact: bool) -> AuditRecord {
         let text = |s: String| if redact { redact_text(&s).into_owned() } else { s };
-        let arguments = match self.arguments {
-            None => Value::Null,
+        let (arguments, arguments_digest) = match self.arguments {
+            None => (Value::Null, None),
             Some(raw) => match serde_json::from_str::<Value>(&raw) {
                 Ok(mut value) => {
+                    let digest = crate::sha256_hex(canonical_text(&value).as_bytes());
                     if redact {
                         redact_value(&mut value);
                     }
-                    value
+                    (value, Some(digest))
                 }
-                Err(_) => Value::String(text(raw)),
+                Err(_) => {
+                    let digest = crate::sha256_hex(raw.as_bytes());
+                    (Value::String(text(raw)), Some(digest))
+                }
             },
         };
         let decision = match self.verdict {
@@ -260,6 +269,7 @@ impl Entry {
             method: self.method,
             name: text(self.name),
             arguments,
+            arguments_digest,
             decision,
             outcome,
             outcome_detail,
@@ -280,4 +290,34 @@ fn unsealed(seq: &u64) -> bool {
 /// `now` as RFC 3339 in UTC with milliseconds: `2026-05-01T09:30:12.345Z`.
 pub(crate) fn timestamp(now: SystemTime) -> String {
     humantime::format_rfc3339_millis(now).to_string()
+}
+
+/// Hex SHA-256 of the canonical form of `arguments` (JSON text): object
+/// keys sorted, no whitespace. Arguments that are not JSON are hashed as
+/// they are; none hash as `null`. An approval's `argsDigest` and a record's
+/// `argumentsDigest` are this.
+pub fn arguments_digest(arguments: Option<&str>) -> String {
+    let canonical = match arguments.map(serde_json::from_str::<Value>) {
+        None => "null".to_owned(),
+        Some(Ok(value)) => canonical_text(&value),
+        Some(Err(_)) => arguments.unwrap_or_default().to_owned(),
+    };
+    crate::sha256_hex(canonical.as_bytes())
+}
+
+/// Compact JSON with keys sorted, whatever map type serde_json was built with.
+fn canonical_text(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let members: Vec<String> = keys
+                .into_iter()
+                .map(|key| format!("{}:{}", Value::String(key.clone()), canonical_text(&map[key])))
+                .collect();
+            format!("{{{}}}", members.join(","))
+        }
+        Value::Array(items) => format!("[{}]", items.iter().map(canonical_text).collect::<Vec<_>>().join(",")),
+        other => other.to_string(),
+    }
 }

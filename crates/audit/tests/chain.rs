@@ -45,6 +45,7 @@ async fn lines_have_the_documented_format_and_chain() {
             "method",
             "name",
             "arguments",
+            "argumentsDigest",
             "decision",
             "outcome",
             "durationMs",

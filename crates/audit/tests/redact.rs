@@ -118,8 +118,8 @@ fn pem_private_keys_are_masked_across_lines() {
     assert_eq!(redact_text(plain), "[REDACTED:private-key]");
     let openssh = "k: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----";
     assert_eq!(redact_text(openssh), "k: [REDACTED:private-key]");
-    // Cut off before its END line: masked to the end.
-    assert_eq!(redact_text("x -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE"), "x [REDACTED:private-key]");
+    // Cut off before its END line: the header alone is masked, the rest shows.
+    assert_eq!(redact_text("x -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE"), "x [REDACTED:private-key]\nMHcCAQEE");
     // A public key or certificate is not a secret.
     let public = "-----BEGIN PUBLIC KEY-----\nMIIBIjAN\n-----END PUBLIC KEY-----";
     assert_eq!(redact_text(public), public);
@@ -185,4 +185,46 @@ fn ordinary_text_is_left_alone() {
     ] {
         assert_eq!(redact_text(text), text);
     }
+}
+
+/// The report of issue 28: a fake key header hid a payload from the
+/// approver and the audit. A mask never reaches past the secret's own span.
+#[test]
+fn a_mask_never_reaches_past_the_secret_it_hides() {
+    let payload = "DROP TABLE tmp_import; -- -----BEGIN PRIVATE KEY-----\nDROP DATABASE production;";
+    assert_eq!(redact_text(payload), "DROP TABLE tmp_import; -- [REDACTED:private-key]\nDROP DATABASE production;");
+    // A header and an END line around text that is no key body: the header
+    // alone is masked.
+    let wrapped = "-----BEGIN PRIVATE KEY-----\nDROP DATABASE production;\n-----END PRIVATE KEY-----";
+    assert!(redact_text(wrapped).contains("DROP DATABASE production;"), "{}", redact_text(wrapped));
+    // Base64-looking lines that are no DER structure stay visible too.
+    let fake = "-----BEGIN PRIVATE KEY-----\n/sbin/reboot\n-----END PRIVATE KEY-----";
+    assert!(redact_text(fake).contains("/sbin/reboot"), "{}", redact_text(fake));
+    // A quoted password is one line at most.
+    let quoted = "password: \"x\nDROP DATABASE production\"";
+    assert!(redact_text(quoted).contains("DROP DATABASE production"), "{}", redact_text(quoted));
+    // A value under a secret-named key is masked whole only when it could be one.
+    let long = format!("hunter2 {}; DROP DATABASE production", "x".repeat(300));
+    let out = {
+        let mut value = json!({"password": "line one\nDROP DATABASE production", "token": long});
+        redact_value(&mut value);
+        value
+    };
+    assert_eq!(out["password"], "line one\nDROP DATABASE production");
+    assert!(out["token"].as_str().unwrap().ends_with("DROP DATABASE production"));
+    // Spans are bounded and ordered; overlapping rules make one span.
+    let text = format!("token={JWT} then {GITHUB}");
+    let spans = warden_audit::secret_spans(&text);
+    assert_eq!(spans.len(), 2, "{spans:?}");
+    assert_eq!(&text[spans[0].start..spans[0].end], JWT);
+    assert_eq!(&text[spans[1].start..spans[1].end], GITHUB);
+}
+
+#[test]
+fn every_record_keeps_the_digest_of_the_complete_arguments() {
+    // The digest is of the canonical form: key order and spaces do not matter.
+    let a = warden_audit::arguments_digest(Some(r#"{"b": 1, "a": "sk-ant-api03-abcdefghijklmnopqrstuvwxyz"}"#));
+    let b = warden_audit::arguments_digest(Some(r#"{"a":"sk-ant-api03-abcdefghijklmnopqrstuvwxyz","b":1}"#));
+    assert_eq!(a, b);
+    assert_ne!(a, warden_audit::arguments_digest(Some(r#"{"a":"[REDACTED:api-key]","b":1}"#)));
 }

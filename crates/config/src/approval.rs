@@ -22,10 +22,15 @@ pub struct ApprovalConfig {
     /// loopback). No page when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub listen: Option<String>,
-    /// The page's login token (`${VAR}` expanded; at least 16 characters).
-    /// When absent, a random one is printed at start.
+    /// The page's login token (`${VAR}` expanded; at least 128 bits, e.g.
+    /// 22 random letters and digits). When absent (and no `tokens`), a
+    /// random one is printed at start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
+    /// Named login tokens (`{alice: ${ALICE_TOKEN}}`), each at least 128
+    /// bits: a decision is recorded as made by the name.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tokens: std::collections::BTreeMap<String, String>,
     /// `Host` values the page accepts besides loopback names and its own
     /// address (for a page reached through a proxy).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -50,6 +55,7 @@ impl Default for ApprovalConfig {
             socket: None,
             listen: None,
             token: None,
+            tokens: std::collections::BTreeMap::new(),
             allowed_hosts: Vec::new(),
             elicitation: false,
             exchange_dir: None,

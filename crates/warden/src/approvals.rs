@@ -10,17 +10,20 @@ use std::net::SocketAddr;
 use anyhow::{Context, bail};
 use warden_approval::channels::auto::AutoChannel;
 use warden_approval::channels::socket::ControlSocket;
-use warden_approval::channels::web::WebSettings;
+use warden_approval::channels::web::{LoginLinks, Peers, WebSettings};
 use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings, Whitelist};
 use warden_autoapprove::{Api, ApiKey, AutoApprover, Settings};
 use warden_config::{ApprovalConfig, AutoApproverConfig, Config, ModelApi};
 use warden_gateway::pipeline::{Approver, Audit};
 
+mod dangling;
+
 /// Approvals while Warden serves; the channels stop when it is dropped.
 pub struct Running {
     service: Arc<Service>,
-    /// The control socket, unless another Warden holds it.
-    _socket: Option<ControlSocket>,
+    /// The control socket (beside another Warden's, if that one holds the
+    /// configured path).
+    _socket: ControlSocket,
     /// The approval page, if configured.
     _page: Option<AbortOnDrop>,
     /// The exchange directory, if configured.
@@ -57,31 +60,64 @@ fn state_dir(config: &Config) -> PathBuf {
 
 /// Starts the approvals `config` asks for (none without `approval:`).
 pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Result<Option<Running>> {
-    let Some(settings) = &config.approval else { return Ok(None) };
+    let Some(settings) = &config.approval else {
+        close_dangling(config, &audit).await;
+        return Ok(None);
+    };
     let store = Arc::new(MemoryStore::default());
     let intents = Arc::new(IntentBoard::default());
-    let whitelist = Arc::new(Whitelist::new(audit));
-    let path = socket_path(config);
-    let socket = match ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone()).await {
-        Ok(socket) => {
-            tracing::info!("approvals: `warden approvals` reaches this Warden at {}", path.display());
-            Some(socket)
-        }
-        Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
-            tracing::warn!(
-                "approvals: another Warden holds {}; set approval.socket to reach this one with `warden approvals`",
-                path.display()
-            );
-            None
-        }
-        Err(err) => return Err(err).with_context(|| format!("cannot listen on {}", path.display())),
-    };
+    let whitelist = Arc::new(Whitelist::new(audit.clone()));
+    let links = Arc::new(LoginLinks::default());
+    let mut path = socket_path(config);
+    let socket =
+        match ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone(), links.clone()).await {
+            Ok(socket) => socket,
+            Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
+                // Another Warden on this config (one per client window is
+                // common): this one listens beside it, where `warden approvals`
+                // looks too, so one `list` shows both.
+                path = sibling_socket(&path, std::process::id());
+                ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone(), links.clone())
+                    .await
+                    .with_context(|| format!("cannot listen on {}", path.display()))?
+            }
+            Err(err) => return Err(err).with_context(|| format!("cannot listen on {}", path.display())),
+        };
+    tracing::info!("approvals: `warden approvals` reaches this Warden at {}", path.display());
+    // Approvals left pending by a Warden that stopped are closed, unless
+    // another Warden on this config is running (its pending calls are live).
+    let primary = socket_path(config);
+    let mut alone = path == primary;
+    for sibling in sibling_sockets(&primary).iter().filter(|sibling| **sibling != path) {
+        alone &= tokio::net::UnixStream::connect(sibling).await.is_err();
+    }
+    if alone {
+        close_dangling(config, &audit).await;
+    }
+    let by_socket = format!("with `warden approvals approve {{id}}` (socket {})", path.display());
     let (page, hint) = match &settings.listen {
-        Some(listen) => {
-            let (url, task) = start_page(listen, settings, store.clone(), whitelist.clone()).await?;
-            (Some(AbortOnDrop(task)), format!("at {url} or with `warden approvals approve {{id}}`"))
-        }
-        None => (None, format!("with `warden approvals approve {{id}}` (socket {})", path.display())),
+        Some(listen) => match start_page(
+            listen,
+            settings,
+            store.clone(),
+            whitelist.clone(),
+            links.clone(),
+            Peers { primary: primary.clone(), own: path.clone() },
+        )
+        .await
+        {
+            Ok((url, task)) => (Some(AbortOnDrop(task)), format!("at {url} or with `warden approvals approve {{id}}`")),
+            // The page's port is taken (by another Warden on this config):
+            // serve MCP anyway; this Warden's calls are decided with the CLI.
+            Err(err) if is_addr_in_use(&err) => {
+                eprintln!(
+                    "warden: the approval page's address {listen} is taken (another Warden?); decide this Warden's calls {by_socket}"
+                );
+                (None, by_socket)
+            }
+            Err(err) => return Err(err),
+        },
+        None => (None, by_socket),
     };
     let files = match &settings.exchange_dir {
         Some(dir) => {
@@ -106,10 +142,27 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
             policy_version: policy_version(config),
             redact: config.audit.as_ref().is_none_or(|audit| audit.redact),
             elicitation: settings.elicitation,
+            announce: true,
         },
         auto,
     );
     Ok(Some(Running { service: Arc::new(service), _socket: socket, _page: page, _files: files }))
+}
+
+/// Closes, in the audit log, the approvals a stopped Warden left pending.
+async fn close_dangling(config: &Config, audit: &Option<Arc<dyn Audit>>) {
+    if let (Some(audit), Some(section)) = (audit, &config.audit) {
+        let open = dangling::dangling(&crate::hooks::expand_home(&section.path));
+        dangling::close(audit, open).await;
+    }
+}
+
+pub use warden_approval::channels::socket::{sibling_socket, sibling_sockets};
+
+fn is_addr_in_use(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::AddrInUse)
+    })
 }
 
 /// Binds the approval page and prints where it is, with its login token.
@@ -118,16 +171,29 @@ async fn start_page(
     settings: &ApprovalConfig,
     store: Arc<MemoryStore>,
     whitelist: Arc<Whitelist>,
+    links: Arc<LoginLinks>,
+    peers: Peers,
 ) -> anyhow::Result<(String, tokio::task::JoinHandle<()>)> {
     // A bare port means loopback, as for --http.
     let wanted: SocketAddr = match listen.parse::<u16>() {
         Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)),
         Err(_) => listen.parse().with_context(|| format!("approval.listen {listen:?}: expected PORT or IP:PORT"))?,
     };
+    for (name, token) in
+        settings.token.iter().map(|t| ("token", t)).chain(settings.tokens.iter().map(|(n, t)| (n.as_str(), t)))
+    {
+        let bits = warden_approval::channels::web::token_bits(token);
+        if bits < 128.0 {
+            bail!(
+                "approval.{}: a login token needs at least 128 bits; this one has about {bits:.0} (use 22 or more random letters and digits, e.g. `openssl rand -hex 16`)",
+                if name == "token" { "token".to_owned() } else { format!("tokens.{name}") }
+            );
+        }
+    }
     let (token, printed) = match &settings.token {
-        Some(token) if token.len() >= 16 => (token.clone(), false),
-        Some(_) => bail!("approval.token must have at least 16 characters"),
-        None => (uuid::Uuid::new_v4().simple().to_string(), true),
+        Some(token) => (Some(token.clone()), false),
+        None if !settings.tokens.is_empty() => (None, false),
+        None => (Some(warden_approval::record::random_id()), true),
     };
     if !wanted.ip().is_loopback() && !printed && settings.allowed_hosts.is_empty() {
         tracing::warn!(
@@ -135,10 +201,15 @@ async fn start_page(
         );
     }
     let listener = tokio::net::TcpListener::bind(wanted).await.with_context(|| format!("cannot listen on {wanted}"))?;
-    let web = WebSettings { token: token.clone(), allowed_hosts: settings.allowed_hosts.clone() };
-    let (bound, task) = warden_approval::channels::web::serve(listener, store, whitelist, web)?;
+    let web = WebSettings {
+        token: token.clone(),
+        tokens: settings.tokens.iter().map(|(name, token)| (name.clone(), token.clone())).collect(),
+        allowed_hosts: settings.allowed_hosts.clone(),
+        peers: Some(peers),
+    };
+    let (bound, task) = warden_approval::channels::web::serve(listener, store, whitelist, web, links)?;
     let url = format!("http://{bound}/");
-    if printed {
+    if let (true, Some(token)) = (printed, &token) {
         eprintln!("warden: approvals at {url} (login token: {token})");
     } else {
         eprintln!("warden: approvals at {url}");

@@ -407,6 +407,9 @@ pub enum ApprovalsCommand {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Show secret-like spans instead of their markers.
+        #[arg(long)]
+        reveal: bool,
     },
     /// Approve one waiting call (its id, or the first 8 characters of it).
     #[command(
@@ -418,8 +421,9 @@ pub enum ApprovalsCommand {
         socket: SocketArgs,
         /// The approval's id.
         id: String,
-        /// Also approve calls like it (same tool, resources within what it
-        /// names) for the rest of the session, until revoked.
+        /// Also approve calls like it for the rest of the session, until
+        /// revoked: same tool and escalating rule, resources within what it
+        /// names, other arguments exactly the same (`list` shows the scope).
         #[arg(long)]
         remember: bool,
     },
@@ -443,6 +447,19 @@ pub enum ApprovalsCommand {
         /// Why, for the model.
         #[arg(long)]
         reason: Option<String>,
+    },
+    /// Open the approval page in the browser, already logged in (a one-time
+    /// link, good for a minute, traded for the session cookie).
+    #[command(
+        after_help = "Examples:\n  warden approvals open\n  warden approvals open --print   # just print the link"
+    )]
+    Open {
+        /// Where the running Warden listens.
+        #[command(flatten)]
+        socket: SocketArgs,
+        /// Print the link instead of opening a browser.
+        #[arg(long)]
+        print: bool,
     },
     /// Show each waiting call as it arrives and ask y/N.
     #[command(after_help = "Example:\n  warden approvals watch --config warden.yaml")]

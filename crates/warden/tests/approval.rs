@@ -210,8 +210,13 @@ fn approve_remember_whitelists_calls_like_it_for_the_session_until_revoked() {
     let (ok, text) = approvals(&dir, &["approve", &approval_id, "--remember"]);
     assert!(ok, "{text}");
     assert_eq!(client.response(&id)["result"]["content"][0]["text"], "DROP TABLE r1");
-    // Calls like it run at once, approved by the whitelist (audited).
-    assert_eq!(client.call_text("fx__echo", json!({"text": "DROP TABLE r2"})), "DROP TABLE r2");
+    // The same call runs at once, approved by the whitelist (audited).
+    assert_eq!(client.call_text("fx__echo", json!({"text": "DROP TABLE r1", "n": [1, 2]})), "DROP TABLE r1");
+    // Other arguments are not "like it": they wait (issue 28).
+    let other = call_echo(&mut client, "DROP TABLE r2", "t2");
+    let waiting = pending(&dir, 1)[0]["id"].as_str().unwrap().to_owned();
+    assert!(approvals(&dir, &["deny", &waiting]).0);
+    assert_eq!(client.response(&other)["result"]["isError"], true);
     let whitelisted = audit_records(&dir)
         .into_iter()
         .find(|record| record["approval"]["state"] == "approved" && record["approval"]["channel"] == "whitelist")
@@ -227,7 +232,7 @@ fn approve_remember_whitelists_calls_like_it_for_the_session_until_revoked() {
     let (ok, text) = approvals(&dir, &["revoke", &grant]);
     assert!(ok && text.contains("revoked"), "{text}");
     // Revoked: the next one waits again; the revocation is in the chain.
-    call_echo(&mut client, "DROP TABLE r3", "t3");
+    call_echo(&mut client, "DROP TABLE r1", "t3");
     pending(&dir, 1);
     let deadline = std::time::Instant::now() + support::PATIENCE;
     let revoked = loop {

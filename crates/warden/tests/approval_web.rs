@@ -6,13 +6,13 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use support::approvals::{approval_config, audit_records, call_echo, page_url, pending, verify_audit, wait_for_step};
 use support::browser::Browser;
 use support::http::{HttpWarden, send};
 use support::{Client, scratch_dir};
 
-const TOKEN: &str = "page-token-0123456789";
+const TOKEN: &str = "page-token-0123456789abcdef";
 const MCP_TOKEN: &str = "mcp-token-0123456789";
 
 fn page_section() -> String {
@@ -56,15 +56,16 @@ async fn approving_on_the_page_in_chromium_runs_exactly_the_call_shown() {
     assert_eq!(tool, "fx / echo");
     let rule = browser.eval("document.querySelector('article.pending .rule').textContent").await;
     assert_eq!(rule, "Rule drops-need-a-human: DROP changes the schema");
-    let shown = browser.eval("document.querySelector('article.pending pre').textContent").await;
-    let shown: Value = serde_json::from_str(shown.as_str().unwrap()).expect("the page shows JSON");
-    let mut redacted = arguments.clone();
-    redacted["options"]["apiKey"] = json!("[REDACTED:secret]");
-    assert_eq!(shown, redacted, "the page shows the arguments, secrets redacted");
+    let shown = browser.eval("document.querySelector('article.pending pre').innerText").await;
+    let shown = shown.as_str().unwrap();
+    assert!(shown.contains(r#""text": "DROP TABLE users""#) && shown.contains(r#""cascade": true"#), "{shown}");
+    assert!(shown.contains(r#""apiKey": "[secret: 39 chars, show]""#), "the key is a marker: {shown}");
+    assert!(!shown.contains("sk-ant-api03"), "{shown}");
     let meta = browser.eval("document.querySelector('article.pending .meta').textContent").await;
     assert!(meta.as_str().unwrap().contains("warden-tests/1.0.0"), "{meta}");
     browser.screenshot(&screenshot_path(&dir, "approvals-pending.png")).await;
 
+    browser.wait_until("document.querySelector('article.pending.armed')").await;
     let clicked = Instant::now();
     browser.click("article.pending button.approve").await;
     let answer = client.response(&id);
@@ -72,12 +73,12 @@ async fn approving_on_the_page_in_chromium_runs_exactly_the_call_shown() {
     assert_eq!(answer["result"]["structuredContent"]["arguments"], arguments, "{}", answer.raw);
 
     browser.wait_until("document.querySelector('#history .state.executed, #history .state.approved')").await;
-    browser.wait_until("!document.querySelector('article.pending')").await;
     // A second approval of the same id, from the page itself, changes nothing.
     let full_id = audit_records(&dir)[0]["approval"]["id"].as_str().unwrap().to_owned();
     let again = browser
         .eval(&format!(
-            "fetch('/api/approvals/{full_id}/approve', {{method: 'POST', headers: {{'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content}}}}).then(r => r.status)"
+            "fetch('/api/approvals/{full_id}/approve', {{method: 'POST', headers: {{'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content}}, body: JSON.stringify({{digest: '{digest}'}})}}).then(r => r.status)",
+            digest = audit_records(&dir)[0]["approval"]["argsDigest"].as_str().unwrap()
         ))
         .await;
     assert_eq!(again, 409);
@@ -87,16 +88,29 @@ async fn approving_on_the_page_in_chromium_runs_exactly_the_call_shown() {
         "tools/call",
         json!({"name": "fx__echo", "arguments": {"text": "DROP TABLE audit_2025; -- cleanup requested in ticket 481"}}),
     );
-    browser.wait_until("document.querySelector('article.pending button.session')").await;
-    browser.click("article.pending button.session").await;
+    browser.wait_until("document.querySelector('article.pending.armed button.session')").await;
+    // The page says what else the session approval covers, before the click.
+    let scope = browser.eval("document.querySelector('article.pending.armed .hint .scope').textContent").await;
+    let expected = r#"fx/echo in session s1 escalated by rule drops-need-a-human with exactly text = "DROP TABLE audit_2025; -- cleanup requested in ticket 481""#;
+    assert_eq!(scope, expected);
+    browser.click("article.pending.armed button.session").await;
     assert!(
         client.response(&second)["result"]["content"][0]["text"].as_str().unwrap().starts_with("DROP TABLE audit_2025")
     );
     browser.wait_until("document.querySelector('#grants .grant')").await;
     let grant = browser.eval("document.querySelector('#grants .grant').textContent").await;
-    assert!(grant.as_str().unwrap().contains("fx/echo in session s1 with any arguments"), "{grant}");
-    assert_eq!(client.call_text("fx__echo", json!({"text": "DROP TABLE t3"})), "DROP TABLE t3", "whitelisted");
-    browser.wait_until("document.querySelectorAll('#history tr').length >= 3").await;
+    assert!(grant.as_str().unwrap().contains(expected), "{grant}");
+    let again = json!({"text": "DROP TABLE audit_2025; -- cleanup requested in ticket 481"});
+    assert!(client.call_text("fx__echo", again).starts_with("DROP TABLE audit_2025"), "whitelisted");
+    // Other arguments, even to the same tool under the same rule, wait.
+    let other = client.send_request("tools/call", json!({"name": "fx__echo", "arguments": {"text": "DROP TABLE t3"}}));
+    // A card arms once it has been on screen for a moment: show it.
+    browser.wait_until("document.querySelector('article.pending')").await;
+    browser.eval("document.querySelector('article.pending').scrollIntoView({block: 'nearest'})").await;
+    browser.wait_until("document.querySelector('article.pending.armed button.deny')").await;
+    browser.click("article.pending.armed button.deny").await;
+    assert_eq!(client.response(&other)["result"]["isError"], true);
+    browser.wait_until("document.querySelectorAll('#history tr').length >= 4").await;
     browser.screenshot(&screenshot_path(&dir, "approvals-history.png")).await;
     browser.click("#grants .grant button").await;
     browser.wait_until("!document.querySelector('#grants .grant')").await;
@@ -140,7 +154,9 @@ fn posts_without_the_csrf_token_or_from_elsewhere_and_gets_change_nothing() {
     let url = page_url(|| client.stderr());
     let addr = url.trim_start_matches("http://").trim_end_matches('/').to_owned();
     let id = call_echo(&mut client, "DROP TABLE csrf", "t");
-    let approval_id = pending(&dir, 1)[0]["id"].as_str().unwrap().to_owned();
+    let listed = pending(&dir, 1);
+    let approval_id = listed[0]["id"].as_str().unwrap().to_owned();
+    let digest = listed[0]["argsDigest"].as_str().unwrap().to_owned();
     let path = format!("/api/approvals/{approval_id}/approve");
     let origin = format!("http://{addr}");
 
@@ -182,7 +198,7 @@ fn posts_without_the_csrf_token_or_from_elsewhere_and_gets_change_nothing() {
         "POST",
         &format!("/api/approvals/{approval_id}/deny"),
         &[("cookie", &cookie), ("origin", &origin), ("x-csrf-token", &csrf), ("content-type", "application/json")],
-        br#"{"reason":"checked by hand"}"#,
+        json!({"reason": "checked by hand", "digest": digest}).to_string().as_bytes(),
     );
     assert_eq!(denied.status, 200);
     let answer = client.response(&id);

@@ -55,3 +55,8 @@ pub fn apply(
     whitelist.insert(grant);
     Ok(decided)
 }
+
+/// Whether `presented` is `digest` (hex, any case), compared in constant time.
+pub fn same_digest(digest: &str, presented: &str) -> bool {
+    warden_gateway::front::constant_time_eq(digest.as_bytes(), presented.trim().to_ascii_lowercase().as_bytes())
+}

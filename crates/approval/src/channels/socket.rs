@@ -10,6 +10,8 @@
 //!   pending approval, then one per change, until the client hangs up
 //! * `{"op":"context","message":"…","source":"…"}` → `{"ok":true}`: the
 //!   user's intent, for the auto-approver
+//! * `{"op":"open"}` → `{"ok":true,"url":"http://…/login/<code>"}`: a
+//!   one-time login link to the page (`warden approvals open`)
 
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -22,6 +24,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::broadcast::error::RecvError;
 
+use super::web::LoginLinks;
 use super::{Verdict, apply};
 use crate::intent::IntentBoard;
 use crate::store::Approvals;
@@ -68,6 +71,8 @@ pub enum Request {
     },
     /// Every pending approval, then every change.
     Watch,
+    /// A one-time login link to the approval page.
+    Open,
     /// The user's stated intent.
     Context {
         /// What the user asked for.
@@ -100,6 +105,7 @@ impl ControlSocket {
         store: Arc<dyn Approvals>,
         whitelist: Arc<Whitelist>,
         intents: Arc<IntentBoard>,
+        links: Arc<LoginLinks>,
     ) -> io::Result<ControlSocket> {
         if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty() && !dir.exists()) {
             std::fs::create_dir_all(dir)?;
@@ -118,7 +124,9 @@ impl ControlSocket {
                 match listener.accept().await {
                     Ok((stream, _)) => {
                         let (store, whitelist, intents) = (store.clone(), whitelist.clone(), intents.clone());
-                        tokio::spawn(async move { serve(stream, store, whitelist, intents).await });
+                        let links = links.clone();
+                        let peer = peer_name(&stream);
+                        tokio::spawn(async move { serve(stream, peer, store, whitelist, (intents, links)).await });
                     }
                     Err(err) => {
                         tracing::warn!("control socket: {err}");
@@ -136,8 +144,41 @@ impl ControlSocket {
     }
 }
 
+/// Who is at the other end of `stream`, as the kernel says (`SO_PEERCRED`):
+/// `uid=1000(alice)`. What the CLI claims (its `by`, from `$USER`) is not
+/// trusted: any process can claim anything.
+fn peer_name(stream: &UnixStream) -> String {
+    match stream.peer_cred() {
+        Ok(cred) => {
+            let uid = cred.uid();
+            match user_name(uid) {
+                Some(name) => format!("uid={uid}({name})"),
+                None => format!("uid={uid}"),
+            }
+        }
+        Err(_) => "uid=unknown".into(),
+    }
+}
+
+/// The login name of `uid`, from `/etc/passwd`.
+fn user_name(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        let id = fields.nth(1)?;
+        (id.parse::<u32>().ok()? == uid).then(|| name.to_owned())
+    })
+}
+
 /// Serves one connection: requests until it closes, or one watch.
-async fn serve(stream: UnixStream, store: Arc<dyn Approvals>, whitelist: Arc<Whitelist>, intents: Arc<IntentBoard>) {
+async fn serve(
+    stream: UnixStream,
+    peer: String,
+    store: Arc<dyn Approvals>,
+    whitelist: Arc<Whitelist>,
+    (intents, links): (Arc<IntentBoard>, Arc<LoginLinks>),
+) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read);
     let mut line = String::new();
@@ -157,7 +198,11 @@ async fn serve(stream: UnixStream, store: Arc<dyn Approvals>, whitelist: Arc<Whi
                 watch(&mut write, store.as_ref()).await;
                 return;
             }
-            Ok(request) => handle(request, store.as_ref(), &whitelist, &intents),
+            Ok(Request::Open) => match links.mint() {
+                Some(url) => self::line(json!({"ok": true, "url": url})),
+                None => answer_error("this Warden has no approval page (approval.listen)"),
+            },
+            Ok(request) => handle(request, &peer, store.as_ref(), &whitelist, &intents),
         };
         if write.write_all(answer.as_bytes()).await.is_err() {
             return;
@@ -165,9 +210,14 @@ async fn serve(stream: UnixStream, store: Arc<dyn Approvals>, whitelist: Arc<Whi
     }
 }
 
-/// Answers one request other than `watch`.
-fn handle(request: Request, store: &dyn Approvals, whitelist: &Whitelist, intents: &IntentBoard) -> String {
-    let by = |by: Option<String>| by.filter(|by| !by.trim().is_empty()).unwrap_or_else(|| "cli".into());
+/// Answers one request other than `watch`, from `peer` (see [`peer_name`]).
+/// A decision is recorded as made by `peer`; the name the client gave is
+/// kept beside it, marked as a claim.
+fn handle(request: Request, peer: &str, store: &dyn Approvals, whitelist: &Whitelist, intents: &IntentBoard) -> String {
+    let by = |by: Option<String>| match by.filter(|by| !by.trim().is_empty()) {
+        Some(claimed) => format!("{peer} (claims {claimed})"),
+        None => peer.to_owned(),
+    };
     let decided = match request {
         Request::List => {
             let grants = whitelist.list();
@@ -177,7 +227,7 @@ fn handle(request: Request, store: &dyn Approvals, whitelist: &Whitelist, intent
             intents.set(message, source.unwrap_or_else(|| "cli".into()));
             return line(json!({"ok": true}));
         }
-        Request::Watch => return answer_error("watch is answered elsewhere"),
+        Request::Watch | Request::Open => return answer_error("answered elsewhere"),
         Request::Revoke { grant, by: who } => {
             return match whitelist.revoke(&grant, &by(who)) {
                 Some(grant) => line(json!({"ok": true, "grant": grant})),
@@ -225,4 +275,36 @@ fn line(value: serde_json::Value) -> String {
 
 fn answer_error(message: &str) -> String {
     line(json!({"ok": false, "error": message}))
+}
+
+/// The socket a second Warden uses when `path` is taken:
+/// `approvals.sock` → `approvals-<pid>.sock`, beside it.
+pub fn sibling_socket(path: &Path, pid: u32) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "approvals".into());
+    path.with_file_name(format!("{stem}-{pid}.sock"))
+}
+
+/// The sockets of other Wardens beside `path` (see [`sibling_socket`]).
+pub fn sibling_sockets(path: &Path) -> Vec<PathBuf> {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "approvals".into());
+    let prefix = format!("{stem}-");
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|candidate| {
+            candidate.file_name().and_then(|n| n.to_str()).is_some_and(|name| {
+                name.strip_prefix(&prefix)
+                    .and_then(|rest| rest.strip_suffix(".sock"))
+                    .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+            })
+        })
+        .collect();
+    found.sort();
+    found
 }

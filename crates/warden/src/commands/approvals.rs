@@ -17,7 +17,7 @@ use crate::cli::{ApprovalsCommand, ContextCommand, SocketArgs};
 /// Runs `warden approvals ...`.
 pub async fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
     match command {
-        ApprovalsCommand::List { socket, all, json } => {
+        ApprovalsCommand::List { socket, all, json, reveal } => {
             let answer = ask(&socket, &Request::List).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&answer)?);
@@ -28,11 +28,11 @@ pub async fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
                 println!("no pending approvals");
             }
             for approval in &pending {
-                print!("{}", describe(approval));
+                print!("{}", describe(approval, reveal));
             }
             let grants: Vec<Grant> = serde_json::from_value(answer["grants"].clone()).unwrap_or_default();
             for grant in &grants {
-                println!("whitelist {}: {} (by {})", grant.id, grant.scope(), grant.by);
+                println!("whitelist {}: {} (by {})", safe(&grant.id), safe(&grant.scope()), safe(&grant.by));
             }
             if all {
                 let recent: Vec<Approval> = serde_json::from_value(answer["recent"].clone())?;
@@ -55,7 +55,38 @@ pub async fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
             decide(&socket, Request::Deny { id, reason, by: Some(user()) }).await
         }
         ApprovalsCommand::Watch { socket } => watch(&socket).await,
+        ApprovalsCommand::Open { socket, print } => {
+            let answer = ask(&socket, &Request::Open).await?;
+            let url = answer["url"].as_str().context("the answer carries no link")?.to_owned();
+            if print || !open_in_browser(&url) {
+                println!("{url}");
+                eprintln!(
+                    "open this link within {} s; it logs in once",
+                    warden_approval::channels::web::LINK_LIFETIME.as_secs()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+/// Opens `url` in the desktop's browser (`$BROWSER`, `xdg-open` or
+/// `open`); whether one started.
+fn open_in_browser(url: &str) -> bool {
+    let browser = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty());
+    let candidates = browser.into_iter().chain(["xdg-open".to_owned(), "open".to_owned()]);
+    for program in candidates {
+        let started = std::process::Command::new(&program)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        if started.is_ok() {
+            return true;
+        }
+    }
+    false
 }
 
 /// Runs `warden context set`.
@@ -103,11 +134,71 @@ async fn connect(args: &SocketArgs) -> anyhow::Result<UnixStream> {
 }
 
 /// Sends one request and returns its answer, or the error it carries.
+///
+/// Locally, every Warden on the socket's path is asked: the one holding it
+/// and those beside it (`approvals-<pid>.sock`, from Wardens started while
+/// it was taken). A list merges their answers; a decision or revocation
+/// goes to the one that has the approval or entry.
 async fn ask(args: &SocketArgs, request: &Request) -> anyhow::Result<Value> {
     if let Some(url) = &args.url {
         return ask_page(url, args.token.as_deref(), request).await;
     }
-    let mut stream = connect(args).await?;
+    let primary = socket_path(args)?;
+    let siblings = crate::approvals::sibling_sockets(&primary);
+    if siblings.is_empty() {
+        return ask_socket(&primary, request).await;
+    }
+    if let Request::Context { .. } = request {
+        // Each Warden's auto-approver reads its own copy of the intent.
+        let mut last = None;
+        for path in std::iter::once(&primary).chain(&siblings) {
+            last = Some(ask_socket(path, request).await);
+        }
+        return last.unwrap_or_else(|| Err(anyhow::anyhow!("no Warden answered")));
+    }
+    let mut answers = Vec::new();
+    let mut first_error = None;
+    for path in std::iter::once(&primary).chain(&siblings) {
+        match ask_socket(path, &Request::List).await {
+            Ok(answer) => answers.push((path.clone(), answer)),
+            Err(err) => first_error = first_error.or(Some(err)),
+        }
+    }
+    if answers.is_empty() {
+        return Err(first_error.unwrap_or_else(|| anyhow::anyhow!("no Warden answered")));
+    }
+    let holds = |answer: &Value, key: &str, id: &str| {
+        answer[key].as_array().into_iter().flatten().any(|item| {
+            item["id"].as_str().is_some_and(|candidate| candidate == id || (id.len() >= 8 && candidate.starts_with(id)))
+        })
+    };
+    let target = match request {
+        Request::List => {
+            let mut merged = serde_json::json!({"ok": true, "pending": [], "recent": [], "grants": []});
+            for (_, answer) in &answers {
+                for key in ["pending", "recent", "grants"] {
+                    if let (Some(into), Some(from)) = (merged[key].as_array_mut(), answer[key].as_array()) {
+                        into.extend(from.iter().cloned());
+                    }
+                }
+            }
+            return Ok(merged);
+        }
+        Request::Approve { id, .. } | Request::Deny { id, .. } => {
+            answers.iter().find(|(_, answer)| holds(answer, "pending", id) || holds(answer, "recent", id))
+        }
+        Request::Revoke { grant, .. } => answers.iter().find(|(_, answer)| holds(answer, "grants", grant)),
+        Request::Watch | Request::Context { .. } | Request::Open => None,
+    };
+    let path = target.map(|(path, _)| path.clone()).unwrap_or(primary);
+    ask_socket(&path, request).await
+}
+
+/// Sends one request to the Warden at `path`.
+async fn ask_socket(path: &std::path::Path, request: &Request) -> anyhow::Result<Value> {
+    let mut stream = UnixStream::connect(path).await.with_context(|| {
+        format!("cannot reach a running Warden at {} (is it serving with an `approval:` section?)", path.display())
+    })?;
     let mut line = serde_json::to_string(request)?;
     line.push('\n');
     stream.write_all(line.as_bytes()).await?;
@@ -128,13 +219,17 @@ async fn ask_page(url: &str, token: Option<&str>, request: &Request) -> anyhow::
         Request::List => (None, Value::Null),
         Request::Approve { id, remember, .. } => {
             let action = if *remember { "approve-session" } else { "approve" };
-            (Some(format!("/api/approvals/{id}/{action}")), Value::Null)
+            let (id, digest) = shown_digest(url, token, id).await?;
+            (Some(format!("/api/approvals/{id}/{action}")), serde_json::json!({"digest": digest}))
         }
         Request::Deny { id, reason, .. } => {
-            (Some(format!("/api/approvals/{id}/deny")), serde_json::json!({"reason": reason}))
+            let (id, digest) = shown_digest(url, token, id).await?;
+            (Some(format!("/api/approvals/{id}/deny")), serde_json::json!({"reason": reason, "digest": digest}))
         }
         Request::Revoke { grant, .. } => (Some(format!("/api/grants/{grant}/revoke")), Value::Null),
-        Request::Watch | Request::Context { .. } => bail!("this needs the local socket of the Warden (not --url)"),
+        Request::Watch | Request::Context { .. } | Request::Open => {
+            bail!("this needs the local socket of the Warden (not --url)")
+        }
     };
     static PROVIDER: std::sync::Once = std::sync::Once::new();
     // Another part of the program may have installed one already: fine.
@@ -153,6 +248,19 @@ async fn ask_page(url: &str, token: Option<&str>, request: &Request) -> anyhow::
         bail!("{}", answer["error"].as_str().unwrap_or("the request failed"));
     }
     Ok(answer)
+}
+
+/// The full id and arguments digest of the pending approval `id` (or its
+/// prefix) on the page: a decision carries the digest of what was listed.
+async fn shown_digest(url: &str, token: &str, id: &str) -> anyhow::Result<(String, String)> {
+    let listed = Box::pin(ask_page(url, Some(token), &Request::List)).await?;
+    let pending: Vec<Approval> = serde_json::from_value(listed["pending"].clone())?;
+    let mut found = pending.iter().filter(|approval| approval.id.starts_with(id) && id.len() >= 8);
+    match (found.next(), found.next()) {
+        (Some(approval), None) => Ok((approval.id.clone(), approval.args_digest.clone())),
+        (Some(_), Some(_)) => bail!("{id} names more than one pending approval: give more of it"),
+        (None, _) => bail!("no pending approval {id} at {url}"),
+    }
 }
 
 /// Shows each new pending approval and asks y/N on the terminal.
@@ -184,8 +292,8 @@ async fn watch(args: &SocketArgs) -> anyhow::Result<ExitCode> {
         if !seen.insert(approval.id.clone()) {
             continue;
         }
-        print!("{}", describe(&approval));
-        print!("approve {}? [y/N] ", approval.short_id());
+        print!("{}", describe(&approval, false));
+        print!("approve {}? [y/N] ", safe(approval.short_id()));
         std::io::stdout().flush()?;
         let Some(answer) = answers.recv().await else { break };
         let approve = matches!(answer.trim(), "y" | "Y" | "yes");
@@ -206,25 +314,50 @@ async fn watch(args: &SocketArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A pending approval, for a person to decide on.
-fn describe(approval: &Approval) -> String {
-    let arguments = serde_json::to_string_pretty(&approval.arguments).unwrap_or_default();
+/// `text` (from a client, a server or a person) safe to print: no escape
+/// sequence or control character reaches the terminal.
+fn safe(text: &str) -> String {
+    warden_approval::display::terminal_safe(text, false)
+}
+
+/// A pending approval, for a person to decide on: every string made safe
+/// for the terminal, secret-like spans as `⟦secret kind, N chars⟧` markers
+/// (shown with `reveal`), and a line that says so when any are masked.
+fn describe(approval: &Approval, reveal: bool) -> String {
+    let masked = if reveal { &[][..] } else { &approval.masked[..] };
+    let shown = warden_approval::display::for_terminal(&approval.arguments, masked);
+    let arguments = serde_json::to_string_pretty(&shown).unwrap_or_default();
     let mut client = approval.client.as_deref().unwrap_or("unknown client").to_owned();
     if let Some(principal) = &approval.principal {
         client.push_str(&format!(", token {principal}"));
     }
     let arguments = arguments.lines().map(|line| format!("    {line}\n")).collect::<String>();
+    let secrets: usize = masked
+        .iter()
+        .map(|m| m.parts.iter().filter(|p| matches!(p, warden_approval::display::Part::Secret { .. })).count())
+        .sum();
+    let notice = match secrets {
+        0 => String::new(),
+        n => format!(
+            "  MASKED: {n} secret-like span{s} shown as ⟦secret …⟧; everything else is exactly what will run (--reveal shows {them})\n",
+            s = if n == 1 { "" } else { "s" },
+            them = if n == 1 { "it" } else { "them" },
+        ),
+    };
+    let scope = warden_approval::Whitelist::prepare(approval, "").scope();
     format!(
-        "{short}  {server}/{tool}  ({left} s left)\n  rule {rule}: {reason}\n  session {session}, {client}\n  id {id}, arguments (sha256 {digest}):\n{arguments}",
-        short = approval.short_id(),
-        server = approval.server,
-        tool = approval.tool,
+        "{short}  {server}/{tool}  ({left} s left)\n  rule {rule}: {reason}\n  session {session}, {client}\n  id {id}, arguments (sha256 {digest}):\n{notice}{arguments}  approve --remember also approves {scope}, until revoked\n",
+        short = safe(approval.short_id()),
+        server = safe(&approval.server),
+        tool = safe(&approval.tool),
         left = approval.time_left().as_secs(),
-        rule = approval.rule,
-        reason = approval.reason,
-        session = approval.session,
-        id = approval.id,
-        digest = &approval.args_digest[..16.min(approval.args_digest.len())],
+        rule = safe(&approval.rule),
+        reason = safe(&approval.reason),
+        session = safe(&approval.session),
+        client = safe(&client),
+        id = safe(&approval.id),
+        digest = safe(&approval.args_digest[..16.min(approval.args_digest.len())]),
+        scope = safe(&scope),
     )
 }
 
@@ -234,10 +367,21 @@ fn decided_line(approval: &Approval) -> String {
         .decided
         .as_ref()
         .map(|d| {
-            format!(" by {} via {}{}", d.by, d.channel, d.note.as_ref().map(|n| format!(": {n}")).unwrap_or_default())
+            format!(
+                " by {} via {}{}",
+                safe(&d.by),
+                safe(&d.channel),
+                d.note.as_ref().map(|n| format!(": {}", safe(n))).unwrap_or_default()
+            )
         })
         .unwrap_or_default();
-    format!("{} {} {}/{}{by}", approval.short_id(), approval.state.as_str(), approval.server, approval.tool)
+    format!(
+        "{} {} {}/{}{by}",
+        safe(approval.short_id()),
+        approval.state.as_str(),
+        safe(&approval.server),
+        safe(&approval.tool)
+    )
 }
 
 /// Who is deciding: the login name.

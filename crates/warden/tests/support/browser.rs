@@ -141,11 +141,11 @@ impl Browser {
     }
 
     /// Clicks the middle of the first element matching `selector`, with
-    /// real mouse events.
+    /// real mouse events (scrolled into view first, if it is not).
     pub async fn click(&mut self, selector: &str) {
         let rect = self
             .eval(&format!(
-                "(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+                "(() => {{ const e = document.querySelector({selector:?}); e.scrollIntoView({{block: 'nearest'}}); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
             ))
             .await;
         let (x, y) = (rect[0].as_f64().expect("x"), rect[1].as_f64().expect("y"));

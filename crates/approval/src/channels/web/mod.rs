@@ -7,10 +7,24 @@
 //!   cookie, the session's CSRF token (`X-CSRF-Token`) and an `Origin` that
 //!   is this page; or, for scripts and remote CLIs, `Authorization: Bearer
 //!   <token>` (not ambient, so no CSRF).
+//! * A decision must carry `digest`: the SHA-256 of the arguments the page
+//!   (or CLI) showed. One that does not match the approval's is refused, so
+//!   a decision never applies to a call other than the one displayed.
 //! * Every request's `Host` must name this page (DNS rebinding).
-//! * Secrets are compared in constant time.
+//! * Secrets are compared in constant time; wrong login tokens from one
+//!   address are throttled with a growing backoff.
+//! * Every answer carries `X-Content-Type-Options: nosniff` and
+//!   `Referrer-Policy: same-origin`: no URL of the page ever leaves it as a
+//!   referrer. (`no-referrer` would make browsers send `Origin: null` on
+//!   the page's own POSTs, which the Origin check refuses.)
 
 mod guard;
+mod links;
+mod peers;
+
+pub use guard::token_bits;
+pub use links::{LINK_LIFETIME, LoginLinks};
+pub use peers::Peers;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -19,6 +33,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::ConnectInfo;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -43,10 +58,14 @@ const JS: &str = include_str!("assets/page.js");
 /// How the page is reached and who may use it.
 #[derive(Debug, Clone)]
 pub struct WebSettings {
-    /// The login token.
-    pub token: String,
+    /// The unnamed login token, if any.
+    pub token: Option<String>,
+    /// Named login tokens: decisions are recorded under the name.
+    pub tokens: Vec<(String, String)>,
     /// `Host` values accepted besides loopback names and the bound address.
     pub allowed_hosts: Vec<String>,
+    /// Other Wardens on the same config, whose calls the page shows too.
+    pub peers: Option<Peers>,
 }
 
 /// The shared state of the page's handlers.
@@ -54,6 +73,8 @@ struct Web {
     store: Arc<dyn Approvals>,
     whitelist: Arc<Whitelist>,
     guard: Guard,
+    links: Arc<LoginLinks>,
+    peers: Option<Peers>,
 }
 
 /// Serves the page on `listener` until the task is dropped.
@@ -62,16 +83,22 @@ pub fn serve(
     store: Arc<dyn Approvals>,
     whitelist: Arc<Whitelist>,
     settings: WebSettings,
+    links: Arc<LoginLinks>,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let bound = listener.local_addr()?;
+    links.set_page(format!("http://{bound}/"));
     let web = Arc::new(Web {
         store,
         whitelist,
+        links,
+        peers: settings.peers,
         guard: Guard {
             token: settings.token,
+            tokens: settings.tokens,
             allowed_hosts: settings.allowed_hosts,
             bound,
             sessions: Mutex::new(HashMap::new()),
+            throttle: guard::Throttle::default(),
         },
     });
     let router = Router::new()
@@ -79,18 +106,30 @@ pub fn serve(
         .route("/page.css", get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], CSS) }))
         .route("/page.js", get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], JS) }))
         .route("/login", post(login))
+        .route("/login/{code}", get(login_link))
         .route("/logout", post(logout))
         .route("/api/approvals", get(list))
         .route("/api/events", get(events))
         .route("/api/approvals/{id}/{action}", post(decide))
         .route("/api/grants/{id}/revoke", post(revoke))
-        .with_state(web);
+        .with_state(web)
+        .layer(axum::middleware::map_response(hardened));
     let task = tokio::spawn(async move {
-        if let Err(err) = axum::serve(listener, router).await {
+        let service = router.into_make_service_with_connect_info::<SocketAddr>();
+        if let Err(err) = axum::serve(listener, service).await {
             tracing::error!("approval page stopped: {err}");
         }
     });
     Ok((bound, task))
+}
+
+/// Headers every answer carries: no content sniffing, no referrer to any
+/// other site (the page's URLs name approvals).
+async fn hardened(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    response
 }
 
 fn html(body: String) -> Response {
@@ -125,15 +164,55 @@ struct LoginForm {
     token: String,
 }
 
-async fn login(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn login(
+    State(web): State<Arc<Web>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     if let Err(refusal) = web.guard.host(&headers).and_then(|()| web.guard.origin(&headers)) {
         return refusal.into_response();
     }
+    if let Some(wait) = web.guard.throttle.waiting(peer.ip()) {
+        let page = LOGIN.replace(
+            "<!--ERROR-->",
+            &format!(
+                r#"<p class="error" role="alert">Too many wrong tokens: try again in {} s.</p>"#,
+                wait.as_secs() + 1
+            ),
+        );
+        let mut response = (StatusCode::TOO_MANY_REQUESTS, html(page)).into_response();
+        if let Ok(value) = HeaderValue::from_str(&(wait.as_secs() + 1).to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return response;
+    }
     let token = serde_urlencoded::from_bytes::<LoginForm>(&body).map(|form| form.token).unwrap_or_default();
-    let Some(cookie) = web.guard.login(&token) else {
+    let Some(cookie) = web.guard.login(&token, peer.ip()) else {
         let page = LOGIN.replace("<!--ERROR-->", r#"<p class="error" role="alert">That token is not valid.</p>"#);
         return (StatusCode::UNAUTHORIZED, html(page)).into_response();
     };
+    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// A one-time link from `warden approvals open`: used once, within a
+/// minute, it logs the browser in.
+async fn login_link(State(web): State<Arc<Web>>, Path(code): Path<String>, headers: HeaderMap) -> Response {
+    if let Err(refusal) = web.guard.host(&headers) {
+        return refusal.into_response();
+    }
+    if !web.links.redeem(&code) {
+        let page = LOGIN.replace(
+            "<!--ERROR-->",
+            r#"<p class="error" role="alert">That link was used already or is too old: run <code>warden approvals open</code> again.</p>"#,
+        );
+        return (StatusCode::FORBIDDEN, html(page)).into_response();
+    }
+    let cookie = web.guard.open_session(None);
     let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, value);
@@ -172,9 +251,37 @@ async fn list(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
             value
         })
         .collect();
+    // Each pending approval says, in words, what approving it for the
+    // session would also approve.
+    let pending: Vec<serde_json::Value> = web
+        .store
+        .pending()
+        .into_iter()
+        .map(|approval| {
+            let scope = Whitelist::prepare(&approval, "").scope();
+            let mut value = serde_json::to_value(approval).unwrap_or_default();
+            value["sessionScope"] = json!(scope);
+            value
+        })
+        .collect();
+    let mut pending = pending;
+    let mut recent: Vec<serde_json::Value> =
+        web.store.recent().into_iter().map(|a| serde_json::to_value(a).unwrap_or_default()).collect();
+    // Other Wardens' calls, on the same page.
+    if let Some(peers) = &web.peers {
+        for (_, answer) in peers.lists().await {
+            for item in answer["pending"].as_array().into_iter().flatten() {
+                let Ok(approval) = serde_json::from_value::<crate::Approval>(item.clone()) else { continue };
+                let mut value = item.clone();
+                value["sessionScope"] = json!(Whitelist::prepare(&approval, "").scope());
+                pending.push(value);
+            }
+            recent.extend(answer["recent"].as_array().into_iter().flatten().cloned());
+        }
+    }
     let body = json!({
-        "pending": web.store.pending(),
-        "recent": web.store.recent(),
+        "pending": pending,
+        "recent": recent,
         "grants": grants,
         "nowMs": millis(std::time::SystemTime::now()),
     });
@@ -211,6 +318,9 @@ fn changes(
 struct DecideBody {
     #[serde(default)]
     reason: Option<String>,
+    /// The SHA-256 of the arguments shown (the approval's `argsDigest`).
+    #[serde(default)]
+    digest: Option<String>,
 }
 
 async fn decide(
@@ -229,14 +339,37 @@ async fn decide(
         "deny" => (false, false),
         _ => return refuse(StatusCode::NOT_FOUND, "the action is approve, approve-session or deny"),
     };
-    let reason = if body.is_empty() {
-        None
+    let body = if body.is_empty() {
+        DecideBody::default()
     } else {
         match serde_json::from_slice::<Option<DecideBody>>(&body) {
-            Ok(body) => body.and_then(|body| body.reason),
-            Err(err) => return refuse(StatusCode::BAD_REQUEST, &format!("the body is not {{\"reason\": ...}}: {err}")),
+            Ok(body) => body.unwrap_or_default(),
+            Err(err) => {
+                return refuse(
+                    StatusCode::BAD_REQUEST,
+                    &format!("the body is not {{\"digest\": ..., \"reason\": ...}}: {err}"),
+                );
+            }
         }
     };
+    // The decision is for the arguments that were shown, or for nothing.
+    let Some(digest) = body.digest else {
+        return refuse(StatusCode::BAD_REQUEST, "a decision must carry the digest of the arguments shown (\"digest\")");
+    };
+    match web.store.get(&id) {
+        Ok(approval) if crate::channels::same_digest(&approval.args_digest, &digest) => {}
+        Ok(_) => {
+            return refuse(
+                StatusCode::CONFLICT,
+                "the digest does not match this approval's arguments: nothing was decided",
+            );
+        }
+        Err(crate::DecideError::Unknown(id)) => {
+            return decide_on_peer(&web, &id, &digest, (approve, remember, body.reason), &who.name()).await;
+        }
+        Err(err) => return refuse(StatusCode::CONFLICT, &err.to_string()),
+    }
+    let reason = body.reason;
     let by = who.name();
     match apply(web.store.as_ref(), &web.whitelist, &Verdict { id, approve, reason, remember }, "web", &by) {
         Ok(approval) => {
@@ -246,6 +379,39 @@ async fn decide(
         Err(crate::DecideError::Unknown(id)) => refuse(StatusCode::NOT_FOUND, &format!("no approval {id}")),
         Err(err) => refuse(StatusCode::CONFLICT, &err.to_string()),
     }
+}
+
+/// Passes a decision on to the other Warden that holds approval `id`,
+/// after the same digest check.
+async fn decide_on_peer(
+    web: &Web,
+    id: &str,
+    digest: &str,
+    (approve, remember, reason): (bool, bool, Option<String>),
+    by: &str,
+) -> Response {
+    let Some(peers) = &web.peers else { return refuse(StatusCode::NOT_FOUND, &format!("no approval {id}")) };
+    for (path, answer) in peers.lists().await {
+        let held = answer["pending"].as_array().into_iter().flatten().find(|item| item["id"] == id).cloned();
+        let Some(held) = held else { continue };
+        if !crate::channels::same_digest(held["argsDigest"].as_str().unwrap_or_default(), digest) {
+            return refuse(
+                StatusCode::CONFLICT,
+                "the digest does not match this approval's arguments: nothing was decided",
+            );
+        }
+        let by = Some(by.to_owned());
+        let request = if approve {
+            crate::channels::socket::Request::Approve { id: id.to_owned(), by, remember }
+        } else {
+            crate::channels::socket::Request::Deny { id: id.to_owned(), reason, by }
+        };
+        return match peers::ask(&path, &request).await {
+            Ok(answer) => ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response(),
+            Err(err) => refuse(StatusCode::CONFLICT, &err),
+        };
+    }
+    refuse(StatusCode::NOT_FOUND, &format!("no approval {id}"))
 }
 
 async fn revoke(State(web): State<Arc<Web>>, Path(id): Path<String>, headers: HeaderMap) -> Response {

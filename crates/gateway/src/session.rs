@@ -211,6 +211,7 @@ impl Session {
     /// started with.
     pub fn set_hooks(&self, hooks: Hooks) {
         self.shared.hooks.store(Arc::new(hooks));
+        self.shared.match_view();
         self.shared.list_changed(&[ItemKind::Tool, ItemKind::Prompt, ItemKind::Resource]);
     }
 
@@ -259,6 +260,8 @@ impl Session {
                 .shared
                 .live_upstreams()
                 .into_iter()
+                // A hidden server is not there, as far as the client knows.
+                .filter(|(_, upstream)| self.shared.shows_server(upstream.name()))
                 .map(|(_, upstream)| UpstreamStatus {
                     name: upstream.name().to_owned(),
                     state: match upstream.state() {

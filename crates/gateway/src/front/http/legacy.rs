@@ -31,10 +31,8 @@ pub(super) async fn open_server(
 }
 
 async fn open(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
-    let Some(config) = front.config_for(scope.as_deref()) else {
-        return Err(Refusal::new(StatusCode::NOT_FOUND, "no MCP endpoint here"));
-    };
     let caller = front.access.check(&headers)?;
+    let config = front.endpoint(scope.as_deref(), &caller, &headers)?;
     let entry = front.open_session(scope, config, &caller, &headers, true).await?;
     let id = entry.id.clone();
     let events =

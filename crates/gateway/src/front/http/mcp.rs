@@ -94,8 +94,8 @@ impl Accepts {
 }
 
 async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body: Body) -> Result<Response, Refusal> {
-    let config = front.config_for(scope.as_deref()).ok_or_else(no_endpoint)?;
     let caller = front.access.check(&headers)?;
+    let config = front.endpoint(scope.as_deref(), &caller, &headers)?;
     if let Some(kind) = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok())
         && !kind.trim_start().get(..JSON.len()).is_some_and(|start| start.eq_ignore_ascii_case(JSON))
     {
@@ -211,8 +211,8 @@ async fn respond(
 
 /// GET: the session's own stream, or the resumption of a dropped one.
 fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
-    front.config_for(scope.as_deref()).ok_or_else(no_endpoint)?;
     let caller = front.access.check(&headers)?;
+    front.endpoint(scope.as_deref(), &caller, &headers)?;
     if !Accepts::of(&headers).sse {
         return Err(Refusal::new(StatusCode::NOT_ACCEPTABLE, "a GET stream needs Accept: text/event-stream"));
     }
@@ -235,8 +235,8 @@ fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> 
 
 /// DELETE: the client ends its session.
 fn delete(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
-    front.config_for(scope.as_deref()).ok_or_else(no_endpoint)?;
     let caller = front.access.check(&headers)?;
+    front.endpoint(scope.as_deref(), &caller, &headers)?;
     let Some(session_id) = session_id(&headers) else {
         return Err(Refusal::new(StatusCode::BAD_REQUEST, "the request has no Mcp-Session-Id header"));
     };
@@ -321,6 +321,6 @@ pub(super) fn parse(text: String) -> Result<Frame, Refusal> {
     })
 }
 
-fn no_endpoint() -> Refusal {
+pub(super) fn no_endpoint() -> Refusal {
     Refusal::new(StatusCode::NOT_FOUND, "no MCP endpoint here (is the hub or exposePerServer enabled?)")
 }

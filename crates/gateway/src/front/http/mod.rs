@@ -432,6 +432,23 @@ impl Front {
         Duration::from_secs(self.settings.keep_alive_secs)
     }
 
+    /// The configuration of endpoint `scope` (`None`: the hub) for a caller
+    /// already authenticated. A server endpoint whose server the caller's
+    /// profile hides answers exactly as one that does not exist: the same
+    /// 404, whatever the method, and nothing starts.
+    fn endpoint(&self, scope: Option<&str>, caller: &Caller, headers: &HeaderMap) -> Result<Arc<Config>, Refusal> {
+        // The profile first: its refusals do not depend on the server named.
+        let profile = self.access.profile(caller, headers)?;
+        let config = self.config_for(scope).ok_or_else(mcp::no_endpoint)?;
+        if let Some(server) = scope {
+            let hooks = self.hooks.hooks(profile.as_deref());
+            if !hooks.is_ok_and(|hooks| hooks.view.shows_server(server)) {
+                return Err(mcp::no_endpoint());
+            }
+        }
+        Ok(config)
+    }
+
     /// The configuration of an endpoint: `None` for the hub.
     fn config_for(&self, scope: Option<&str>) -> Option<Arc<Config>> {
         let endpoints = self.endpoints.read().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -26,6 +26,7 @@ fn warden() -> HttpWarden {
   vault:
     transport: {{kind: stdio, command: {fixture:?}, args: ["--fail-start"]}}
 exposePerServer: true
+defaultProfile: narrow
 profiles:
   full: {{servers: {{fx: {{}}, secret: {{}}, vault: {{}}}}}}
   narrow: {{servers: {{fx: {{}}}}}}

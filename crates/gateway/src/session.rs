@@ -247,6 +247,12 @@ impl Session {
         Some(definition.get("inputSchema").map(str::to_owned))
     }
 
+    /// How long a 2026-07-28 request waiting for input stays parked
+    /// (`http.requestStateSecs`).
+    pub(crate) fn request_state_lifetime(&self) -> Duration {
+        Duration::from_secs(self.shared.config.load().http.request_state_secs)
+    }
+
     /// The protocol revision agreed with the client, once initialized.
     pub fn protocol_version(&self) -> Option<&str> {
         self.shared.client.get().map(|client| client.protocol_version.as_str())

@@ -150,7 +150,13 @@ fn read_answering(
 }
 
 /// Calls `tool` as tenant `who` (2025 era), answering what it is asked.
-fn call_2025(client: &mut McpHttp, who: &str, tool: &str, arguments: Value, meta: Option<Value>) -> (Value, Vec<Value>) {
+fn call_2025(
+    client: &mut McpHttp,
+    who: &str,
+    tool: &str,
+    arguments: Value,
+    meta: Option<Value>,
+) -> (Value, Vec<Value>) {
     let mut params = json!({"name": tool, "arguments": arguments});
     if let Some(meta) = meta {
         params["_meta"] = meta;
@@ -250,7 +256,8 @@ fn over_stdio_a_shared_servers_requests_reach_no_other_tenant_2025() {
     let mut alice = tenant(&warden, 0);
     // Both sessions know the server's tools before anything is counted.
     assert_eq!(text_of(&call_2025(&mut bob, "t1", "fx__echo", json!({"text": "b"}), None).0), "b");
-    let stats = |client: &mut McpHttp| fixture_requests(&text_of(&call_2025(client, "t0", "fx__stats", json!({}), None).0));
+    let stats =
+        |client: &mut McpHttp| fixture_requests(&text_of(&call_2025(client, "t0", "fx__stats", json!({}), None).0));
     let before = stats(&mut alice);
     let (seen_tx, _seen_rx) = mpsc::channel();
     let held = again(&bob);
@@ -487,7 +494,10 @@ fn ten_tenants_at_once_on_a_shared_http_server() {
                 if !modern {
                     let (logged, seen) = call("py__log", json!({"message": format!("log of {who}")}), None);
                     assert_eq!(text_of(&logged), "logged");
-                    assert!(seen.iter().all(|message| message["params"]["data"] == json!(format!("log of {who}"))), "{seen:?}");
+                    assert!(
+                        seen.iter().all(|message| message["params"]["data"] == json!(format!("log of {who}"))),
+                        "{seen:?}"
+                    );
                     assert_eq!(seen.len(), 1, "{who}: {seen:?}");
                     let token = format!("progress of {who}");
                     let (done, seen) = call("py__progress", json!({"steps": 3}), Some(json!({"progressToken": token})));

@@ -111,18 +111,17 @@ pub(super) fn owners<'a>(
             if let Some(related) = related {
                 return holding(
                     &|session, _| {
-                        lock(&session.maps.in_flight).values().any(|entry| {
-                            entry.upstream_id == related && Arc::ptr_eq(&entry.connection, connection)
-                        })
+                        lock(&session.maps.in_flight)
+                            .values()
+                            .any(|entry| entry.upstream_id == related && Arc::ptr_eq(&entry.connection, connection))
                     },
                     "it came on the stream of a call no session has in flight any more",
                 );
             }
             let task = params.as_ref().and_then(|params| {
                 let related = params.meta.as_ref().and_then(|meta| meta.related_task.as_ref());
-                text(related.map(|task| task.task_id)).or_else(|| {
-                    (frame.method() == Some(&Method::TaskStatus)).then(|| text(params.task_id)).flatten()
-                })
+                text(related.map(|task| task.task_id))
+                    .or_else(|| (frame.method() == Some(&Method::TaskStatus)).then(|| text(params.task_id)).flatten())
             });
             if let Some(task) = task {
                 return holding(

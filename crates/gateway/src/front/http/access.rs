@@ -121,10 +121,8 @@ impl Access {
         if self.tokens.is_empty() {
             return Ok(Caller { name: None, profiles: None });
         }
-        let presented = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(bearer_credentials);
+        let presented =
+            headers.get(header::AUTHORIZATION).and_then(|value| value.to_str().ok()).and_then(bearer_credentials);
         let Some(presented) = presented else {
             return Err(Refusal::unauthorized("this Warden needs a bearer token (Authorization: Bearer <token>)"));
         };
@@ -174,7 +172,7 @@ impl Access {
 /// name is case-insensitive (RFC 9110 §11.1): `Bearer`, `bearer`, `BEARER`.
 fn bearer_credentials(value: &str) -> Option<&str> {
     let value = value.trim_start();
-    let (scheme, rest) = value.split_once(|c: char| c == ' ' || c == '\t')?;
+    let (scheme, rest) = value.split_once([' ', '\t'])?;
     scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim()).filter(|token| !token.is_empty())
 }
 

@@ -58,7 +58,8 @@ pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) 
         .collect();
     // Shared servers the caller's profile shows, with what they sent that
     // Warden kept for want of an owner.
-    let view = front.access.profile(&caller, &headers).ok().and_then(|profile| front.hooks.hooks(profile.as_deref()).ok());
+    let view =
+        front.access.profile(&caller, &headers).ok().and_then(|profile| front.hooks.hooks(profile.as_deref()).ok());
     let shared: Vec<_> = front
         .pool
         .kept()
@@ -71,6 +72,8 @@ pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) 
     let body = json!({
         "sessions": sessions,
         "shared": shared,
+        // The caller's token's shares: what it holds and may hold.
+        "token": caller.name.as_deref().map(|name| json!({"name": name, "shares": front.tenants.report(name)})),
         "processes": {"budget": front.budget.total(), "reserved": front.budget.in_use()},
         "connections": {
             "open": front.connections.len(),

@@ -18,6 +18,7 @@ use super::access::Caller;
 use super::reply::Refusal;
 use super::sessions::{self, Claim, Entry};
 use super::streams::{Answer, OpenError, SseEvent};
+use super::tenants::{Share, holding};
 use super::{Front, sse};
 use crate::inbound::SUPPORTED_VERSIONS;
 
@@ -96,31 +97,46 @@ impl Accepts {
 async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body: Body) -> Result<Response, Refusal> {
     let caller = front.access.check(&headers)?;
     let config = front.endpoint(scope.as_deref(), &caller, &headers)?;
+    // A request counts against its token's calls until its answer is sent.
+    let call = front.tenants.take(caller.name.as_ref(), Share::Calls, 1)?;
+    let response = post_as(&front, scope, config, &caller, &headers, body).await?;
+    Ok(holding(response, call))
+}
+
+/// Serves a POST from `caller`, authenticated, to endpoint `scope`.
+async fn post_as(
+    front: &Arc<Front>,
+    scope: Option<String>,
+    config: Arc<warden_config::Config>,
+    caller: &Caller,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response, Refusal> {
     if let Some(kind) = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok())
         && !kind.trim_start().get(..JSON.len()).is_some_and(|start| start.eq_ignore_ascii_case(JSON))
     {
         let message = format!("messages must be sent as application/json, not {kind}");
         return Err(Refusal::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, &message));
     }
-    let accepts = Accepts::of(&headers);
+    let accepts = Accepts::of(headers);
     if !accepts.json && !accepts.sse {
         let message = "the Accept header must list application/json and text/event-stream";
         return Err(Refusal::new(StatusCode::NOT_ACCEPTABLE, message));
     }
     let text = read_body(body, front.max_message_bytes, front.body_timeout()).await?;
     let frame = parse(text)?;
-    if super::modern::is_modern(&headers, &frame) {
-        return super::modern::post(&front, scope, config, &caller, &headers, frame, accepts.json).await;
+    if super::modern::is_modern(headers, &frame) {
+        return super::modern::post(front, scope, config, caller, headers, frame, accepts.json).await;
     }
-    let Some(session_id) = session_id(&headers) else {
+    let Some(session_id) = session_id(headers) else {
         if frame.kind() == Kind::Request && frame.method() == Some(&Method::Initialize) {
-            return initialize(&front, scope, config, &caller, &headers, frame).await;
+            return initialize(front, scope, config, caller, headers, frame).await;
         }
         let message = "the request has no Mcp-Session-Id header: send initialize first";
         return Err(Refusal::new(StatusCode::BAD_REQUEST, message).for_id(frame.id()));
     };
-    let entry = claim(&front, scope.as_deref(), &caller, session_id)?;
-    check_version(&headers)?;
+    let entry = claim(front, scope.as_deref(), caller, session_id)?;
+    check_version(headers)?;
     if frame.method() == Some(&Method::Initialize) {
         let message = "this session is already initialized; start a new one without Mcp-Session-Id";
         return Err(Refusal::new(StatusCode::BAD_REQUEST, message).for_id(frame.id()));
@@ -137,7 +153,7 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
     })?;
     // Served in this connection's task, not a task of its own.
     let work = entry.session.request_work(frame);
-    respond(&front, &entry, answered(work, answer), &accepts).await
+    respond(front, &entry, answered(work, answer), &accepts).await
 }
 
 /// Runs a request's `work` until its answer is there. If the answer comes
@@ -221,6 +237,7 @@ fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> 
     };
     let entry = find(&front, scope.as_deref(), &caller, session_id)?;
     check_version(&headers)?;
+    let stream = front.tenants.take(caller.name.as_ref(), Share::Streams, 1)?;
     entry.touch();
     let last = headers.get("last-event-id").and_then(|value| value.to_str().ok());
     let events = match entry.streams.attach(last) {
@@ -230,7 +247,7 @@ fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> 
             entry.streams.attach(None).map_err(|_| Refusal::new(StatusCode::NOT_FOUND, "no such stream"))?
         }
     };
-    Ok(sse::event_stream(events, front.keep_alive(), None))
+    Ok(holding(sse::event_stream(events, front.keep_alive(), None), stream))
 }
 
 /// DELETE: the client ends its session.

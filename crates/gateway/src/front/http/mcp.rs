@@ -97,34 +97,40 @@ impl Accepts {
 async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body: Body) -> Result<Response, Refusal> {
     let caller = front.access.check(&headers)?;
     let config = front.endpoint(scope.as_deref(), &caller, &headers)?;
-    // A request counts against its token's calls until its answer is sent.
-    let call = front.tenants.take(caller.name.as_ref(), Share::Calls, 1)?;
-    let response = post_as(&front, scope, config, &caller, &headers, body).await?;
-    Ok(holding(response, call))
-}
-
-/// Serves a POST from `caller`, authenticated, to endpoint `scope`.
-async fn post_as(
-    front: &Arc<Front>,
-    scope: Option<String>,
-    config: Arc<warden_config::Config>,
-    caller: &Caller,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response, Refusal> {
     if let Some(kind) = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok())
         && !kind.trim_start().get(..JSON.len()).is_some_and(|start| start.eq_ignore_ascii_case(JSON))
     {
         let message = format!("messages must be sent as application/json, not {kind}");
         return Err(Refusal::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, &message));
     }
-    let accepts = Accepts::of(headers);
+    let accepts = Accepts::of(&headers);
     if !accepts.json && !accepts.sse {
         let message = "the Accept header must list application/json and text/event-stream";
         return Err(Refusal::new(StatusCode::NOT_ACCEPTABLE, message));
     }
     let text = read_body(body, front.max_message_bytes, front.body_timeout()).await?;
     let frame = parse(text)?;
+    // A request counts against its token's calls until its answer is sent;
+    // notifications and the client's answers to a server (which a call in
+    // flight may be waiting for) never do.
+    let call = match frame.kind() {
+        Kind::Request => front.tenants.take(caller.name.as_ref(), Share::Calls, 1).map_err(|r| r.for_id(frame.id()))?,
+        _ => None,
+    };
+    let response = post_frame(&front, scope, config, &caller, &headers, frame, accepts).await?;
+    Ok(holding(response, call))
+}
+
+/// Serves one message POSTed by `caller` to endpoint `scope`.
+async fn post_frame(
+    front: &Arc<Front>,
+    scope: Option<String>,
+    config: Arc<warden_config::Config>,
+    caller: &Caller,
+    headers: &HeaderMap,
+    frame: Frame,
+    accepts: Accepts,
+) -> Result<Response, Refusal> {
     if super::modern::is_modern(headers, &frame) {
         return super::modern::post(front, scope, config, caller, headers, frame, accepts.json).await;
     }

@@ -114,3 +114,28 @@ fn a_request_waiting_for_input_holds_up_no_other() {
         assert!(text.contains(who), "{who}: {done}");
     }
 }
+
+/// `http.requestStateSecs` bounds how long a request waits for its retry:
+/// past it, the retry is refused as expired (the parked call is cancelled).
+#[test]
+fn the_request_state_lifetime_is_configurable() {
+    let warden = warden("http: {requestStateSecs: 1}\n");
+    let params = json!({
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        },
+        "name": "fx__elicit",
+        "arguments": {"message": "late"},
+    });
+    let first = post_modern(&warden, json!(1), params.clone());
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    // The lifetime is whole seconds: two and a half are past it whatever the rounding.
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    let key = first["result"]["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    let mut retry = params;
+    retry["requestState"] = first["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({key: {"action": "accept", "content": {"name": "late"}}});
+    let refused = post_modern(&warden, json!(2), retry);
+    assert_eq!(refused["error"]["message"], "Invalid or expired requestState", "{refused}");
+}

@@ -473,14 +473,15 @@ impl Front {
     fn endpoint(&self, scope: Option<&str>, caller: &Caller, headers: &HeaderMap) -> Result<Arc<Config>, Refusal> {
         // The profile first: its refusals do not depend on the server named.
         let profile = self.access.profile(caller, headers)?;
-        let config = self.config_for(scope).ok_or_else(mcp::no_endpoint)?;
-        if let Some(server) = scope {
-            let hooks = self.hooks.hooks(profile.as_deref());
-            if !hooks.is_ok_and(|hooks| hooks.view.shows_server(server)) {
-                return Err(mcp::no_endpoint());
-            }
+        // Both checks are made whatever the first finds: a hidden server and
+        // a missing one take the same path.
+        let shown = scope.is_none_or(|server| {
+            self.hooks.hooks(profile.as_deref()).is_ok_and(|hooks| hooks.view.shows_server(server))
+        });
+        match self.config_for(scope) {
+            Some(config) if shown => Ok(config),
+            _ => Err(mcp::no_endpoint()),
         }
-        Ok(config)
     }
 
     /// The configuration of an endpoint: `None` for the hub.

@@ -311,7 +311,7 @@ fn over_stdio_a_shared_servers_requests_reach_no_other_tenant_2026() {
         let (id, response) = bob.start_request("tools/call", json!({"name": "fx__slow", "arguments": {"ms": 600_000}}));
         read_answering(&held, "t1", id, response, None)
     });
-    wait_for_fixture_requests(before, 1, || stats());
+    wait_for_fixture_requests(before, 1, stats);
 
     for (tool, arguments) in [
         ("fx__sample", json!({"prompt": "alice's secret prompt"})),

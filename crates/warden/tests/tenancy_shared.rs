@@ -513,3 +513,46 @@ fn ten_tenants_at_once_on_a_shared_http_server() {
     }
     assert_eq!(kept(&warden, 0, "py"), (0, 0));
 }
+
+/// The same with the legacy HTTP+SSE transport: tenant t1's one stream,
+/// open while its call is in flight on the shared fixture, never carries
+/// what tenant t0's tools ask or log.
+#[test]
+fn over_stdio_a_shared_servers_requests_reach_no_legacy_sse_tenant() {
+    let warden = stdio_shared(2);
+    let auth = bearer(1);
+    let mut events =
+        send(&warden.addr, "GET", "/sse", &[("accept", "text/event-stream"), ("authorization", auth.as_str())], b"");
+    assert_eq!(events.status, 200);
+    let (_, endpoint) = events.next_event().expect("endpoint event");
+    let post = |body: Value| {
+        let headers = [("content-type", "application/json"), ("authorization", auth.as_str())];
+        send(&warden.addr, "POST", &endpoint, &headers, body.to_string().as_bytes()).status
+    };
+    let init = json!({"protocolVersion": "2024-11-05", "capabilities": {"sampling": {}, "roots": {}}, "clientInfo": {"name": "old", "version": "1"}});
+    assert_eq!(post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})), 202);
+    assert_eq!(post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})), 202);
+    let mut alice = tenant(&warden, 0);
+    let stats =
+        |client: &mut McpHttp| fixture_requests(&text_of(&call_2025(client, "t0", "fx__stats", json!({}), None).0));
+    let before = stats(&mut alice);
+    let slow = json!({"name": "fx__slow", "arguments": {"ms": 600_000}});
+    assert_eq!(post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": slow})), 202);
+    wait_for_fixture_requests(before, 1, || stats(&mut alice));
+
+    let (sampled, _) = call_2025(&mut alice, "t0", "fx__sample", json!({"prompt": "alice's secret prompt"}), None);
+    assert_eq!(sampled["result"]["isError"], true, "{sampled}");
+    let (logged, _) = call_2025(&mut alice, "t0", "fx__log", json!({"message": "alice's log"}), None);
+    assert_eq!(text_of(&logged), "logged");
+    // Everything bob's stream carried up to the answer of his ping.
+    assert_eq!(post(json!({"jsonrpc": "2.0", "id": 99, "method": "ping"})), 202);
+    loop {
+        let (_, message) = events.next_message().expect("bob's stream");
+        if message["id"] == 99 {
+            break;
+        }
+        let method = message["method"].as_str().unwrap_or_default();
+        assert!(method.ends_with("list_changed") || message["id"] == 1, "reached bob: {message}");
+    }
+    assert_eq!(kept(&warden, 0, "fx"), (1, 1));
+}

@@ -32,6 +32,6 @@ pub use sandbox::{
 };
 pub use schema::{
     Auth, Config, Filter, HttpFront, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ProtocolEra,
-    ServerConfig, ServerFilters, Supervision, Token, Transport, json_schema,
+    ServerConfig, ServerFilters, Supervision, Token, TokenLimits, Transport, json_schema,
 };
 pub use watch::{DEFAULT_IGNORE, Watch};

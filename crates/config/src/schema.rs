@@ -128,6 +128,15 @@ pub struct HttpFront {
     pub allowed_hosts: Vec<String>,
     /// How many events per session are kept for resumption with `Last-Event-ID`.
     pub replay_events: usize,
+    /// What each token may hold at most, unless its own `limits` say
+    /// otherwise. Absent values: half of the front's total when two or more
+    /// tokens are configured (so no token can take the whole front), the
+    /// whole of it otherwise.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub token_limits: TokenLimits,
+    /// How long a 2026-07-28 request left waiting for the client's input
+    /// (`input_required`) stays parked for its retry, in seconds.
+    pub request_state_secs: u64,
 }
 
 impl Default for HttpFront {
@@ -145,6 +154,8 @@ impl Default for HttpFront {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             replay_events: 256,
+            token_limits: TokenLimits::default(),
+            request_state_secs: 300,
         }
     }
 }
@@ -171,6 +182,31 @@ pub struct Token {
     /// configuration's default profile only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<String>,
+    /// What this token may hold at most (over `http.tokenLimits`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub limits: TokenLimits,
+}
+
+/// What one token may hold on the HTTP front at once. An absent value
+/// falls back (a token's own, then `http.tokenLimits`, then the default).
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenLimits {
+    /// Sessions (2025 sessions, legacy SSE sessions and 2026-07-28 lanes);
+    /// default half of `http.maxSessions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<usize>,
+    /// Server processes of its sessions; default half of `http.processBudget`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<usize>,
+    /// Open event streams (GET streams and legacy SSE streams); default
+    /// half of `http.maxSessions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<usize>,
+    /// Requests being handled at once (an answer streaming counts until it
+    /// ends); default half of `http.maxSessions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<usize>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

@@ -86,6 +86,7 @@ pub(crate) fn validate(config: &Config, text: &str) -> Vec<String> {
         problems.at(&["supervision", "listWaitMs"], "supervision.listWaitMs must be positive".into());
     }
     validate_profiles(config, &mut problems);
+    validate_token_limits(config, &mut problems);
     validate_auth(config, &mut problems);
     validate_approval(config, &mut problems);
     problems.list
@@ -170,11 +171,33 @@ fn validate_auth(config: &Config, problems: &mut Problems<'_>) {
         http.process_budget as u64,
         http.header_timeout_secs,
         http.body_timeout_secs,
+        http.request_state_secs,
     ];
     if positive.contains(&0) {
         let names = "sessionIdleSecs, sessionIdleNoStreamSecs, keepAliveSecs, maxSessions, processBudget, \
-                     headerTimeoutSecs and bodyTimeoutSecs";
+                     headerTimeoutSecs, bodyTimeoutSecs and requestStateSecs";
         problems.at(&["http"], format!("http: {names} must be positive"));
+    }
+}
+
+/// Every token limit that is set must let the token do something.
+fn validate_token_limits(config: &Config, problems: &mut Problems<'_>) {
+    let zero = |limits: &crate::TokenLimits| {
+        [limits.sessions, limits.processes, limits.streams, limits.calls].contains(&Some(0))
+    };
+    if zero(&config.http.token_limits) {
+        problems.at(
+            &["http", "tokenLimits"],
+            "http.tokenLimits: limits must be positive (leave one out for its default)".to_owned(),
+        );
+    }
+    for token in &config.auth.tokens {
+        if zero(&token.limits) {
+            problems.at(
+                &["auth", "tokens"],
+                format!("auth.tokens {:?}: limits must be positive (leave one out for its default)", token.name),
+            );
+        }
     }
 }
 

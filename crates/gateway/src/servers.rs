@@ -13,9 +13,53 @@ use crate::pool::Lease;
 use crate::session::Shared;
 use crate::tokens::lock;
 
+/// Why a hidden server's upstream never started (never shown to a client).
+pub(crate) const HIDDEN: &str = "hidden by the profile";
+
 impl Shared {
-    /// Opens server `name` of `config` as upstream number `index`.
+    /// Whether the session's profile shows server `name` at all.
+    pub(crate) fn shows_server(&self, name: &str) -> bool {
+        self.hooks.load().view.shows_server(name)
+    }
+
+    /// After the hooks changed (a reload): servers the profile now shows
+    /// start, servers it now hides stop.
+    pub(crate) fn match_view(self: &Arc<Self>) {
+        let config = self.config.load_full();
+        let mut upstreams: Vec<Upstream> = self.upstreams.load().as_ref().clone();
+        let mut changed_kinds = Vec::new();
+        let mut opened = Vec::new();
+        for (index, upstream) in upstreams.iter_mut().enumerate() {
+            let name = upstream.name().to_owned();
+            if !config.servers.contains_key(&name) {
+                continue;
+            }
+            let hidden_now = !self.shows_server(&name);
+            let was_hidden = matches!(upstream.state(), State::Refused(ref why) if why == HIDDEN);
+            if hidden_now && !was_hidden {
+                changed_kinds.extend(self.retire(index, upstream, &config, "the profile hides it now"));
+                *upstream = Upstream::refused(Arc::from(name.as_str()), HIDDEN.to_owned());
+            } else if was_hidden && !hidden_now {
+                *upstream = self.open_upstream(index, &name, &config);
+                opened.push(index);
+            }
+        }
+        self.upstreams.store(Arc::new(upstreams));
+        self.list_changed(&changed_kinds);
+        for index in opened {
+            if let Some(connection) = self.upstream(index).connection() {
+                let shared = self.clone();
+                tokio::spawn(async move { shared.upstream_ready(index, connection).await });
+            }
+        }
+    }
+
+    /// Opens server `name` of `config` as upstream number `index`. A server
+    /// the session's profile hides is not started (nor joined, if shared).
     pub(crate) fn open_upstream(&self, index: usize, name: &str, config: &Config) -> Upstream {
+        if !self.shows_server(name) {
+            return Upstream::refused(Arc::from(name), HIDDEN.to_owned());
+        }
         let lease = self.pool.as_ref().map_or(Lease::Own(None), |pool| pool.lease(name));
         match lease {
             Lease::Own(permit) => {

@@ -211,6 +211,7 @@ impl Session {
     /// started with.
     pub fn set_hooks(&self, hooks: Hooks) {
         self.shared.hooks.store(Arc::new(hooks));
+        self.shared.match_view();
         self.shared.list_changed(&[ItemKind::Tool, ItemKind::Prompt, ItemKind::Resource]);
     }
 
@@ -246,6 +247,12 @@ impl Session {
         Some(definition.get("inputSchema").map(str::to_owned))
     }
 
+    /// How long a 2026-07-28 request waiting for input stays parked
+    /// (`http.requestStateSecs`).
+    pub(crate) fn request_state_lifetime(&self) -> Duration {
+        Duration::from_secs(self.shared.config.load().http.request_state_secs)
+    }
+
     /// The protocol revision agreed with the client, once initialized.
     pub fn protocol_version(&self) -> Option<&str> {
         self.shared.client.get().map(|client| client.protocol_version.as_str())
@@ -259,6 +266,8 @@ impl Session {
                 .shared
                 .live_upstreams()
                 .into_iter()
+                // A hidden server is not there, as far as the client knows.
+                .filter(|(_, upstream)| self.shared.shows_server(upstream.name()))
                 .map(|(_, upstream)| UpstreamStatus {
                     name: upstream.name().to_owned(),
                     state: match upstream.state() {

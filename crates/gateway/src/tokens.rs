@@ -34,6 +34,8 @@ pub(crate) struct ServerRequest {
     pub upstream_id: String,
     /// The progress token Warden substituted, if the request had one.
     pub token: Option<String>,
+    /// The client request (its id as JSON text) it was asked during, when known.
+    pub during: Option<String>,
 }
 
 /// Where progress for a Warden-issued token goes.
@@ -115,11 +117,28 @@ impl Maps {
 
     /// The one client request `connection` is serving, if it serves exactly
     /// one: what a request or notification from that upstream belongs to.
+    /// Requests blocked on a question of theirs that the client has not
+    /// answered yet (a 2026-07-28 request parked for its retry) are not
+    /// counted when another is served: one waiting request never keeps
+    /// another's questions from reaching it.
     pub fn sole_request_on(&self, connection: &Arc<Connection>) -> Option<String> {
+        let waiting: Vec<String> = lock(&self.server_requests)
+            .values()
+            .filter(|request| Arc::ptr_eq(&request.connection, connection))
+            .filter_map(|request| request.during.clone())
+            .collect();
         let in_flight = lock(&self.in_flight);
-        let mut serving = in_flight.iter().filter(|(_, entry)| Arc::ptr_eq(&entry.connection, connection));
-        match (serving.next(), serving.next()) {
-            (Some((id, _)), None) => Some(id.clone()),
+        let serving: Vec<&String> = in_flight
+            .iter()
+            .filter(|(_, entry)| Arc::ptr_eq(&entry.connection, connection))
+            .map(|(id, _)| id)
+            .collect();
+        if let [only] = serving.as_slice() {
+            return Some((*only).clone());
+        }
+        let mut asking = serving.into_iter().filter(|id| !waiting.contains(id));
+        match (asking.next(), asking.next()) {
+            (Some(id), None) => Some(id.clone()),
             _ => None,
         }
     }

@@ -156,6 +156,13 @@ impl View for ProfileView {
             }
         }
     }
+
+    fn shows_server(&self, server: &str) -> bool {
+        match &self.scope {
+            Scope::Everything => true,
+            Scope::Profile { servers, .. } => servers.contains_key(server),
+        }
+    }
 }
 
 /// Compiles every server's filters of profile `name`, collecting every bad glob.

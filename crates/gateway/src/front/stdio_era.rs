@@ -57,7 +57,8 @@ impl StdioEra {
                 }
                 let sealer = Arc::new(Sealer::new());
                 let info = modern::envelope::client_info(&frame);
-                let lane = Lane::over(self.session.clone(), &self.outlet, sealer, info.as_deref());
+                let parked_for = self.session.request_state_lifetime();
+                let lane = Lane::over(self.session.clone(), &self.outlet, sealer, info.as_deref(), parked_for);
                 tracing::info!(session = self.session.id(), "the client speaks MCP 2026-07-28");
                 self.era = Era::Modern { lane, running: HashMap::new() };
                 self.handle_modern(frame);

@@ -114,6 +114,10 @@ impl Shared {
     fn down_owner(&self, exposed: &str) -> Option<String> {
         let index = self.read_catalog().prefixed_server(exposed)?;
         let upstream = self.upstream(index);
+        // A hidden server's name is unknown, down or not.
+        if !self.shows_server(upstream.name()) {
+            return None;
+        }
         upstream.connection().is_none().then(|| upstream.unavailable().to_string())
     }
 
@@ -121,7 +125,9 @@ impl Shared {
     /// one upstream they pass through untouched; with several, which one is
     /// meant cannot be known.
     pub(super) async fn call_unrouted(&self, frame: &Frame, method: &Method) {
-        let upstreams = self.live_upstreams();
+        // Hidden servers are not counted: to the client they do not exist.
+        let upstreams: Vec<_> =
+            self.live_upstreams().into_iter().filter(|(_, upstream)| self.shows_server(upstream.name())).collect();
         let [(index, server)] = upstreams.as_slice() else {
             let message = format!(
                 "Method not found: Warden cannot tell which of its {} upstreams serves '{}'",

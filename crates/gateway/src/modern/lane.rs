@@ -20,9 +20,6 @@ use super::{discover, results};
 use crate::outlet::{Outbound, Outlet};
 use crate::session::Session;
 
-/// How long an upstream's input request waits for the client's retry.
-const PARKED_FOR: Duration = Duration::from_secs(300);
-
 /// How long Warden waits for more input requests of the same call before
 /// returning them together.
 const GATHER: Duration = Duration::from_millis(2);
@@ -59,6 +56,9 @@ pub(super) struct Inner {
     pub(super) sealer: Arc<Sealer>,
     pub(super) next: AtomicU64,
     pub(super) last_used: Mutex<Instant>,
+    /// How long an upstream's input request waits for the client's retry
+    /// (`http.requestStateSecs`).
+    pub(super) parked_for: Duration,
 }
 
 /// The outlet of a session that a lane serves, or may serve: until a lane
@@ -95,8 +95,15 @@ impl Lane {
     /// initializes it in the 2025 era on the clients' behalf, declaring every
     /// client capability Warden can bridge (each request's own capabilities
     /// decide what reaches its client). `client_info` (JSON text) names the
-    /// client to the upstreams.
-    pub fn over(session: Session, outlet: &LaneOutlet, sealer: Arc<Sealer>, client_info: Option<&str>) -> Lane {
+    /// client to the upstreams. A request left waiting for input is
+    /// forgotten after `parked_for` (the lifetime of its `requestState`).
+    pub fn over(
+        session: Session,
+        outlet: &LaneOutlet,
+        sealer: Arc<Sealer>,
+        client_info: Option<&str>,
+        parked_for: Duration,
+    ) -> Lane {
         let inner = Arc::new(Inner {
             id: random_id(),
             session,
@@ -106,6 +113,7 @@ impl Lane {
             sealer,
             next: AtomicU64::new(1),
             last_used: Mutex::new(Instant::now()),
+            parked_for,
         });
         let _ = outlet.lane.set(Arc::downgrade(&inner));
         let info = client_info.unwrap_or(r#"{"name":"warden-modern-client","version":"0"}"#);
@@ -256,13 +264,13 @@ impl Inner {
                 exchange: exchange.internal.clone(),
                 request: exchange.digest().to_owned(),
                 round,
-                expires: expiry(PARKED_FOR),
+                expires: expiry(self.parked_for),
             })
         };
         let Some(generation) = exchange.park(seal) else { return };
-        let (lane, exchange) = (Arc::downgrade(self), exchange.clone());
+        let (lane, exchange, parked_for) = (Arc::downgrade(self), exchange.clone(), self.parked_for);
         tokio::spawn(async move {
-            tokio::time::sleep(PARKED_FOR).await;
+            tokio::time::sleep(parked_for).await;
             if let Some(lane) = lane.upgrade()
                 && exchange.parked_in(generation)
             {

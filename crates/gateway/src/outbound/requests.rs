@@ -40,14 +40,16 @@ impl Shared {
             splice.replace(span, issued.clone());
             issued
         });
+        let during = self.maps.request_of(connection, related);
         let request = ServerRequest {
             upstream: index,
             connection: connection.clone(),
             upstream_id: frame.id().unwrap_or("null").to_owned(),
             token,
+            during: during.clone(),
         };
         lock(&self.maps.server_requests).insert(client_id, request);
-        self.send_related(splice.apply(frame.text()), self.maps.request_of(connection, related));
+        self.send_related(splice.apply(frame.text()), during);
     }
 }
 

@@ -8,6 +8,14 @@ pub trait View: Send + Sync {
     /// Whether `key` (a tool or prompt name as the upstream knows it, or a
     /// resource URI or template) of `kind` on `server` is visible.
     fn shows(&self, server: &str, kind: ItemKind, key: &str) -> bool;
+
+    /// Whether `server` is visible at all. A hidden server is not started
+    /// for the client, and everything about it (its endpoint, its state, why
+    /// it is down) answers as if it did not exist.
+    fn shows_server(&self, server: &str) -> bool {
+        let _ = server;
+        true
+    }
 }
 
 /// Shows everything.

@@ -63,9 +63,14 @@ impl Access {
 
     /// Checks a request's `Host`, `Origin` and token.
     pub fn check(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
-        self.check_host(headers)?;
-        self.check_origin(headers)?;
+        self.check_origin_and_host(headers)?;
         self.authenticate(headers)
+    }
+
+    /// Checks a request's `Host` and `Origin` only (DNS rebinding).
+    pub fn check_origin_and_host(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        self.check_host(headers)?;
+        self.check_origin(headers)
     }
 
     fn check_host(&self, headers: &HeaderMap) -> Result<(), Refusal> {
@@ -116,11 +121,8 @@ impl Access {
         if self.tokens.is_empty() {
             return Ok(Caller { name: None, profiles: None });
         }
-        let presented = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
-            .map(str::trim);
+        let presented =
+            headers.get(header::AUTHORIZATION).and_then(|value| value.to_str().ok()).and_then(bearer_credentials);
         let Some(presented) = presented else {
             return Err(Refusal::unauthorized("this Warden needs a bearer token (Authorization: Bearer <token>)"));
         };
@@ -166,6 +168,14 @@ impl Access {
     }
 }
 
+/// The credentials of an `Authorization` value in the Bearer scheme, whose
+/// name is case-insensitive (RFC 9110 §11.1): `Bearer`, `bearer`, `BEARER`.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let value = value.trim_start();
+    let (scheme, rest) = value.split_once([' ', '\t'])?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim()).filter(|token| !token.is_empty())
+}
+
 /// `host:port`, `[v6]:port` or `host` → the host part.
 pub fn host_name(host: &str) -> &str {
     let host = host.split('/').next().unwrap_or(host);
@@ -203,6 +213,16 @@ mod tests {
         assert_eq!(host_name("evil.example"), "evil.example");
         assert!(is_loopback_name("127.0.0.1") && is_loopback_name("::1") && is_loopback_name("app.localhost"));
         assert!(!is_loopback_name("localhost.evil.example") && !is_loopback_name("10.0.0.1"));
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_matched_in_any_case() {
+        for value in ["Bearer abc", "bearer abc", "BEARER abc", "bEaReR  abc "] {
+            assert_eq!(bearer_credentials(value), Some("abc"), "{value}");
+        }
+        assert_eq!(bearer_credentials("Basic abc"), None);
+        assert_eq!(bearer_credentials("Bearerabc"), None);
+        assert_eq!(bearer_credentials("Bearer "), None);
     }
 
     #[test]

@@ -10,9 +10,18 @@ use serde_json::json;
 
 use super::Front;
 
-/// GET `/healthz`: the front is up. No token needed; nothing is revealed.
-pub(super) async fn healthz(State(front): State<Arc<Front>>) -> Response {
-    let body = json!({"status": "ok", "sessions": front.sessions.len()});
+/// GET `/healthz`: the front is up. `Host` and `Origin` are checked as
+/// everywhere (a DNS-rebinding page reads nothing); no token is needed, but
+/// only a caller with a valid one (or any caller of a front without tokens)
+/// learns the number of sessions.
+pub(super) async fn healthz(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+    if let Err(refusal) = front.access.check_origin_and_host(&headers) {
+        return refusal.into_response();
+    }
+    let body = match front.access.check(&headers) {
+        Ok(_) => json!({"status": "ok", "sessions": front.sessions.len()}),
+        Err(_) => json!({"status": "ok"}),
+    };
     ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
@@ -47,8 +56,24 @@ pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) 
             })
         })
         .collect();
+    // Shared servers the caller's profile shows, with what they sent that
+    // Warden kept for want of an owner.
+    let view =
+        front.access.profile(&caller, &headers).ok().and_then(|profile| front.hooks.hooks(profile.as_deref()).ok());
+    let shared: Vec<_> = front
+        .pool
+        .kept()
+        .into_iter()
+        .filter(|(name, _, _)| view.as_ref().is_some_and(|hooks| hooks.view.shows_server(name)))
+        .map(|(name, requests, notifications)| {
+            json!({"name": name, "keptRequests": requests, "keptNotifications": notifications})
+        })
+        .collect();
     let body = json!({
         "sessions": sessions,
+        "shared": shared,
+        // The caller's token's shares: what it holds and may hold.
+        "token": caller.name.as_deref().map(|name| json!({"name": name, "shares": front.tenants.report(name)})),
         "processes": {"budget": front.budget.total(), "reserved": front.budget.in_use()},
         "connections": {
             "open": front.connections.len(),

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use super::mcp::{parse, read_body};
 use super::reply::Refusal;
 use super::sessions;
+use super::tenants::{Share, holding};
 use super::{Front, sse};
 
 /// GET `/sse`.
@@ -31,17 +32,16 @@ pub(super) async fn open_server(
 }
 
 async fn open(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
-    let Some(config) = front.config_for(scope.as_deref()) else {
-        return Err(Refusal::new(StatusCode::NOT_FOUND, "no MCP endpoint here"));
-    };
     let caller = front.access.check(&headers)?;
+    let config = front.endpoint(scope.as_deref(), &caller, &headers)?;
+    let stream = front.tenants.take(caller.name.as_ref(), Share::Streams, 1)?;
     let entry = front.open_session(scope, config, &caller, &headers, true).await?;
     let id = entry.id.clone();
     let events =
         entry.streams.attach(None).map_err(|_| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "no stream"))?;
     let endpoint = Event::default().event("endpoint").data(format!("/messages?sessionId={id}"));
     let opening = Opening { endpoint, ending: EndOnDrop { front: front.clone(), id } };
-    Ok(sse::event_stream(events, front.keep_alive(), Some(opening)))
+    Ok(holding(sse::event_stream(events, front.keep_alive(), Some(opening)), stream))
 }
 
 #[derive(Deserialize)]

@@ -18,6 +18,7 @@ use super::access::Caller;
 use super::reply::Refusal;
 use super::sessions::{self, Claim, Entry};
 use super::streams::{Answer, OpenError, SseEvent};
+use super::tenants::{Share, holding};
 use super::{Front, sse};
 use crate::inbound::SUPPORTED_VERSIONS;
 
@@ -94,8 +95,8 @@ impl Accepts {
 }
 
 async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body: Body) -> Result<Response, Refusal> {
-    let config = front.config_for(scope.as_deref()).ok_or_else(no_endpoint)?;
     let caller = front.access.check(&headers)?;
+    let config = front.endpoint(scope.as_deref(), &caller, &headers)?;
     if let Some(kind) = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok())
         && !kind.trim_start().get(..JSON.len()).is_some_and(|start| start.eq_ignore_ascii_case(JSON))
     {
@@ -109,18 +110,39 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
     }
     let text = read_body(body, front.max_message_bytes, front.body_timeout()).await?;
     let frame = parse(text)?;
-    if super::modern::is_modern(&headers, &frame) {
-        return super::modern::post(&front, scope, config, &caller, &headers, frame, accepts.json).await;
+    // A request counts against its token's calls until its answer is sent;
+    // notifications and the client's answers to a server (which a call in
+    // flight may be waiting for) never do.
+    let call = match frame.kind() {
+        Kind::Request => front.tenants.take(caller.name.as_ref(), Share::Calls, 1).map_err(|r| r.for_id(frame.id()))?,
+        _ => None,
+    };
+    let response = post_frame(&front, scope, config, &caller, &headers, frame, accepts).await?;
+    Ok(holding(response, call))
+}
+
+/// Serves one message POSTed by `caller` to endpoint `scope`.
+async fn post_frame(
+    front: &Arc<Front>,
+    scope: Option<String>,
+    config: Arc<warden_config::Config>,
+    caller: &Caller,
+    headers: &HeaderMap,
+    frame: Frame,
+    accepts: Accepts,
+) -> Result<Response, Refusal> {
+    if super::modern::is_modern(headers, &frame) {
+        return super::modern::post(front, scope, config, caller, headers, frame, accepts.json).await;
     }
-    let Some(session_id) = session_id(&headers) else {
+    let Some(session_id) = session_id(headers) else {
         if frame.kind() == Kind::Request && frame.method() == Some(&Method::Initialize) {
-            return initialize(&front, scope, config, &caller, &headers, frame).await;
+            return initialize(front, scope, config, caller, headers, frame).await;
         }
         let message = "the request has no Mcp-Session-Id header: send initialize first";
         return Err(Refusal::new(StatusCode::BAD_REQUEST, message).for_id(frame.id()));
     };
-    let entry = claim(&front, scope.as_deref(), &caller, session_id)?;
-    check_version(&headers)?;
+    let entry = claim(front, scope.as_deref(), caller, session_id)?;
+    check_version(headers)?;
     if frame.method() == Some(&Method::Initialize) {
         let message = "this session is already initialized; start a new one without Mcp-Session-Id";
         return Err(Refusal::new(StatusCode::BAD_REQUEST, message).for_id(frame.id()));
@@ -137,7 +159,7 @@ async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body
     })?;
     // Served in this connection's task, not a task of its own.
     let work = entry.session.request_work(frame);
-    respond(&front, &entry, answered(work, answer), &accepts).await
+    respond(front, &entry, answered(work, answer), &accepts).await
 }
 
 /// Runs a request's `work` until its answer is there. If the answer comes
@@ -211,8 +233,8 @@ async fn respond(
 
 /// GET: the session's own stream, or the resumption of a dropped one.
 fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
-    front.config_for(scope.as_deref()).ok_or_else(no_endpoint)?;
     let caller = front.access.check(&headers)?;
+    front.endpoint(scope.as_deref(), &caller, &headers)?;
     if !Accepts::of(&headers).sse {
         return Err(Refusal::new(StatusCode::NOT_ACCEPTABLE, "a GET stream needs Accept: text/event-stream"));
     }
@@ -221,6 +243,7 @@ fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> 
     };
     let entry = find(&front, scope.as_deref(), &caller, session_id)?;
     check_version(&headers)?;
+    let stream = front.tenants.take(caller.name.as_ref(), Share::Streams, 1)?;
     entry.touch();
     let last = headers.get("last-event-id").and_then(|value| value.to_str().ok());
     let events = match entry.streams.attach(last) {
@@ -230,13 +253,13 @@ fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> 
             entry.streams.attach(None).map_err(|_| Refusal::new(StatusCode::NOT_FOUND, "no such stream"))?
         }
     };
-    Ok(sse::event_stream(events, front.keep_alive(), None))
+    Ok(holding(sse::event_stream(events, front.keep_alive(), None), stream))
 }
 
 /// DELETE: the client ends its session.
 fn delete(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
-    front.config_for(scope.as_deref()).ok_or_else(no_endpoint)?;
     let caller = front.access.check(&headers)?;
+    front.endpoint(scope.as_deref(), &caller, &headers)?;
     let Some(session_id) = session_id(&headers) else {
         return Err(Refusal::new(StatusCode::BAD_REQUEST, "the request has no Mcp-Session-Id header"));
     };
@@ -321,6 +344,6 @@ pub(super) fn parse(text: String) -> Result<Frame, Refusal> {
     })
 }
 
-fn no_endpoint() -> Refusal {
+pub(super) fn no_endpoint() -> Refusal {
     Refusal::new(StatusCode::NOT_FOUND, "no MCP endpoint here (is the hub or exposePerServer enabled?)")
 }

@@ -21,6 +21,7 @@ mod reply;
 mod sessions;
 mod sse;
 mod streams;
+mod tenants;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -43,6 +44,7 @@ use connections::Connections;
 use reply::Refusal;
 use sessions::{Claim, Entry, Reservation, Sessions};
 use streams::Streams;
+use tenants::{Held, Share, Tenants};
 
 /// What a client refused for lack of room is told to wait, in seconds.
 const RETRY_AFTER_SECS: u64 = 2;
@@ -82,6 +84,8 @@ struct Front {
     starting_lane: tokio::sync::Mutex<()>,
     /// Seals the `requestState` of modern requests.
     sealer: Arc<crate::modern::Sealer>,
+    /// What each token may hold, and holds.
+    tenants: Arc<Tenants>,
 }
 
 /// Which lane serves a modern request: its endpoint, its caller, its profile.
@@ -134,6 +138,7 @@ impl HttpFront {
             lanes: std::sync::Mutex::default(),
             starting_lane: tokio::sync::Mutex::default(),
             sealer: Arc::new(crate::modern::Sealer::new()),
+            tenants: Tenants::new(&config),
         };
         HttpFront { front: Arc::new(front) }
     }
@@ -320,7 +325,9 @@ impl Front {
         let failed = |why: &str| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, why);
         let hooks = self.hooks.hooks(profile.as_deref()).map_err(|err| failed(&err))?;
         let id = sessions::new_id().map_err(|err| failed(&err.to_string()))?;
-        let reservation = self.make_room(budget::processes_of(&config, &self.pool)).await?;
+        let processes = budget::processes_of(&config, &self.pool);
+        let shares = self.take_shares(caller, processes).await?;
+        let reservation = self.make_room(processes).await?.with_shares(shares);
         let streams = Streams::new(self.settings.replay_events, legacy);
         let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()));
         if let Some(name) = &caller.name {
@@ -355,17 +362,44 @@ impl Front {
         }
         let failed = |why: &str| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, why);
         let hooks = self.hooks.hooks(key.2.as_deref()).map_err(|err| failed(&err))?;
-        let reservation = self.make_room(budget::processes_of(&config, &self.pool)).await?;
+        let processes = budget::processes_of(&config, &self.pool);
+        let shares = self.take_shares(caller, processes).await?;
+        let reservation = self.make_room(processes).await?.with_shares(shares);
         let outlet = crate::modern::LaneOutlet::default();
         let session = Session::start_in(config, hooks, outlet.clone(), Some(self.pool.clone()));
         if let Some(name) = &caller.name {
             session.set_principal(name.clone());
         }
         let client_info = crate::modern::envelope::client_info(first);
-        let lane = crate::modern::Lane::over(session, &outlet, self.sealer.clone(), client_info.as_deref());
+        let parked_for = Duration::from_secs(self.settings.request_state_secs);
+        let lane = crate::modern::Lane::over(session, &outlet, self.sealer.clone(), client_info.as_deref(), parked_for);
         tracing::info!(scope = ?key.0, owner = ?key.1, profile = ?key.2, "modern lane started");
         self.lanes().insert(key, LaneEntry { lane: lane.clone(), _reservation: reservation });
         Ok(lane)
+    }
+
+    /// The caller's token's share of one more session with `processes`
+    /// processes of its own. At its limit, the token's own least recently
+    /// used idle session is ended first; only when all of its sessions are
+    /// busy is the new one refused (429), and never at another token's cost.
+    async fn take_shares(&self, caller: &Caller, processes: usize) -> Result<Vec<Held>, Refusal> {
+        let Some(name) = &caller.name else { return Ok(Vec::new()) };
+        loop {
+            let taken = self.tenants.take(Some(name), Share::Sessions, 1).and_then(|session| {
+                let processes = self.tenants.take(Some(name), Share::Processes, processes)?;
+                Ok(session.into_iter().chain(processes).collect())
+            });
+            match taken {
+                Ok(shares) => return Ok(shares),
+                Err(refusal) => match self.sessions.take_least_recent_idle_of(name) {
+                    Some(idle) => {
+                        tracing::info!(session = %idle.id, token = %name, "ending the token's least recently used idle session to make room within its share");
+                        sessions::end(idle).await;
+                    }
+                    None => return Err(refusal),
+                },
+            }
+        }
     }
 
     /// The lanes, locked.
@@ -430,6 +464,24 @@ impl Front {
     /// How often idle streams get a keep-alive comment.
     fn keep_alive(&self) -> Duration {
         Duration::from_secs(self.settings.keep_alive_secs)
+    }
+
+    /// The configuration of endpoint `scope` (`None`: the hub) for a caller
+    /// already authenticated. A server endpoint whose server the caller's
+    /// profile hides answers exactly as one that does not exist: the same
+    /// 404, whatever the method, and nothing starts.
+    fn endpoint(&self, scope: Option<&str>, caller: &Caller, headers: &HeaderMap) -> Result<Arc<Config>, Refusal> {
+        // The profile first: its refusals do not depend on the server named.
+        let profile = self.access.profile(caller, headers)?;
+        // Both checks are made whatever the first finds: a hidden server and
+        // a missing one take the same path.
+        let shown = scope.is_none_or(|server| {
+            self.hooks.hooks(profile.as_deref()).is_ok_and(|hooks| hooks.view.shows_server(server))
+        });
+        match self.config_for(scope) {
+            Some(config) if shown => Ok(config),
+            _ => Err(mcp::no_endpoint()),
+        }
     }
 
     /// The configuration of an endpoint: `None` for the hub.

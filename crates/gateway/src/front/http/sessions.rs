@@ -40,12 +40,20 @@ pub(super) struct Entry {
 pub(super) struct Reservation {
     _place: OwnedSemaphorePermit,
     processes: OwnedSemaphorePermit,
+    /// The token's shares it holds (a session, its processes).
+    _shares: Vec<super::tenants::Held>,
 }
 
 impl Reservation {
     /// A place and processes, reserved.
     pub fn new(place: OwnedSemaphorePermit, processes: OwnedSemaphorePermit) -> Reservation {
-        Reservation { _place: place, processes }
+        Reservation { _place: place, processes, _shares: Vec::new() }
+    }
+
+    /// The same, also holding the token's `shares` until it ends.
+    pub fn with_shares(mut self, shares: Vec<super::tenants::Held>) -> Reservation {
+        self._shares = shares;
+        self
     }
 }
 
@@ -171,12 +179,35 @@ impl Sessions {
         Some(Claim(entry))
     }
 
-    /// Removes the least recently used idle session, to make room for a new
-    /// one; `None` when every session is busy.
+    /// Removes an idle session to make room for a new one: of the token
+    /// holding the most sessions first, its least recently used; `None` when
+    /// every session is busy.
     pub fn take_least_recent_idle(&self) -> Option<Arc<Entry>> {
         let mut map = self.lock();
-        let oldest = map.values().filter(|entry| entry.idle()).max_by_key(|entry| entry.idle_for())?.id.clone();
-        map.remove(&oldest)
+        let mut held: HashMap<Option<Arc<str>>, usize> = HashMap::new();
+        for entry in map.values() {
+            *held.entry(entry.owner.clone()).or_default() += 1;
+        }
+        let victim = map
+            .values()
+            .filter(|entry| entry.idle())
+            .max_by_key(|entry| (held.get(&entry.owner).copied().unwrap_or(0), entry.idle_for()))?
+            .id
+            .clone();
+        map.remove(&victim)
+    }
+
+    /// Removes the least recently used idle session of token `owner`, to
+    /// make room within that token's share; `None` when all of its are busy.
+    pub fn take_least_recent_idle_of(&self, owner: &Arc<str>) -> Option<Arc<Entry>> {
+        let mut map = self.lock();
+        let victim = map
+            .values()
+            .filter(|entry| entry.idle() && entry.owner.as_ref() == Some(owner))
+            .max_by_key(|entry| entry.idle_for())?
+            .id
+            .clone();
+        map.remove(&victim)
     }
 
     /// Adds a session (its place is reserved), claimed for the request

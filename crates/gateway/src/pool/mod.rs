@@ -2,23 +2,26 @@
 //! for every session, and `maxProcesses` caps how many processes of the
 //! others the sessions of a front may start.
 //!
-//! A shared upstream's events reach the session they belong to: progress by
-//! the Warden-issued token (unique across sessions), requests from the server
-//! by the session with a request in flight on it, cancellations by the
-//! session that holds the cancelled request, list changes to every session.
+//! A shared upstream's events reach the session they belong to, and only
+//! when the protocol tells which that is (see [`owners`]): list changes go
+//! to every session; what no session can be told is for it stays in Warden
+//! (a request gets an error, a notification is logged) and is counted.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use warden_config::Config;
-use warden_jsonrpc::{Frame, Kind, Method};
+use warden_jsonrpc::{ErrorCode, Frame, Kind, error_response};
 use warden_upstream::{Connection, Event, EventKind, EventSink, Upstream, UpstreamSpec};
 
 use crate::session::Shared;
 use crate::tokens::lock;
+use owners::{Owners, User, owners};
+
+mod owners;
 
 /// The shared upstreams and process caps of one front.
 #[derive(Default)]
@@ -88,7 +91,12 @@ impl Pool {
                 }
                 None => {
                     let (init, init_rx) = watch::channel(lock(&self.first_init).clone());
-                    let fanout = Arc::new(Fanout { sessions: Mutex::new(Vec::new()) });
+                    let fanout = Arc::new(Fanout {
+                        name: Arc::from(name.as_str()),
+                        sessions: Mutex::new(Vec::new()),
+                        kept: Arc::default(),
+                        warned: Default::default(),
+                    });
                     let upstream = Upstream::spawn(index, spec, init_rx, fanout.clone());
                     shared.insert(name.clone(), Common { upstream, fanout, init });
                 }
@@ -102,6 +110,21 @@ impl Pool {
         for upstream in upstreams {
             upstream.shutdown().await;
         }
+    }
+
+    /// What each shared server sent that Warden kept for want of an owner,
+    /// by server name.
+    pub(crate) fn kept(&self) -> Vec<(String, u64, u64)> {
+        let shared = lock(&self.shared);
+        let mut kept: Vec<(String, u64, u64)> = shared
+            .iter()
+            .map(|(name, common)| {
+                let kept = &common.fanout.kept;
+                (name.clone(), kept.requests.load(Ordering::Relaxed), kept.notifications.load(Ordering::Relaxed))
+            })
+            .collect();
+        kept.sort();
+        kept
     }
 
     /// Whether server `name` is shared (its process is not a session's own).
@@ -159,20 +182,18 @@ impl Pool {
 
 /// Delivers a shared upstream's events to the sessions that use it.
 struct Fanout {
+    /// The server's name.
+    name: Arc<str>,
     sessions: Mutex<Vec<(Weak<Shared>, usize)>>,
-}
-
-#[derive(Deserialize)]
-struct TokenParams<'a> {
-    #[serde(borrow, default, rename = "progressToken")]
-    progress_token: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "requestId")]
-    request_id: Option<&'a RawValue>,
+    /// What it sent that no session could be told.
+    kept: Arc<Kept>,
+    /// Whether the warning about what cannot be shared was given.
+    warned: std::sync::atomic::AtomicBool,
 }
 
 impl EventSink for Fanout {
     fn deliver(&self, event: Event) {
-        let sessions: Vec<(Arc<Shared>, usize)> = {
+        let sessions: Vec<User> = {
             let mut sessions = lock(&self.sessions);
             sessions.retain(|(session, _)| session.strong_count() > 0);
             sessions.iter().filter_map(|(session, index)| Some((session.upgrade()?, *index))).collect()
@@ -180,6 +201,7 @@ impl EventSink for Fanout {
         let related = event.related;
         match event.kind {
             EventKind::Ready(connection) => {
+                self.warn_once(&connection);
                 for (session, index) in sessions {
                     session.upstream_event(Event::new(index, EventKind::Ready(connection.clone())));
                 }
@@ -191,7 +213,10 @@ impl EventSink for Fanout {
                 }
             }
             EventKind::Message(connection, frame) => {
-                let owners = owners(&sessions, &connection, &frame);
+                let owners = match owners(&sessions, &connection, &frame, related) {
+                    Owners::Sessions(owners) => owners,
+                    Owners::Unknown(why) => return self.keep(&connection, &frame, why),
+                };
                 let Some(((last, last_index), others)) = owners.split_last() else { return };
                 // Every owner but the last gets a copy; the last gets the frame.
                 for (session, index) in others {
@@ -207,38 +232,55 @@ impl EventSink for Fanout {
     }
 }
 
-/// The sessions a message from a shared upstream is for.
-fn owners<'a>(
-    sessions: &'a [(Arc<Shared>, usize)],
-    connection: &Arc<Connection>,
-    frame: &Frame,
-) -> Vec<&'a (Arc<Shared>, usize)> {
-    let params = frame.params().and_then(|params| serde_json::from_str::<TokenParams>(params).ok());
-    let by = |holds: &dyn Fn(&Shared) -> bool| sessions.iter().filter(|(session, _)| holds(session)).take(1).collect();
-    let serving = |session: &Shared| {
-        lock(&session.maps.in_flight).values().any(|entry| Arc::ptr_eq(&entry.connection, connection))
-    };
-    match (frame.kind(), frame.method()) {
-        (_, Some(Method::ToolsListChanged | Method::PromptsListChanged | Method::ResourcesListChanged)) => {
-            sessions.iter().collect()
-        }
-        (Kind::Notification, Some(Method::Progress)) => match params.and_then(|p| p.progress_token) {
-            Some(token) => by(&|session| lock(&session.maps.tokens).contains_key(token.get())),
-            None => Vec::new(),
-        },
-        (Kind::Notification, Some(Method::Cancelled)) => match params.and_then(|p| p.request_id) {
-            Some(id) => by(&|session| {
-                lock(&session.maps.server_requests)
-                    .values()
-                    .any(|request| Arc::ptr_eq(&request.connection, connection) && request.upstream_id == id.get())
-            }),
-            None => Vec::new(),
-        },
-        (Kind::Request, _) => by(&serving),
-        // Logging and the rest: the session being served, else everyone.
-        _ => {
-            let served: Vec<_> = by(&serving);
-            if served.is_empty() { sessions.iter().collect() } else { served }
+impl Fanout {
+    /// A message no session can be told is for it stays in Warden: a
+    /// request is answered with an error that says why, a notification is
+    /// only logged; both are counted (see [`Pool::kept`]).
+    fn keep(&self, connection: &Connection, frame: &Frame, why: &str) {
+        let method = frame.method().map_or("", |method| method.as_str());
+        if frame.kind() == Kind::Request {
+            self.kept.requests.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(server = %self.name, method, "refused a shared server's request: {why}");
+            let message = format!(
+                "Warden did not pass {method} to any client: server {} is shared by several clients \
+                 (share: true) and {why}",
+                self.name
+            );
+            let answer = error_response(frame.id(), ErrorCode::Refused, &message, None);
+            if connection.send(answer).is_err() {
+                tracing::debug!(server = %self.name, "the shared server went away before its refusal");
+            }
+        } else {
+            self.kept.notifications.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(server = %self.name, method, message = frame.text(), "kept a shared server's notification: {why}");
         }
     }
+
+    /// Warns, once, when a shared server declares what only works with one
+    /// client behind it.
+    fn warn_once(&self, connection: &Connection) {
+        let handshake = connection.handshake();
+        let per_client: Vec<&str> = ["logging", "tasks"].into_iter().filter(|name| handshake.has(name)).collect();
+        if per_client.is_empty() || self.warned.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        tracing::warn!(
+            server = %self.name,
+            "server {} is shared (share: true) but declares {}: what it sends outside a call's own HTTP answer \
+             stream (log messages, requests for sampling, elicitation or roots over stdio) cannot be told apart \
+             between clients, so Warden keeps it (requests get an error); share only stateless servers that \
+             ask clients nothing",
+            self.name,
+            per_client.join(" and ")
+        );
+    }
+}
+
+/// How many messages of a shared server Warden kept for want of an owner.
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    /// Requests to a client, refused.
+    pub requests: AtomicU64,
+    /// Notifications, logged only.
+    pub notifications: AtomicU64,
 }

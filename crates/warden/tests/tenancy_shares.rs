@@ -1,0 +1,136 @@
+//! Fair shares between tokens, end to end over HTTP: one token cannot take
+//! the whole front (sessions, streams, calls), and the idle session ended
+//! to make room is taken from the token that holds the most.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::fixture_bin;
+use support::http::{HttpWarden, McpHttp, Response, send};
+
+fn config(http: &str, tokens: &[(&str, &str)]) -> String {
+    let mut config = format!(
+        "servers:\n  fx:\n    transport: {{kind: stdio, command: {:?}}}\nhttp: {{{http}}}\nauth:\n  tokens:\n",
+        fixture_bin()
+    );
+    for (name, limits) in tokens {
+        config.push_str(&format!("    - {{name: {name}, token: {name}-secret-0123456789{limits}}}\n"));
+    }
+    config
+}
+
+fn client(warden: &HttpWarden, name: &str) -> McpHttp {
+    warden.client().with_header("authorization", &format!("Bearer {name}-secret-0123456789"))
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+/// A session of `name` that keeps its GET stream open (so it is busy).
+fn busy_session(warden: &HttpWarden, name: &str) -> (McpHttp, Response) {
+    let mut client = client(warden, name);
+    client.initialize();
+    let stream = client.get_stream(None);
+    assert_eq!(stream.status, 200);
+    (client, stream)
+}
+
+fn status(warden: &HttpWarden, name: &str) -> Value {
+    let auth = format!("Bearer {name}-secret-0123456789");
+    send(&warden.addr, "GET", "/status", &[("authorization", auth.as_str())], b"").json()
+}
+
+/// Bob keeps every session he can busy: he gets half of the front, then
+/// 429; alice still gets in, and her idle session is not taken for bob.
+#[test]
+fn one_token_cannot_take_every_session() {
+    let warden = HttpWarden::start(&config("maxSessions: 6", &[("alice", ""), ("bob", "")]));
+    let mut bobs = Vec::new();
+    let refused = loop {
+        let response = client(&warden, "bob").post_raw(INITIALIZE);
+        if response.status != 200 {
+            break response;
+        }
+        let mut bob = client(&warden, "bob");
+        bob.session = response.header("mcp-session-id").map(str::to_owned);
+        let _ = response.body();
+        let stream = bob.get_stream(None);
+        assert_eq!(stream.status, 200);
+        bobs.push((bob, stream));
+        assert!(bobs.len() <= 6, "bob took every session");
+    };
+    assert_eq!(bobs.len(), 3, "half of maxSessions");
+    assert_eq!(refused.status, 429);
+    assert!(refused.header("retry-after").is_some());
+    let why = refused.body();
+    assert!(why.contains("bob") && why.contains("sessions"), "{why}");
+    let shares = &status(&warden, "bob")["token"]["shares"];
+    assert_eq!(shares["sessions"], json!({"held": 3, "limit": 3}), "{shares}");
+
+    let mut alice = client(&warden, "alice");
+    alice.initialize();
+    // Bob trying again takes nothing of alice's.
+    assert_eq!(client(&warden, "bob").post_raw(INITIALIZE).status, 429);
+    assert!(!alice.tool_names().is_empty(), "alice's idle session lives");
+}
+
+/// When the front is full, the idle session ended for a newcomer is the
+/// token holding the most, even when another's is older.
+#[test]
+fn room_is_taken_from_the_token_holding_the_most() {
+    let warden = HttpWarden::start(&config("maxSessions: 4", &[("alice", ""), ("bob", ""), ("carol", "")]));
+    let mut alice = client(&warden, "alice");
+    alice.initialize();
+    let mut bobs: Vec<McpHttp> = (0..2)
+        .map(|_| {
+            let mut bob = client(&warden, "bob");
+            bob.initialize();
+            bob
+        })
+        .collect();
+    let mut carol = client(&warden, "carol");
+    carol.initialize();
+    // The front is full; carol's second session ends one of bob's.
+    let mut second = client(&warden, "carol");
+    second.initialize();
+    assert!(!alice.tool_names().is_empty(), "alice's session, the oldest, lives");
+    let gone = bobs
+        .iter_mut()
+        .filter(|bob| bob.post_raw(r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#).status == 404)
+        .count();
+    assert_eq!(gone, 1, "one of bob's two sessions made room");
+    assert!(!carol.tool_names().is_empty());
+}
+
+/// Streams and calls have their shares too.
+#[test]
+fn streams_and_calls_are_limited_per_token() {
+    let warden = HttpWarden::start(&config("", &[("alice", ""), ("bob", ", limits: {streams: 1, calls: 1}")]));
+    let (_bob, _stream) = busy_session(&warden, "bob");
+    let mut other = client(&warden, "bob");
+    other.initialize();
+    assert_eq!(other.get_stream(None).status, 429, "bob's one stream is open");
+    let (_alice, _alice_stream) = busy_session(&warden, "alice");
+
+    let mut held = client(&warden, "bob");
+    held.session = other.session.clone();
+    let canceller = client(&warden, "bob");
+    let slow = std::thread::spawn(move || {
+        let (_, response) = held.start_request("tools/call", json!({"name": "fx__slow", "arguments": {"ms": 600_000}}));
+        response.body()
+    });
+    support::retry("bob's call to be counted", || {
+        (status(&warden, "bob")["token"]["shares"]["calls"]["held"] == 1).then_some(())
+    });
+    let refused = other.post_raw(r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#);
+    assert_eq!(refused.status, 429);
+    // A notification is no call: bob can still cancel his slow one.
+    let mut canceller = canceller;
+    canceller.session = other.session.clone();
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}});
+    assert_eq!(canceller.post_raw(&cancel.to_string()).status, 202);
+    slow.join().expect("bob's call");
+    support::retry("bob's call to be given back", || {
+        (status(&warden, "bob")["token"]["shares"]["calls"]["held"] == 0).then_some(())
+    });
+    assert_eq!(other.post_raw(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list"}"#).status, 200);
+}

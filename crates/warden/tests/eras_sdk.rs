@@ -327,10 +327,8 @@ fn matrix(upstream: Upstream) {
     // The first list waits for the server however long it takes to start
     // (a Python server took over the default 10 s on a machine kept busy):
     // the clients check the tools it lists, not how fast it starts.
-    let config = format!(
-        "naming: {{prefix: never}}\nsupervision: {{listWaitMs: 45000}}\nservers:\n  up:\n{}",
-        served.entry
-    );
+    let config =
+        format!("naming: {{prefix: never}}\nsupervision: {{listWaitMs: 45000}}\nservers:\n  up:\n{}", served.entry);
     let dir = support::scratch_dir("eras-sdk");
     let path = dir.join("warden.yaml");
     std::fs::write(&path, &config).unwrap();

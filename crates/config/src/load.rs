@@ -10,7 +10,9 @@ use crate::validate::validate;
 /// Reads, expands and validates the configuration at `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
-    parse(path, &text, &|name| std::env::var(name).ok())
+    let mut config = parse(path, &text, &|name| std::env::var(name).ok())?;
+    config.source = Some(std::path::absolute(path).unwrap_or_else(|_| path.to_owned()));
+    Ok(config)
 }
 
 /// Parses configuration text. `path` names the file in errors and chooses the

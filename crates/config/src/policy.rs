@@ -34,9 +34,15 @@ pub struct Policy {
     /// Deny tools that have no annotation (their arguments' roles are unknown).
     #[serde(default, skip_serializing_if = "is_false")]
     pub strict: bool,
-    /// Paths no argument with a path role may touch, whatever the rules say.
+    /// Paths no argument with a path role may touch, whatever the rules say,
+    /// in addition to the built-in ones (Warden's own files and the usual
+    /// credential stores), which always apply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected_paths: Vec<String>,
+    /// Built-in protected paths to stop protecting, each written exactly as
+    /// in the built-in list (`~/.npmrc`); every removal is logged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unprotect_defaults: Vec<String>,
     /// Servers whose calls skip the policy entirely.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trusted_servers: Vec<String>,

@@ -16,6 +16,8 @@ use warden_gateway::pipeline::Escalation;
 use crate::condition::{Cond, CondCompiler};
 use crate::domains::DomainSet;
 use crate::error::PolicyError;
+use crate::known::annotations_for;
+use crate::protect::default_protected_paths;
 use crate::paths::{PathEnv, canonicalize};
 use warden_config::RoleCategory;
 
@@ -157,7 +159,7 @@ impl PolicyEngine {
             Some(name) => Some(config.profiles.get(name).ok_or_else(|| PolicyError::UnknownProfile(name.clone()))?),
             None => None,
         };
-        compile_policy(&config.policy, chosen.as_deref(), profile, PathEnv::from_process())
+        compile_policy(config, chosen.as_deref(), profile, PathEnv::from_process())
     }
 
     /// The action taken when no rule decides.
@@ -193,12 +195,14 @@ pub(crate) fn decision_of(action: Action) -> Option<Decision> {
 }
 
 pub(crate) fn compile_policy(
-    policy: &Policy,
+    config: &Config,
     profile_name: Option<&str>,
     profile: Option<&Profile>,
     env: PathEnv,
 ) -> Result<PolicyEngine, PolicyError> {
+    let policy = &config.policy;
     let mut problems = Vec::new();
+    let mut warnings = Vec::new();
 
     let (default_action, default_at) = match profile.and_then(|p| p.policy.default) {
         Some(action) => (action, format!("profiles.{}.policy.default", profile_name.unwrap_or_default())),
@@ -211,12 +215,32 @@ pub(crate) fn compile_policy(
     let strict = profile.and_then(|p| p.policy.strict).unwrap_or(policy.strict);
 
     let mut protected = Vec::new();
+    let defaults = default_protected_paths(config);
+    for raw in &policy.unprotect_defaults {
+        if defaults.contains(raw) {
+            tracing::warn!(path = raw.as_str(), "policy.unprotectDefaults: a built-in protected path is not protected");
+            warnings.push(format!("policy.unprotectDefaults: the built-in protected path {raw} is not protected"));
+        } else {
+            problems.push(format!(
+                "policy.unprotectDefaults: {raw:?} is not a built-in protected path (they are: {})",
+                defaults.join(", ")
+            ));
+        }
+    }
+    for raw in defaults.iter().filter(|raw| !policy.unprotect_defaults.contains(raw)) {
+        // A built-in path that cannot be resolved here (no HOME) protects nothing.
+        if let Ok(candidates) = canonicalize(raw, &env) {
+            protected.extend(candidates);
+        }
+    }
     for raw in &policy.protected_paths {
         match canonicalize(raw, &env) {
             Ok(candidates) => protected.extend(candidates),
             Err(why) => problems.push(format!("policy.protectedPaths: {raw:?}: {why}")),
         }
     }
+    protected.sort();
+    protected.dedup();
     let sandbox = policy.sandbox.as_ref().and_then(|raw| match canonical_dir(raw, &env) {
         Ok(dir) => Some(dir),
         Err(why) => {
@@ -245,6 +269,14 @@ pub(crate) fn compile_policy(
     }
     let mut conditions = CondCompiler::new(policy);
     let mut annotations: HashMap<String, HashMap<String, Annotation>> = HashMap::new();
+    for (server, known, tools) in annotations_for(config) {
+        tracing::debug!(server, known, "shipped argument annotations apply");
+        for (tool, annotation) in tools {
+            if let Some(compiled) = Annotation::compile(server, tool, annotation, &mut conditions, &mut problems) {
+                annotations.entry(server.to_owned()).or_default().insert(tool.clone(), compiled);
+            }
+        }
+    }
     for (server, tools) in &policy.annotations {
         for (tool, annotation) in tools {
             if let Some(compiled) = Annotation::compile(server, tool, annotation, &mut conditions, &mut problems) {
@@ -259,7 +291,6 @@ pub(crate) fn compile_policy(
     for rule in &policy.rules {
         *counts.entry(rule.name.as_str()).or_default() += 1;
     }
-    let mut warnings = Vec::new();
     let mut warned: HashSet<&str> = HashSet::new();
     for (index, rule) in policy.rules.iter().enumerate() {
         let at =

@@ -65,6 +65,7 @@ use crate::domains::{host_of, web_host_of};
 use crate::paths::{all_within, all_within_any, canonicalize, protected_by};
 use warden_config::RoleCategory;
 
+use crate::loose_paths::{self, may_hold_paths};
 use crate::roles::{Annotation, RoleValues, extract, type_name};
 use crate::verdict::{Decision, Evaluation, Outcome, most_restrictive};
 
@@ -218,8 +219,8 @@ impl PolicyEngine {
         // (a large argument costs nothing when no rule could care).
         let annotated = self.annotations.get(server).is_some_and(|tools| tools.contains_key(tool));
         let ruled = self.rules.iter().zip(&matched).any(|(rule, hit)| *hit && rule.methods.tools);
-        if !annotated && !ruled && !self.strict {
-            trace.step(|| "no annotation and no rule concern this tool: its arguments are not read".into());
+        if !annotated && !ruled && !self.strict && !arguments.is_some_and(may_hold_paths) {
+            trace.step(|| "no annotation and no rule concern this tool, and no argument names a path".into());
             return Outcome::new(
                 self.default,
                 "default",
@@ -233,10 +234,22 @@ impl PolicyEngine {
                 return Outcome::new(Decision::Deny, "invalid-arguments", why);
             }
         };
+        // Arguments without a path role that name a protected path (see `crate::loose_paths`).
+        let annotation = self.annotations.get(server).and_then(|tools| tools.get(tool));
+        if let Some(refused) = self.loose_path_refusal(&args, annotation, trace) {
+            return refused;
+        }
+        if !annotated && !ruled && !self.strict {
+            trace.step(|| "no annotation and no rule concern this tool".into());
+            return Outcome::new(
+                self.default,
+                "default",
+                format!("no rule decided the call; the default action is {}", self.default),
+            );
+        }
         let mut sql = SqlCache::default();
 
         // 2. Roles.
-        let annotation = self.annotations.get(server).and_then(|tools| tools.get(tool));
         let mut roles = match annotation {
             None if self.strict => {
                 trace.step(|| format!("unannotated-tool: {server}/{tool} has no annotation and the policy is strict"));
@@ -400,6 +413,32 @@ impl PolicyEngine {
                 format!("no rule decided the call; the default action is {}", self.default),
             )
         })
+    }
+
+    /// A refusal when a string of an argument without a path role (any
+    /// argument of an unannotated tool) is a path within a protected path.
+    fn loose_path_refusal(&self, args: &Value, annotation: Option<&Annotation>, trace: &mut Trace) -> Option<Outcome> {
+        let Value::Object(map) = args else { return None };
+        for (arg, value) in map {
+            if annotation.is_some_and(|a| a.has_role_of(arg, RoleCategory::Path, &self.role_table)) {
+                continue; // Checked with its role (step 3).
+            }
+            let mut texts = Vec::new();
+            loose_paths::strings(value, &mut texts);
+            for text in texts {
+                let Some(path) = loose_paths::path_in(text) else { continue };
+                let Ok(paths) = canonicalize(&path, &self.env) else { continue };
+                if let Some(protected) = protected_by(&paths, &self.protected, self.sandbox.as_deref()) {
+                    let reason = format!(
+                        "argument '{arg}' names {text:?}, which is within the protected path {}",
+                        protected.display()
+                    );
+                    trace.step(|| format!("protected-path: {reason}"));
+                    return Some(Outcome::new(Decision::Deny, "protected-path", reason));
+                }
+            }
+        }
+        None
     }
 
     /// Which rules' server and tool globs match, by rule index.

@@ -61,6 +61,17 @@ impl Annotation {
         })
     }
 
+    /// Whether `arg` has a role of `kind` in the annotation or in any of
+    /// its conditional entries.
+    pub(crate) fn has_role_of(&self, arg: &str, kind: RoleCategory, table: &RoleTable) -> bool {
+        let listed = |assignments: &Assignments| {
+            assignments.iter().any(|(name, roles)| name == arg && roles.iter().any(|r| table.category(r) == kind))
+        };
+        listed(&self.args) && self.conditional.iter().all(|(_, replacements)| {
+            replacements.iter().all(|(name, roles)| name != arg || roles.iter().any(|r| table.category(r) == kind))
+        })
+    }
+
     /// Each argument's roles for `args`, after the conditional entries that
     /// hold; `applied` receives the index of each entry that applied.
     pub(crate) fn assign<'a>(

@@ -17,8 +17,8 @@ use crate::condition::{Cond, CondCompiler};
 use crate::domains::DomainSet;
 use crate::error::PolicyError;
 use crate::known::annotations_for;
-use crate::protect::default_protected_paths;
 use crate::paths::{PathEnv, canonicalize};
+use crate::protect::default_protected_paths;
 use warden_config::RoleCategory;
 
 use crate::categories::{RoleTable, category_name};

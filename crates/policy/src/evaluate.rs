@@ -415,13 +415,14 @@ impl PolicyEngine {
         })
     }
 
-    /// A refusal when a string of an argument without a path role (any
-    /// argument of an unannotated tool) is a path within a protected path.
+    /// A refusal when a string of an argument the annotation does not
+    /// mention (any argument of an unannotated tool) is a path within a
+    /// protected path.
     fn loose_path_refusal(&self, args: &Value, annotation: Option<&Annotation>, trace: &mut Trace) -> Option<Outcome> {
         let Value::Object(map) = args else { return None };
         for (arg, value) in map {
-            if annotation.is_some_and(|a| a.has_role_of(arg, RoleCategory::Path, &self.role_table)) {
-                continue; // Checked with its role (step 3).
+            if annotation.is_some_and(|a| a.mentions(arg)) {
+                continue; // Its roles say what it is (a path is checked in step 3).
             }
             let mut texts = Vec::new();
             loose_paths::strings(value, &mut texts);

@@ -114,10 +114,7 @@ mod tests {
             (stdio("python", &["-m", "mcp_server_time"]), Some("time")),
             (stdio("/usr/local/bin/mcp-server-sqlite", &["--db-path", "x.db"]), Some("sqlite")),
             (stdio("docker", &["run", "-i", "--rm", "mcp/filesystem:latest", "/projects"]), Some("filesystem")),
-            (
-                stdio("node", &["/opt/node_modules/@modelcontextprotocol/server-memory/dist/index.js"]),
-                Some("memory"),
-            ),
+            (stdio("node", &["/opt/node_modules/@modelcontextprotocol/server-memory/dist/index.js"]), Some("memory")),
             (stdio("npx", &["@wonderwhy-er/desktop-commander@latest"]), Some("desktop-commander")),
             (stdio("npx", &["@modelcontextprotocol/server-filesystem-extra"]), None),
             (stdio("my-server", &[]), None),

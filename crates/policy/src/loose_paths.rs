@@ -1,7 +1,8 @@
 //! Paths in arguments nobody annotated.
 //!
-//! An argument without a path role may still name a file: a tool nobody
-//! annotated, or an argument an annotation leaves out. Any string of it
+//! An argument nobody described may still name a file: any argument of a
+//! tool nobody annotated, or one its annotation leaves out (an argument the
+//! annotation lists, even with role `none`, is decided by its roles). Any string of it
 //! (also inside arrays and objects) whose whole value is an absolute path,
 //! a `~` path or a `file:` URL is checked against the protected paths. This
 //! only adds refusals: relative paths and other strings are left to the

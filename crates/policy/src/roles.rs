@@ -61,15 +61,13 @@ impl Annotation {
         })
     }
 
-    /// Whether `arg` has a role of `kind` in the annotation or in any of
-    /// its conditional entries.
-    pub(crate) fn has_role_of(&self, arg: &str, kind: RoleCategory, table: &RoleTable) -> bool {
-        let listed = |assignments: &Assignments| {
-            assignments.iter().any(|(name, roles)| name == arg && roles.iter().any(|r| table.category(r) == kind))
-        };
-        listed(&self.args) && self.conditional.iter().all(|(_, replacements)| {
-            replacements.iter().all(|(name, roles)| name != arg || roles.iter().any(|r| table.category(r) == kind))
-        })
+    /// Whether the annotation says what `arg` is (in `args` or a
+    /// conditional entry, with any roles, `none` included).
+    pub(crate) fn mentions(&self, arg: &str) -> bool {
+        self.args
+            .iter()
+            .chain(self.conditional.iter().flat_map(|(_, replacements)| replacements))
+            .any(|(name, _)| name == arg)
     }
 
     /// Each argument's roles for `args`, after the conditional entries that

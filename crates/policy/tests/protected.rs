@@ -31,7 +31,14 @@ fn credential_stores_are_refused_with_no_policy() {
         format!("{home}/.docker/config.json"),
         format!("{home}/tmp/../.gnupg/private-keys-v1.d"),
     ] {
-        expect(&engine, "fs", "read_text_file", &format!(r#"{{"path": {}}}"#, js(&path)), Decision::Deny, "protected-path");
+        expect(
+            &engine,
+            "fs",
+            "read_text_file",
+            &format!(r#"{{"path": {}}}"#, js(&path)),
+            Decision::Deny,
+            "protected-path",
+        );
     }
     // Any path argument of the server: several paths, a move's destination.
     let args = format!(r#"{{"paths": ["/etc/hostname", {}]}}"#, js(&format!("{home}/.kube/config")));
@@ -105,10 +112,20 @@ fn unannotated_tools_are_checked_for_path_like_strings() {
 fn protected_paths_add_and_removing_a_default_is_explicit() {
     let dir = temp_dir("add");
     let extra = dir.join("secrets");
-    let text = format!("{SERVERS}policy:\n  protectedPaths: [{}]\n  unprotectDefaults: [\"~/.npmrc\"]\n", js(&extra.display().to_string()));
+    let text = format!(
+        "{SERVERS}policy:\n  protectedPaths: [{}]\n  unprotectDefaults: [\"~/.npmrc\"]\n",
+        js(&extra.display().to_string())
+    );
     let engine = compile(&text);
     let inside = extra.join("key").display().to_string();
-    expect(&engine, "fs", "read_text_file", &format!(r#"{{"path": {}}}"#, js(&inside)), Decision::Deny, "protected-path");
+    expect(
+        &engine,
+        "fs",
+        "read_text_file",
+        &format!(r#"{{"path": {}}}"#, js(&inside)),
+        Decision::Deny,
+        "protected-path",
+    );
     expect(&engine, "fs", "read_text_file", r#"{"path": "~/.npmrc"}"#, Decision::Allow, "default");
     expect(&engine, "fs", "read_text_file", r#"{"path": "~/.pypirc"}"#, Decision::Deny, "protected-path");
     assert!(
@@ -124,17 +141,21 @@ fn protected_paths_add_and_removing_a_default_is_explicit() {
 #[test]
 fn a_servers_own_annotations_replace_the_shipped_ones() {
     let home = home();
-    // With its own annotation, `path` is an opaque role: no path role, so the
-    // path-like check still refuses the credential store.
-    let text = format!("{SERVERS}policy:\n  annotations:\n    fs:\n      read_text_file: {{args: {{path: [note]}}}}\n");
+    // With its own annotation, which leaves `path` out, the path-like check
+    // still refuses the credential store.
+    let text =
+        format!("{SERVERS}policy:\n  annotations:\n    fs:\n      read_text_file: {{args: {{other: [note]}}}}\n");
     let engine = compile(&text);
     let args = format!(r#"{{"path": {}}}"#, js(&format!("{home}/.ssh/id_rsa")));
     let evaluation = expect(&engine, "fs", "read_text_file", &args, Decision::Deny, "protected-path");
     assert!(evaluation.reason.contains("names"), "found by the path-like check: {}", evaluation.reason);
+    // An argument the annotation describes is decided by its roles: here an
+    // opaque one (the user said it is not a path).
+    let text = format!("{SERVERS}policy:\n  annotations:\n    fs:\n      read_text_file: {{args: {{path: [note]}}}}\n");
+    expect(&compile(&text), "fs", "read_text_file", &args, Decision::Allow, "default");
     // Shipped annotations make rules on roles work with no annotation written.
-    let text = format!(
-        "{SERVERS}policy:\n  rules:\n    - {{name: no-writes, if: {{roles: [write-path]}}, then: deny}}\n"
-    );
+    let text =
+        format!("{SERVERS}policy:\n  rules:\n    - {{name: no-writes, if: {{roles: [write-path]}}, then: deny}}\n");
     let engine = compile(&text);
     expect(&engine, "fs", "write_file", r#"{"path": "/tmp/x"}"#, Decision::Deny, "no-writes");
     expect(&engine, "fs", "read_text_file", r#"{"path": "/tmp/x"}"#, Decision::Allow, "default");

@@ -112,8 +112,7 @@ fn wrap_of_an_unannotated_server_refuses_path_like_arguments() {
     client.wait_for_tool("echo");
     assert_eq!(client.call_text("echo", json!({"text": "plain"})), "plain");
     assert_eq!(client.call_text("echo", json!({"text": "/tmp/x"})), "/tmp/x");
-    for text in [path(&home, ".ssh/id_rsa"), format!("file://{}", path(&home, ".ssh/id_rsa")), path(&home, "w.yaml")]
-    {
+    for text in [path(&home, ".ssh/id_rsa"), format!("file://{}", path(&home, ".ssh/id_rsa")), path(&home, "w.yaml")] {
         let response = call(&mut client, "echo", json!({"text": text}));
         assert!(refused(&response), "{text}: {}", response.raw);
     }

@@ -54,6 +54,10 @@ pub struct PolicyEngine {
     pub(crate) protected: Vec<PathBuf>,
     /// Canonical sandbox directory.
     pub(crate) sandbox: Option<PathBuf>,
+    /// Per server, the directories it may resolve a relative path against
+    /// besides Warden's current directory (its `cwd`, the absolute paths of
+    /// its command line, such as the filesystem server's roots).
+    pub(crate) bases: HashMap<String, Vec<PathBuf>>,
     pub(crate) allowed_domains: HashMap<String, DomainSet>,
     /// Server → tool → annotation.
     pub(crate) annotations: HashMap<String, HashMap<String, Annotation>>,
@@ -250,6 +254,7 @@ pub(crate) fn compile_policy(
     });
 
     let trusted = policy.trusted_servers.iter().cloned().collect();
+    let bases = relative_bases(config, &env);
 
     let mut allowed_domains = HashMap::new();
     for (server, patterns) in &policy.allowed_domains {
@@ -337,6 +342,7 @@ pub(crate) fn compile_policy(
         trusted,
         protected,
         sandbox,
+        bases,
         allowed_domains,
         annotations,
         rules,
@@ -350,6 +356,27 @@ pub(crate) fn compile_policy(
         warnings,
         escalations: escalations(policy),
     })
+}
+
+/// Per stdio server, the directories it may resolve relative paths against:
+/// its `cwd` and the absolute (or `~`) paths among its arguments.
+fn relative_bases(config: &Config, env: &PathEnv) -> HashMap<String, Vec<PathBuf>> {
+    let mut bases = HashMap::new();
+    for (name, server) in &config.servers {
+        let warden_config::Transport::Stdio { args, cwd, .. } = &server.transport else { continue };
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        let texts = cwd.iter().filter_map(|dir| dir.to_str()).chain(args.iter().map(String::as_str));
+        for text in texts.filter(|t| t.starts_with('/') || t.starts_with("~/")) {
+            if let Ok(candidates) = canonicalize(text, env) {
+                dirs.extend(candidates);
+            }
+        }
+        dirs.dedup();
+        if !dirs.is_empty() {
+            bases.insert(name.clone(), dirs);
+        }
+    }
+    bases
 }
 
 /// The approval settings of the escalating rules that have any, by position.

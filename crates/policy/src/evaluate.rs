@@ -62,7 +62,7 @@ use serde_json::{Map, Value};
 use crate::compile::{CompiledRule, PolicyEngine, Request};
 use crate::condition::SqlCache;
 use crate::domains::{host_of, web_host_of};
-use crate::paths::{all_within, all_within_any, canonicalize, protected_by};
+use crate::paths::{PathEnv, all_within, all_within_any, canonicalize, protected_by};
 use warden_config::RoleCategory;
 
 use crate::loose_paths::{self, may_hold_paths};
@@ -313,6 +313,17 @@ impl PolicyEngine {
                         return Outcome::new(Decision::Deny, "invalid-path", reason);
                     }
                 }
+                if let Some((base, protected)) = self.relative_protected(server, value.text) {
+                    let reason = format!(
+                        "argument '{}' (role {name}): {:?}, resolved against {} as the server may, is within the protected path {}",
+                        value.arg,
+                        value.text,
+                        base.display(),
+                        protected.display()
+                    );
+                    trace.step(|| format!("protected-path: {reason}"));
+                    return Outcome::new(Decision::Deny, "protected-path", reason);
+                }
                 if let Some(protected) = protected_by(&value.paths, &self.protected, self.sandbox.as_deref()) {
                     let reason = format!(
                         "argument '{}' (role {name}): {:?} is within the protected path {}",
@@ -437,6 +448,24 @@ impl PolicyEngine {
                     trace.step(|| format!("protected-path: {reason}"));
                     return Some(Outcome::new(Decision::Deny, "protected-path", reason));
                 }
+            }
+        }
+        None
+    }
+
+    /// For a relative path: the first of the server's other bases (see
+    /// [`PolicyEngine::bases`]) against which it lies within a protected
+    /// path, with that path. Servers differ in what they resolve a relative
+    /// path against (the filesystem server: its first root), so each is tried.
+    fn relative_protected(&self, server: &str, text: &str) -> Option<(&std::path::Path, std::path::PathBuf)> {
+        if text.starts_with('/') || text.starts_with('~') {
+            return None;
+        }
+        for base in self.bases.get(server)? {
+            let env = PathEnv { home: self.env.home.clone(), cwd: Some(base.clone()) };
+            let Ok(paths) = canonicalize(text, &env) else { continue };
+            if let Some(protected) = protected_by(&paths, &self.protected, self.sandbox.as_deref()) {
+                return Some((base.as_path(), protected.to_owned()));
             }
         }
         None

@@ -45,6 +45,9 @@ fn credential_stores_are_refused_with_no_policy() {
     expect(&engine, "fs", "read_multiple_files", &args, Decision::Deny, "protected-path");
     let args = format!(r#"{{"source": "/tmp/a", "destination": {}}}"#, js(&format!("{home}/.ssh/authorized_keys")));
     expect(&engine, "fs", "move_file", &args, Decision::Deny, "protected-path");
+    // A relative path, as the server may resolve it against its root (here `/`).
+    let relative = format!(r#"{{"path": {}}}"#, js(&format!("{}/.ssh/id_rsa", home.trim_start_matches('/'))));
+    expect(&engine, "fs", "read_text_file", &relative, Decision::Deny, "protected-path");
     // What is not protected goes on to the default.
     expect(&engine, "fs", "read_text_file", r#"{"path": "/etc/hostname"}"#, Decision::Allow, "default");
     expect(&engine, "fs", "write_file", r#"{"path": "/tmp/x", "content": "hello"}"#, Decision::Allow, "default");

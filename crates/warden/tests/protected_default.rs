@@ -68,6 +68,9 @@ fn wrap_of_the_filesystem_server_refuses_keys_and_wardens_config_with_no_policy(
         json!({"path": "~/.ssh/id_rsa"}),
         json!({"path": path(&home, "keys/id_rsa")}),
         json!({"path": path(&home, "notes/../.ssh/id_rsa")}),
+        // Relative: the server resolves it against its root, not Warden's directory.
+        json!({"path": ".ssh/id_rsa"}),
+        json!({"path": "./keys/../.ssh/id_rsa"}),
     ] {
         let response = call(&mut client, "read_text_file", arguments.clone());
         assert!(refused(&response), "{arguments}: {}", response.raw);

@@ -353,7 +353,7 @@ impl PolicyEngine {
                     && structural.is_none()
                 {
                     let refused = match &host {
-                        Ok(host) if allowlist.allows(host) => None,
+                        Ok(host) if allowlist.allows_url(host, value.text, !self.role_table.is_web_only(name)) => None,
                         Ok(host) => Some(format!("host {host} is not in the allowed domains of server '{server}'")),
                         Err(why) => Some(format!(
                             "{why}, so its host cannot be checked against the allowed domains of server '{server}'"
@@ -663,9 +663,11 @@ impl PolicyEngine {
             && let Some(concerned) = concerned(&domains.roles, RoleCategory::Url, view.roles, role)
         {
             let mut any = false;
-            for value in concerned.iter().flat_map(|r| &r.values) {
+            for (role_name, value) in concerned.iter().flat_map(|r| r.values.iter().map(move |v| (r.role, v))) {
                 any = true;
-                let allowed = matches!(&value.host, Some(Ok(host)) if domains.allowed.allows(host));
+                let remote = !self.role_table.is_web_only(role_name);
+                let allowed =
+                    matches!(&value.host, Some(Ok(host)) if domains.allowed.allows_url(host, value.text, remote));
                 if !allowed {
                     return Err(Miss::HostNotAllowed(value.text));
                 }

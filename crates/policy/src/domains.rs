@@ -245,6 +245,7 @@ impl DomainSet {
 
     /// Whether `host` matches one of the patterns (a repository pattern
     /// never matches a host alone).
+    #[cfg(test)]
     pub(crate) fn allows(&self, host: &Host) -> bool {
         self.allows_remote(host, None)
     }

@@ -24,8 +24,9 @@
 //! 4. **URLs** (URL roles): every value's host is read (see
 //!    [`crate::domains`]). When `policy.allowedDomains` has an entry for the
 //!    server, a value whose host it does not allow (or that has no host)
-//!    makes the call escalate (`domain-allowlist`); evaluation goes on so a
-//!    stricter rule can still deny.
+//!    makes the call escalate (`domain-allowlist`) at once, before any rule
+//!    or the default (IronCurtain's structural domain gate: a person decides
+//!    what no allowlist admits).
 //! 5. **Sandbox**: a path role whose paths all lie within `policy.sandbox` is
 //!    allowed (`sandbox`) and skips the role rules.
 //! 6. **Role rules** (rules with `if.roles`): for each remaining role of the
@@ -49,9 +50,9 @@
 //! 8. **Combine**: if a call rule decided, the most restrictive of it and
 //!    every role's result; else, if the call has roles, the most restrictive
 //!    of the roles' results; else the default action (`policy.default`, or
-//!    the profile's, allow when neither is set). The escalation of step 4
-//!    joins in. Deny > escalate > allow; on a tie the first (step 4, the
-//!    call rule, then the roles in order) names the rule.
+//!    the profile's, allow when neither is set). Deny > escalate > allow; on
+//!    a tie the first (the call rule, then the roles a rule decided, then
+//!    those the sandbox allowed) names the rule.
 //!
 //! A `paths` or `domains` check holds only if there is at least one value
 //! to check and every value passes (all canonical forms within one of the
@@ -375,6 +376,11 @@ impl PolicyEngine {
         if allowlist.is_some() && structural.is_none() {
             trace.step(|| format!("domain-allowlist: every URL is within the allowed domains of server '{server}'"));
         }
+        // IronCurtain's structural domain gate: a URL outside the server's
+        // allowlist is put to a person before any rule or the default.
+        if let Some(escalation) = structural {
+            return escalation;
+        }
         let roles = roles;
         let view = CallView { annotation, roles: &roles, args: &args };
 
@@ -397,14 +403,17 @@ impl PolicyEngine {
         // 7. Call rules.
         let call = self.decide_call(&view, &matched, &mut sql, trace, logged);
 
-        // 8. Combine.
+        // 8. Combine. A role the sandbox allowed names the decision only when
+        // no rule decided another role as restrictively (IronCurtain reports
+        // its sandbox containment only when it resolves every role).
         let default;
-        let mut candidates: Vec<&Outcome> = structural.iter().collect();
+        let mut candidates: Vec<&Outcome> = Vec::new();
+        let (contained, ruled): (Vec<&Outcome>, Vec<&Outcome>) = results.iter().partition(|o| o.rule == "sandbox");
         if let Some(call) = &call {
             candidates.push(call);
-            candidates.extend(&results);
+            candidates.extend(ruled.iter().chain(&contained));
         } else if !roles.is_empty() {
-            candidates.extend(&results);
+            candidates.extend(ruled.iter().chain(&contained));
         } else {
             default = Outcome::new(
                 self.default,

@@ -122,10 +122,13 @@ fn git_remotes_in_every_form() {
 }
 
 #[test]
-fn a_deny_rule_beats_the_allowlist_escalation() {
+fn the_allowlist_escalation_comes_before_the_rules() {
     let engine = web_and_git();
+    // Within the allowlist, the rules decide.
     expect(&engine, "web", "fetch", &url("https://example.com/admin"), Decision::Deny, "no-admin-fetches");
-    expect(&engine, "web", "fetch", &url("http://127.0.0.1/admin"), Decision::Deny, "no-admin-fetches");
+    // Outside it, a person decides before any rule (IronCurtain's structural
+    // domain gate), also where a rule would deny.
+    expect(&engine, "web", "fetch", &url("http://127.0.0.1/admin"), Decision::Escalate, "domain-allowlist");
 }
 
 #[test]

@@ -73,7 +73,14 @@ pub(crate) fn host_of(url: &str) -> Result<Host, &'static str> {
         if !is_scheme(scheme) {
             return Err("the URL's scheme is invalid");
         }
-        return host_of_authority(authority(&text[at + 3..])?);
+        if scheme.eq_ignore_ascii_case("file") {
+            // A local file, whatever host it names (git reads it locally).
+            return Err("a file: URL names no remote host");
+        }
+        // WHATWG parsers (IronCurtain's `new URL`) lower-case the host of
+        // special schemes only; `ssh://GitHub.com` keeps its case.
+        let special = SPECIAL_SCHEMES.iter().any(|s| scheme.eq_ignore_ascii_case(s));
+        return host_of_authority(authority(&text[at + 3..])?, special);
     }
     if text.starts_with("//") {
         // Whether it is fetched, and how, depends on a base nobody knows.
@@ -120,13 +127,17 @@ fn scp_host(text: &str) -> Result<Host, &'static str> {
         // `mailto:x`, `data:...`: a scheme, not a host (git would need a dot or user to be sure).
         return Err("not a URL or git remote");
     }
+    if user_host.matches('@').count() > 1 {
+        // `a@b@host:path`: tools disagree on where the user part ends.
+        return Err("a git remote with more than one '@' is ambiguous");
+    }
     // git keeps an scp-form host as written (and so does IronCurtain): no case folding.
     let host = match user_host.rfind('@') {
         Some(at) => &user_host[at + 1..],
         None => user_host,
     };
     if host.starts_with('[') {
-        return host_of_authority(user_host);
+        return host_of_authority(user_host, true);
     }
     classify_name(host, false)
 }
@@ -137,8 +148,8 @@ fn is_scheme(text: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
-/// The host of `[userinfo@]host[:port]`.
-fn host_of_authority(authority: &str) -> Result<Host, &'static str> {
+/// The host of `[userinfo@]host[:port]`, lower case when `lower`.
+fn host_of_authority(authority: &str, lower: bool) -> Result<Host, &'static str> {
     let host_port = match authority.rfind('@') {
         Some(at) => &authority[at + 1..],
         None => authority,
@@ -166,7 +177,7 @@ fn host_of_authority(authority: &str) -> Result<Host, &'static str> {
     if host.contains(':') {
         return Err("the URL's host contains ':'");
     }
-    normalize_name(host)
+    classify_name(host, lower)
 }
 
 /// A port: digits within 0..=65535 (or none, the scheme's default).
@@ -287,10 +298,12 @@ pub(crate) fn repo_path_of(text: &str) -> Option<String> {
         let path = rest.get(rest.find(['/', '?', '#'])?..)?;
         path.split(['?', '#']).next().unwrap_or_default()
     } else {
-        // scp form: everything after the first ':' (after the host).
-        let head_end = text.find('/').unwrap_or(text.len());
-        let colon = text.get(..head_end)?.rfind(':')?;
-        text.get(colon + 1..)?
+        // scp form: everything after the first ':' after the host (after
+        // `]:` for a bracketed address), as git splits it.
+        let start = text.find('@').map_or(0, |at| at + 1);
+        let rest = text.get(start..)?;
+        let colon = if rest.starts_with('[') { rest.find("]:")? + 1 } else { rest.find(':')? };
+        rest.get(colon + 1..)?
     };
     let path = path.strip_prefix('/').unwrap_or(path);
     let path = path.strip_suffix('/').unwrap_or(path);
@@ -372,7 +385,7 @@ mod tests {
     #[test]
     fn git_remotes_of_every_form() {
         assert_eq!(host_of("https://github.com/o/r.git"), name("github.com"));
-        assert_eq!(host_of("ssh://git@GitHub.com:22/o/r"), name("github.com"));
+        assert_eq!(host_of("ssh://git@GitHub.com:22/o/r"), name("GitHub.com"), "not a special scheme: as written");
         assert_eq!(host_of("git@github.com:o/r.git"), name("github.com"));
         assert_eq!(host_of("github.com:o/r.git"), name("github.com"));
         assert_eq!(host_of("git://git.kernel.org/pub/scm/git.git"), name("git.kernel.org"));
@@ -430,6 +443,7 @@ mod tests {
             "https://github.com:99999/",
             "https://github.com:65536/",
             "//nytimes.com/x",
+            "file://github.com/o/r",
         ] {
             assert!(host_of(url).is_err(), "{url:?} -> {:?}", host_of(url));
         }

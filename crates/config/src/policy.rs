@@ -31,6 +31,11 @@ pub struct Policy {
     /// (strict use). A profile may override it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<Action>,
+    /// Presets whose protected paths and rules are added (`builtin:protect-secrets`,
+    /// `builtin:sql-approval`, `builtin:shell-approval`, `builtin:fetch-approval`);
+    /// their rules come after these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<String>,
     /// Deny tools that have no annotation (their arguments' roles are unknown).
     #[serde(default, skip_serializing_if = "is_false")]
     pub strict: bool,

@@ -204,8 +204,9 @@ pub(crate) fn compile_policy(
     profile: Option<&Profile>,
     env: PathEnv,
 ) -> Result<PolicyEngine, PolicyError> {
-    let policy = &config.policy;
     let mut problems = Vec::new();
+    let expanded = crate::presets::expand(&config.policy, &mut problems);
+    let policy = &expanded;
     let mut warnings = Vec::new();
 
     let (default_action, default_at) = match profile.and_then(|p| p.policy.default) {

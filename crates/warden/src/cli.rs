@@ -236,6 +236,10 @@ pub struct InitArgs {
     /// Servers as `NAME=COMMAND ARGS...` (the command is split like a shell would).
     #[arg(required = true, value_name = "NAME=COMMAND")]
     pub servers: Vec<String>,
+    /// Start from a shipped policy (repeatable): protect-secrets,
+    /// sql-approval, shell-approval, fetch-approval.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Vec<String>,
     /// Write the config here instead of stdout.
     #[arg(long, short)]
     pub output: Option<PathBuf>,

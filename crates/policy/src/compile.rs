@@ -334,6 +334,7 @@ pub(crate) fn compile_policy(
     if !problems.is_empty() {
         return Err(PolicyError::Invalid { problems });
     }
+    warnings.extend(never_matching(config, policy, &annotations));
     let role_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| !r.roles.is_empty())).collect();
     let call_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| r.roles.is_empty())).collect();
     Ok(PolicyEngine {
@@ -378,6 +379,64 @@ fn relative_bases(config: &Config, env: &PathEnv) -> HashMap<String, Vec<PathBuf
         }
     }
     bases
+}
+
+/// Rules that can never decide anything: their servers are not
+/// configured, no annotation gives their roles, or an earlier call rule
+/// without conditions decides every call first.
+fn never_matching(
+    config: &Config,
+    policy: &Policy,
+    annotations: &HashMap<String, HashMap<String, Annotation>>,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let matches = |globs: &[String], name: &str| {
+        globs.is_empty()
+            || globs.iter().any(|g| GlobBuilder::new(g).build().is_ok_and(|glob| glob.compile_matcher().is_match(name)))
+    };
+    let mut catch_all: Option<&str> = None;
+    for rule in &policy.rules {
+        let when = &rule.when;
+        if let Some(earlier) = catch_all
+            && when.roles.is_empty()
+            && when.method.is_empty()
+        {
+            warnings.push(format!(
+                "rule '{}' never decides a tool call: rule '{earlier}' before it has no conditions and decides every call",
+                rule.name
+            ));
+            continue;
+        }
+        if !config.servers.is_empty()
+            && !when.server.is_empty()
+            && !config.servers.keys().any(|server| matches(&when.server, server))
+        {
+            warnings.push(format!(
+                "rule '{}' never matches: no configured server matches if.server {:?}",
+                rule.name, when.server
+            ));
+            continue;
+        }
+        if !when.roles.is_empty() && !policy.decide_absent_roles {
+            let given = annotations.iter().filter(|(server, _)| matches(&when.server, server)).any(|(_, tools)| {
+                tools
+                    .iter()
+                    .filter(|(tool, _)| matches(&when.tool, tool))
+                    .any(|(_, a)| when.roles.iter().any(|role| a.gives_role(role.trim())))
+            });
+            if !given {
+                warnings.push(format!(
+                    "rule '{}' never matches: no annotation of its servers and tools gives the roles {:?}",
+                    rule.name, when.roles
+                ));
+            }
+        }
+        let unconditional = when == &warden_config::RuleMatch::default() && rule.action != Action::Log;
+        if unconditional && catch_all.is_none() {
+            catch_all = Some(&rule.name);
+        }
+    }
+    warnings
 }
 
 /// The approval settings of the escalating rules that have any, by position.

@@ -61,6 +61,14 @@ impl Annotation {
         })
     }
 
+    /// Whether some argument can have `role` (by default or conditionally).
+    pub(crate) fn gives_role(&self, role: &str) -> bool {
+        self.args
+            .iter()
+            .chain(self.conditional.iter().flat_map(|(_, replacements)| replacements))
+            .any(|(_, roles)| roles.iter().any(|r| r == role))
+    }
+
     /// Whether the annotation says what `arg` is (in `args` or a
     /// conditional entry, with any roles, `none` included).
     pub(crate) fn mentions(&self, arg: &str) -> bool {

@@ -166,3 +166,16 @@ fn a_servers_own_annotations_replace_the_shipped_ones() {
     expect(&engine, "fs", "edit_file", r#"{"path": "/tmp/x", "dryRun": true}"#, Decision::Allow, "default");
     let _ = config(SERVERS);
 }
+
+#[test]
+fn rules_that_can_never_match_are_reported() {
+    let text = format!(
+        "{SERVERS}policy:\n  rules:\n    - {{name: ghost, if: {{server: [db]}}, then: deny}}\n    - {{name: no-role, if: {{roles: [fetch-url]}}, then: deny}}\n    - {{name: writes, if: {{roles: [write-path]}}, then: escalate}}\n    - {{name: everything, then: allow}}\n    - {{name: after, if: {{tool: [x]}}, then: deny}}\n"
+    );
+    let engine = compile(&text);
+    let warnings = engine.warnings().join("\n");
+    assert!(warnings.contains("rule 'ghost' never matches: no configured server"), "{warnings}");
+    assert!(warnings.contains("rule 'no-role' never matches: no annotation"), "{warnings}");
+    assert!(!warnings.contains("'writes'"), "the filesystem server's shipped annotation gives write-path: {warnings}");
+    assert!(warnings.contains("rule 'after' never decides a tool call: rule 'everything'"), "{warnings}");
+}

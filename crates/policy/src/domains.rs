@@ -511,6 +511,42 @@ mod tests {
         assert!(DomainSet::compile(&["github.com/*".into()]).is_err());
     }
 
+    /// IronCurtain's `domainMatchesAllowlist` cases (test/policy-engine.test.ts
+    /// at c0aeff9d), a git remote standing for its `host/owner/repo` domains.
+    #[test]
+    fn ironcurtain_domain_matching_cases() {
+        let remote = |patterns: &[&str], url: &str| {
+            let set = DomainSet::compile(&patterns.iter().map(|p| p.to_string()).collect::<Vec<_>>()).unwrap();
+            host_of(url).is_ok_and(|host| set.allows_url(&host, url, true))
+        };
+        let cases: [(&[&str], &str, bool); 17] = [
+            (&["github.com"], "https://github.com", true),
+            (&["github.com"], "https://gitlab.com", false),
+            (&["*"], "https://anything.example.com", true),
+            (&["*.github.com"], "https://api.github.com", true),
+            // IronCurtain: `*.github.com` admits github.com itself; Warden
+            // only its subdomains (stricter).
+            (&["*.github.com"], "https://github.com", false),
+            (&["*.github.com"], "https://gitlab.com", false),
+            (&[], "https://github.com", false),
+            (&["*"], "http://192.168.1.1", false),
+            (&["*"], "http://[::1]", false),
+            (&["192.168.1.100"], "http://192.168.1.100", true),
+            (&["10.0.0.1"], "http://10.0.0.1", true),
+            (&["192.168.1.100"], "http://10.0.0.1", false),
+            (&["github.com"], "https://github.com/provos/ironcurtain", true),
+            (&["github.com/provos/ironcurtain"], "https://github.com/provos/ironcurtain", true),
+            (&["github.com/other/repo"], "https://github.com/provos/ironcurtain", false),
+            (&["*"], "https://192.168.1.1/provos/repo", false),
+            (&["*.github.com"], "https://api.github.com/provos/repo", true),
+        ];
+        for (patterns, url, expected) in cases {
+            assert_eq!(remote(patterns, url), expected, "{patterns:?} {url}");
+        }
+        assert!(remote(&["*"], "https://github.com/provos/ironcurtain"));
+        assert!(!remote(&["github.com"], "https://gitlab.com/provos/ironcurtain"));
+    }
+
     #[test]
     fn invalid_patterns_are_reported() {
         let err =

@@ -12,6 +12,7 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
     let mut config = parse(path, &text, &|name| std::env::var(name).ok())?;
     config.sandbox.protected = protected_paths(path, &config);
+    config.source = Some(std::path::absolute(path).unwrap_or_else(|_| path.to_owned()));
     Ok(config)
 }
 

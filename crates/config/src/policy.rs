@@ -31,12 +31,23 @@ pub struct Policy {
     /// (strict use). A profile may override it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<Action>,
+    /// Presets whose protected paths and rules are added (`builtin:protect-secrets`,
+    /// `builtin:sql-approval`, `builtin:shell-approval`, `builtin:fetch-approval`);
+    /// their rules come after these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<String>,
     /// Deny tools that have no annotation (their arguments' roles are unknown).
     #[serde(default, skip_serializing_if = "is_false")]
     pub strict: bool,
-    /// Paths no argument with a path role may touch, whatever the rules say.
+    /// Paths no argument with a path role may touch, whatever the rules say,
+    /// in addition to the built-in ones (Warden's own files and the usual
+    /// credential stores), which always apply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected_paths: Vec<String>,
+    /// Built-in protected paths to stop protecting, each written exactly as
+    /// in the built-in list (`~/.npmrc`); every removal is logged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unprotect_defaults: Vec<String>,
     /// Servers whose calls skip the policy entirely.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trusted_servers: Vec<String>,

@@ -68,6 +68,11 @@ pub struct Config {
     /// The default sandbox of stdio servers and how sandboxes are set up.
     #[serde(default, skip_serializing_if = "is_default")]
     pub sandbox: SandboxDefaults,
+    /// The file this configuration was loaded from (set by [`crate::load`];
+    /// the policy protects it from the servers).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub source: Option<PathBuf>,
 }
 
 impl Config {

@@ -16,7 +16,9 @@ use warden_gateway::pipeline::Escalation;
 use crate::condition::{Cond, CondCompiler};
 use crate::domains::DomainSet;
 use crate::error::PolicyError;
+use crate::known::annotations_for;
 use crate::paths::{PathEnv, canonicalize};
+use crate::protect::default_protected_paths;
 use warden_config::RoleCategory;
 
 use crate::categories::{RoleTable, category_name};
@@ -52,6 +54,10 @@ pub struct PolicyEngine {
     pub(crate) protected: Vec<PathBuf>,
     /// Canonical sandbox directory.
     pub(crate) sandbox: Option<PathBuf>,
+    /// Per server, the directories it may resolve a relative path against
+    /// besides Warden's current directory (its `cwd`, the absolute paths of
+    /// its command line, such as the filesystem server's roots).
+    pub(crate) bases: HashMap<String, Vec<PathBuf>>,
     pub(crate) allowed_domains: HashMap<String, DomainSet>,
     /// Server → tool → annotation.
     pub(crate) annotations: HashMap<String, HashMap<String, Annotation>>,
@@ -157,7 +163,7 @@ impl PolicyEngine {
             Some(name) => Some(config.profiles.get(name).ok_or_else(|| PolicyError::UnknownProfile(name.clone()))?),
             None => None,
         };
-        compile_policy(&config.policy, chosen.as_deref(), profile, PathEnv::from_process())
+        compile_policy(config, chosen.as_deref(), profile, PathEnv::from_process())
     }
 
     /// The action taken when no rule decides.
@@ -193,12 +199,15 @@ pub(crate) fn decision_of(action: Action) -> Option<Decision> {
 }
 
 pub(crate) fn compile_policy(
-    policy: &Policy,
+    config: &Config,
     profile_name: Option<&str>,
     profile: Option<&Profile>,
     env: PathEnv,
 ) -> Result<PolicyEngine, PolicyError> {
     let mut problems = Vec::new();
+    let expanded = crate::presets::expand(&config.policy, &mut problems);
+    let policy = &expanded;
+    let mut warnings = Vec::new();
 
     let (default_action, default_at) = match profile.and_then(|p| p.policy.default) {
         Some(action) => (action, format!("profiles.{}.policy.default", profile_name.unwrap_or_default())),
@@ -211,12 +220,32 @@ pub(crate) fn compile_policy(
     let strict = profile.and_then(|p| p.policy.strict).unwrap_or(policy.strict);
 
     let mut protected = Vec::new();
+    let defaults = default_protected_paths(config);
+    for raw in &policy.unprotect_defaults {
+        if defaults.contains(raw) {
+            tracing::warn!(path = raw.as_str(), "policy.unprotectDefaults: a built-in protected path is not protected");
+            warnings.push(format!("policy.unprotectDefaults: the built-in protected path {raw} is not protected"));
+        } else {
+            problems.push(format!(
+                "policy.unprotectDefaults: {raw:?} is not a built-in protected path (they are: {})",
+                defaults.join(", ")
+            ));
+        }
+    }
+    for raw in defaults.iter().filter(|raw| !policy.unprotect_defaults.contains(raw)) {
+        // A built-in path that cannot be resolved here (no HOME) protects nothing.
+        if let Ok(candidates) = canonicalize(raw, &env) {
+            protected.extend(candidates);
+        }
+    }
     for raw in &policy.protected_paths {
         match canonicalize(raw, &env) {
             Ok(candidates) => protected.extend(candidates),
             Err(why) => problems.push(format!("policy.protectedPaths: {raw:?}: {why}")),
         }
     }
+    protected.sort();
+    protected.dedup();
     let sandbox = policy.sandbox.as_ref().and_then(|raw| match canonical_dir(raw, &env) {
         Ok(dir) => Some(dir),
         Err(why) => {
@@ -226,6 +255,7 @@ pub(crate) fn compile_policy(
     });
 
     let trusted = policy.trusted_servers.iter().cloned().collect();
+    let bases = relative_bases(config, &env);
 
     let mut allowed_domains = HashMap::new();
     for (server, patterns) in &policy.allowed_domains {
@@ -245,6 +275,14 @@ pub(crate) fn compile_policy(
     }
     let mut conditions = CondCompiler::new(policy);
     let mut annotations: HashMap<String, HashMap<String, Annotation>> = HashMap::new();
+    for (server, known, tools) in annotations_for(config) {
+        tracing::debug!(server, known, "shipped argument annotations apply");
+        for (tool, annotation) in tools {
+            if let Some(compiled) = Annotation::compile(server, tool, annotation, &mut conditions, &mut problems) {
+                annotations.entry(server.to_owned()).or_default().insert(tool.clone(), compiled);
+            }
+        }
+    }
     for (server, tools) in &policy.annotations {
         for (tool, annotation) in tools {
             if let Some(compiled) = Annotation::compile(server, tool, annotation, &mut conditions, &mut problems) {
@@ -259,7 +297,6 @@ pub(crate) fn compile_policy(
     for rule in &policy.rules {
         *counts.entry(rule.name.as_str()).or_default() += 1;
     }
-    let mut warnings = Vec::new();
     let mut warned: HashSet<&str> = HashSet::new();
     for (index, rule) in policy.rules.iter().enumerate() {
         let at =
@@ -297,6 +334,7 @@ pub(crate) fn compile_policy(
     if !problems.is_empty() {
         return Err(PolicyError::Invalid { problems });
     }
+    warnings.extend(never_matching(config, policy, &annotations));
     let role_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| !r.roles.is_empty())).collect();
     let call_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| r.roles.is_empty())).collect();
     Ok(PolicyEngine {
@@ -306,6 +344,7 @@ pub(crate) fn compile_policy(
         trusted,
         protected,
         sandbox,
+        bases,
         allowed_domains,
         annotations,
         rules,
@@ -319,6 +358,85 @@ pub(crate) fn compile_policy(
         warnings,
         escalations: escalations(policy),
     })
+}
+
+/// Per stdio server, the directories it may resolve relative paths against:
+/// its `cwd` and the absolute (or `~`) paths among its arguments.
+fn relative_bases(config: &Config, env: &PathEnv) -> HashMap<String, Vec<PathBuf>> {
+    let mut bases = HashMap::new();
+    for (name, server) in &config.servers {
+        let warden_config::Transport::Stdio { args, cwd, .. } = &server.transport else { continue };
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        let texts = cwd.iter().filter_map(|dir| dir.to_str()).chain(args.iter().map(String::as_str));
+        for text in texts.filter(|t| t.starts_with('/') || t.starts_with("~/")) {
+            if let Ok(candidates) = canonicalize(text, env) {
+                dirs.extend(candidates);
+            }
+        }
+        dirs.dedup();
+        if !dirs.is_empty() {
+            bases.insert(name.clone(), dirs);
+        }
+    }
+    bases
+}
+
+/// Rules that can never decide anything: their servers are not
+/// configured, no annotation gives their roles, or an earlier call rule
+/// without conditions decides every call first.
+fn never_matching(
+    config: &Config,
+    policy: &Policy,
+    annotations: &HashMap<String, HashMap<String, Annotation>>,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let matches = |globs: &[String], name: &str| {
+        globs.is_empty()
+            || globs.iter().any(|g| GlobBuilder::new(g).build().is_ok_and(|glob| glob.compile_matcher().is_match(name)))
+    };
+    let mut catch_all: Option<&str> = None;
+    for rule in &policy.rules {
+        let when = &rule.when;
+        if let Some(earlier) = catch_all
+            && when.roles.is_empty()
+            && when.method.is_empty()
+        {
+            warnings.push(format!(
+                "rule '{}' never decides a tool call: rule '{earlier}' before it has no conditions and decides every call",
+                rule.name
+            ));
+            continue;
+        }
+        if !config.servers.is_empty()
+            && !when.server.is_empty()
+            && !config.servers.keys().any(|server| matches(&when.server, server))
+        {
+            warnings.push(format!(
+                "rule '{}' never matches: no configured server matches if.server {:?}",
+                rule.name, when.server
+            ));
+            continue;
+        }
+        if !when.roles.is_empty() && !policy.decide_absent_roles {
+            let given = annotations.iter().filter(|(server, _)| matches(&when.server, server)).any(|(_, tools)| {
+                tools
+                    .iter()
+                    .filter(|(tool, _)| matches(&when.tool, tool))
+                    .any(|(_, a)| when.roles.iter().any(|role| a.gives_role(role.trim())))
+            });
+            if !given {
+                warnings.push(format!(
+                    "rule '{}' never matches: no annotation of its servers and tools gives the roles {:?}",
+                    rule.name, when.roles
+                ));
+            }
+        }
+        let unconditional = when == &warden_config::RuleMatch::default() && rule.action != Action::Log;
+        if unconditional && catch_all.is_none() {
+            catch_all = Some(&rule.name);
+        }
+    }
+    warnings
 }
 
 /// The approval settings of the escalating rules that have any, by position.

@@ -73,10 +73,18 @@ pub(crate) fn host_of(url: &str) -> Result<Host, &'static str> {
         if !is_scheme(scheme) {
             return Err("the URL's scheme is invalid");
         }
-        return host_of_authority(authority(&text[at + 3..])?);
+        if scheme.eq_ignore_ascii_case("file") {
+            // A local file, whatever host it names (git reads it locally).
+            return Err("a file: URL names no remote host");
+        }
+        // WHATWG parsers (IronCurtain's `new URL`) lower-case the host of
+        // special schemes only; `ssh://GitHub.com` keeps its case.
+        let special = SPECIAL_SCHEMES.iter().any(|s| scheme.eq_ignore_ascii_case(s));
+        return host_of_authority(authority(&text[at + 3..])?, special);
     }
-    if let Some(rest) = text.strip_prefix("//") {
-        return host_of_authority(authority(rest)?);
+    if text.starts_with("//") {
+        // Whether it is fetched, and how, depends on a base nobody knows.
+        return Err("a scheme-relative URL (//host) is ambiguous");
     }
     scp_host(text)
 }
@@ -119,7 +127,19 @@ fn scp_host(text: &str) -> Result<Host, &'static str> {
         // `mailto:x`, `data:...`: a scheme, not a host (git would need a dot or user to be sure).
         return Err("not a URL or git remote");
     }
-    host_of_authority(user_host)
+    if user_host.matches('@').count() > 1 {
+        // `a@b@host:path`: tools disagree on where the user part ends.
+        return Err("a git remote with more than one '@' is ambiguous");
+    }
+    // git keeps an scp-form host as written (and so does IronCurtain): no case folding.
+    let host = match user_host.rfind('@') {
+        Some(at) => &user_host[at + 1..],
+        None => user_host,
+    };
+    if host.starts_with('[') {
+        return host_of_authority(user_host, true);
+    }
+    classify_name(host, false)
 }
 
 fn is_scheme(text: &str) -> bool {
@@ -128,8 +148,8 @@ fn is_scheme(text: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
-/// The host of `[userinfo@]host[:port]`.
-fn host_of_authority(authority: &str) -> Result<Host, &'static str> {
+/// The host of `[userinfo@]host[:port]`, lower case when `lower`.
+fn host_of_authority(authority: &str, lower: bool) -> Result<Host, &'static str> {
     let host_port = match authority.rfind('@') {
         Some(at) => &authority[at + 1..],
         None => authority,
@@ -157,17 +177,26 @@ fn host_of_authority(authority: &str) -> Result<Host, &'static str> {
     if host.contains(':') {
         return Err("the URL's host contains ':'");
     }
-    normalize_name(host)
+    classify_name(host, lower)
 }
 
+/// A port: digits within 0..=65535 (or none, the scheme's default).
 fn is_port(text: &str) -> bool {
-    text.bytes().all(|b| b.is_ascii_digit())
+    text.bytes().all(|b| b.is_ascii_digit()) && (text.is_empty() || text.parse::<u32>().is_ok_and(|port| port <= 65535))
 }
 
-/// A host name, normalised and classified; errors for empty labels and
-/// characters outside ASCII letters, digits, `-`, `_` and `.`.
+/// A URL's host name, lower case and classified; errors for a trailing dot
+/// (`example.com.` is another name to an allowlist, so it matches none),
+/// empty labels and characters outside ASCII letters, digits, `-`, `_`, `.`.
 fn normalize_name(host: &str) -> Result<Host, &'static str> {
-    let host = host.strip_suffix('.').unwrap_or(host);
+    classify_name(host, true)
+}
+
+/// [`normalize_name`], lower-casing only when `lower`.
+fn classify_name(host: &str, lower: bool) -> Result<Host, &'static str> {
+    if host.ends_with('.') && host.len() > 1 {
+        return Err("the URL's host ends with a dot");
+    }
     if host.is_empty() {
         return Err("the URL has no host");
     }
@@ -177,7 +206,7 @@ fn normalize_name(host: &str) -> Result<Host, &'static str> {
     if host.split('.').any(str::is_empty) {
         return Err("the URL's host has an empty label");
     }
-    let host = host.to_ascii_lowercase();
+    let host = if lower { host.to_ascii_lowercase() } else { host.to_owned() };
     if is_ip_like(&host) { Ok(Host::Ip(host)) } else { Ok(Host::Name(host)) }
 }
 
@@ -198,6 +227,11 @@ enum Pattern {
     Subdomains(String),
     /// Exactly this host.
     Exact(String),
+    /// One repository of a host (`github.com/owner/repo`): a git remote
+    /// whose host is `host` and whose path, without a leading `/`, a
+    /// trailing `/` or `.git`, is exactly `path` (IronCurtain's repo-level
+    /// patterns). Never a URL of a web-only role.
+    Repo { host: String, path: String },
 }
 
 /// A compiled list of domain patterns.
@@ -220,24 +254,82 @@ impl DomainSet {
         if problems.is_empty() { Ok(DomainSet { patterns: compiled }) } else { Err(problems) }
     }
 
-    /// Whether `host` matches one of the patterns.
+    /// Whether `host` matches one of the patterns (a repository pattern
+    /// never matches a host alone).
+    #[cfg(test)]
     pub(crate) fn allows(&self, host: &Host) -> bool {
+        self.allows_remote(host, None)
+    }
+
+    /// Whether the URL `text`, whose host is `host`, matches one of the
+    /// patterns; repository patterns are tried when `remote` (the URL is a
+    /// git remote, not a web address).
+    pub(crate) fn allows_url(&self, host: &Host, text: &str, remote: bool) -> bool {
+        let repo = if remote && self.patterns.iter().any(|p| matches!(p, Pattern::Repo { .. })) {
+            repo_path_of(text)
+        } else {
+            None
+        };
+        self.allows_remote(host, repo.as_deref())
+    }
+
+    fn allows_remote(&self, host: &Host, repo: Option<&str>) -> bool {
         self.patterns.iter().any(|pattern| match (pattern, host) {
             (Pattern::Any, Host::Name(_)) => true,
             (Pattern::Subdomains(suffix), Host::Name(name)) => name.len() > suffix.len() && name.ends_with(suffix),
             (Pattern::Exact(exact), host) => exact == host.as_str(),
+            (Pattern::Repo { host: wanted, path }, host) => {
+                wanted == host.as_str() && repo.is_some_and(|repo| repo == path)
+            }
             _ => false,
         })
     }
 }
 
+/// The repository path of a git remote (`owner/repo` of
+/// `https://github.com/owner/repo.git` or `git@github.com:owner/repo.git`):
+/// its path without query or fragment, a leading `/`, a trailing `/`, a
+/// `.git` suffix and a `/` before it, as IronCurtain reads it; `None` when
+/// that leaves nothing.
+pub(crate) fn repo_path_of(text: &str) -> Option<String> {
+    let text = text.trim();
+    let path = if let Some(at) = text.find("://") {
+        let rest = text.get(at + 3..)?;
+        let path = rest.get(rest.find(['/', '?', '#'])?..)?;
+        path.split(['?', '#']).next().unwrap_or_default()
+    } else {
+        // scp form: everything after the first ':' after the host (after
+        // `]:` for a bracketed address), as git splits it.
+        let start = text.find('@').map_or(0, |at| at + 1);
+        let rest = text.get(start..)?;
+        let colon = if rest.starts_with('[') { rest.find("]:")? + 1 } else { rest.find(':')? };
+        rest.get(colon + 1..)?
+    };
+    let path = path.strip_prefix('/').unwrap_or(path);
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let path = path.strip_suffix(".git").unwrap_or(path);
+    let path = path.strip_suffix('/').unwrap_or(path);
+    (!path.is_empty()).then(|| path.to_owned())
+}
+
 fn compile_pattern(raw: &str) -> Result<Pattern, &'static str> {
     let text = raw.trim();
+    if let Some((host, path)) = text.split_once('/') {
+        if path.is_empty() || path.contains('*') || host.contains('*') {
+            return Err("a repository pattern is host/owner/repo, without '*'");
+        }
+        return match normalize_name(host) {
+            Ok(host) => Ok(Pattern::Repo { host: host.as_str().to_owned(), path: path.to_owned() }),
+            Err(_) => Err("not a domain: use example.com, *.example.com, * or host/owner/repo"),
+        };
+    }
     if text == "*" {
         return Ok(Pattern::Any);
     }
+    // A pattern's trailing dot is dropped (a URL's is refused).
+    let undotted = |name: &'_ str| name.strip_suffix('.').filter(|n| !n.is_empty()).unwrap_or(name).to_owned();
     if let Some(suffix) = text.strip_prefix("*.") {
-        return match normalize_name(suffix) {
+        return match normalize_name(&undotted(suffix)) {
             Ok(Host::Name(name)) => Ok(Pattern::Subdomains(format!(".{name}"))),
             Ok(Host::Ip(_)) => Err("'*.' cannot precede an IP address"),
             Err(_) => Err("not a domain: use example.com, *.example.com or *"),
@@ -252,7 +344,7 @@ fn compile_pattern(raw: &str) -> Result<Pattern, &'static str> {
             Err(_) => Err("not an IPv6 address"),
         };
     }
-    match normalize_name(text) {
+    match normalize_name(&undotted(text)) {
         Ok(host) => Ok(Pattern::Exact(host.as_str().to_owned())),
         Err(_) => Err("not a domain: use example.com, *.example.com or *"),
     }
@@ -272,11 +364,10 @@ mod tests {
 
     #[test]
     fn urls_of_every_common_form() {
-        assert_eq!(host_of("https://Example.COM./a?b#c"), name("example.com"));
+        assert_eq!(host_of("https://Example.COM/a?b#c"), name("example.com"));
         assert_eq!(host_of("http://user:pw@api.example.com:8443/x"), name("api.example.com"));
         assert_eq!(host_of("ftp://files.example.org"), name("files.example.org"));
         assert_eq!(host_of("ws://chat.example.net:80"), name("chat.example.net"));
-        assert_eq!(host_of("//cdn.example.com/lib.js"), name("cdn.example.com"));
         assert_eq!(host_of("http://good.com@evil.com/"), name("evil.com"));
         assert_eq!(host_of("http://a@b@evil.com/"), name("evil.com"));
         assert_eq!(host_of("  https://example.com  "), name("example.com"));
@@ -285,7 +376,7 @@ mod tests {
     #[test]
     fn web_addresses_need_a_scheme() {
         assert_eq!(web_host_of("https://github.com/o/r.git"), name("github.com"));
-        assert_eq!(web_host_of("//cdn.example.com/x"), name("cdn.example.com"));
+        assert!(web_host_of("//cdn.example.com/x").is_err());
         assert!(web_host_of("git@github.com:o/r.git").is_err());
         assert!(web_host_of("github.com:443").is_err());
         assert!(web_host_of("example.com/page").is_err());
@@ -294,7 +385,7 @@ mod tests {
     #[test]
     fn git_remotes_of_every_form() {
         assert_eq!(host_of("https://github.com/o/r.git"), name("github.com"));
-        assert_eq!(host_of("ssh://git@GitHub.com:22/o/r"), name("github.com"));
+        assert_eq!(host_of("ssh://git@GitHub.com:22/o/r"), name("GitHub.com"), "not a special scheme: as written");
         assert_eq!(host_of("git@github.com:o/r.git"), name("github.com"));
         assert_eq!(host_of("github.com:o/r.git"), name("github.com"));
         assert_eq!(host_of("git://git.kernel.org/pub/scm/git.git"), name("git.kernel.org"));
@@ -345,6 +436,14 @@ mod tests {
             "http://.example.com/",
             "1http://x.com/",
             "http://x.com\n.evil.com/",
+            // Looser than IronCurtain if read: a trailing dot, a port out of
+            // range, no scheme.
+            "https://nytimes.com./",
+            "git@github.com.:o/r",
+            "https://github.com:99999/",
+            "https://github.com:65536/",
+            "//nytimes.com/x",
+            "file://github.com/o/r",
         ] {
             assert!(host_of(url).is_err(), "{url:?} -> {:?}", host_of(url));
         }
@@ -367,11 +466,85 @@ mod tests {
         assert!(!sub.allows(&host_of("https://example.com").unwrap()));
         assert!(!sub.allows(&host_of("https://evilexample.com").unwrap()));
         let exact = set(&["example.com", "10.0.0.1", "[::1]"]);
-        assert!(exact.allows(&host_of("https://EXAMPLE.com.").unwrap()));
+        assert!(exact.allows(&host_of("https://EXAMPLE.com").unwrap()));
+        assert!(exact.allows(&host_of("https://example.com:65535/").unwrap()));
+        // An scp-form host keeps its case, as git and IronCurtain keep it.
+        assert!(!exact.allows(&host_of("git@EXAMPLE.com:o/r").unwrap()));
         assert!(!exact.allows(&host_of("https://www.example.com").unwrap()));
         assert!(exact.allows(&host_of("http://10.0.0.1:80").unwrap()));
         assert!(exact.allows(&host_of("http://[::1]:80").unwrap()));
         assert!(!exact.allows(&host_of("http://10.1/").unwrap()));
+    }
+
+    #[test]
+    fn repository_patterns_match_one_repository_of_git_remotes() {
+        let repo = set(&["github.com/provos/ironcurtain"]);
+        let remote = |url: &str| repo.allows_url(&host_of(url).unwrap(), url, true);
+        for url in [
+            "https://github.com/provos/ironcurtain.git",
+            "https://github.com/provos/ironcurtain",
+            "https://github.com/provos/ironcurtain/",
+            "git@github.com:provos/ironcurtain.git",
+            "ssh://git@github.com/provos/ironcurtain.git",
+        ] {
+            assert!(remote(url), "{url}");
+        }
+        for url in [
+            "https://github.com/provos/other.git",
+            "https://github.com/provos/ironcurtain-evil.git",
+            "https://github.com/provos/ironcurtain/../evil",
+            "https://gitlab.com/provos/ironcurtain.git",
+            "https://github.com/",
+            "git@GitHub.com:provos/ironcurtain.git",
+        ] {
+            assert!(!remote(url), "{url}");
+        }
+        // Never for a web-only role, never by host alone.
+        let url = "https://github.com/provos/ironcurtain";
+        assert!(!repo.allows_url(&host_of(url).unwrap(), url, false));
+        assert!(!repo.allows(&host_of(url).unwrap()));
+        // A host pattern admits every repository of the host.
+        let host = set(&["github.com"]);
+        assert!(host.allows_url(&host_of(url).unwrap(), url, true));
+        assert_eq!(repo_path_of("git@github.com:o/r.git"), Some("o/r".into()));
+        assert_eq!(repo_path_of("https://github.com/.git"), None);
+        assert!(DomainSet::compile(&["github.com/*".into()]).is_err());
+    }
+
+    /// IronCurtain's `domainMatchesAllowlist` cases (test/policy-engine.test.ts
+    /// at c0aeff9d), a git remote standing for its `host/owner/repo` domains.
+    #[test]
+    fn ironcurtain_domain_matching_cases() {
+        let remote = |patterns: &[&str], url: &str| {
+            let set = DomainSet::compile(&patterns.iter().map(|p| p.to_string()).collect::<Vec<_>>()).unwrap();
+            host_of(url).is_ok_and(|host| set.allows_url(&host, url, true))
+        };
+        let cases: [(&[&str], &str, bool); 17] = [
+            (&["github.com"], "https://github.com", true),
+            (&["github.com"], "https://gitlab.com", false),
+            (&["*"], "https://anything.example.com", true),
+            (&["*.github.com"], "https://api.github.com", true),
+            // IronCurtain: `*.github.com` admits github.com itself; Warden
+            // only its subdomains (stricter).
+            (&["*.github.com"], "https://github.com", false),
+            (&["*.github.com"], "https://gitlab.com", false),
+            (&[], "https://github.com", false),
+            (&["*"], "http://192.168.1.1", false),
+            (&["*"], "http://[::1]", false),
+            (&["192.168.1.100"], "http://192.168.1.100", true),
+            (&["10.0.0.1"], "http://10.0.0.1", true),
+            (&["192.168.1.100"], "http://10.0.0.1", false),
+            (&["github.com"], "https://github.com/provos/ironcurtain", true),
+            (&["github.com/provos/ironcurtain"], "https://github.com/provos/ironcurtain", true),
+            (&["github.com/other/repo"], "https://github.com/provos/ironcurtain", false),
+            (&["*"], "https://192.168.1.1/provos/repo", false),
+            (&["*.github.com"], "https://api.github.com/provos/repo", true),
+        ];
+        for (patterns, url, expected) in cases {
+            assert_eq!(remote(patterns, url), expected, "{patterns:?} {url}");
+        }
+        assert!(remote(&["*"], "https://github.com/provos/ironcurtain"));
+        assert!(!remote(&["github.com"], "https://gitlab.com/provos/ironcurtain"));
     }
 
     #[test]

@@ -24,8 +24,9 @@
 //! 4. **URLs** (URL roles): every value's host is read (see
 //!    [`crate::domains`]). When `policy.allowedDomains` has an entry for the
 //!    server, a value whose host it does not allow (or that has no host)
-//!    makes the call escalate (`domain-allowlist`); evaluation goes on so a
-//!    stricter rule can still deny.
+//!    makes the call escalate (`domain-allowlist`) at once, before any rule
+//!    or the default (IronCurtain's structural domain gate: a person decides
+//!    what no allowlist admits).
 //! 5. **Sandbox**: a path role whose paths all lie within `policy.sandbox` is
 //!    allowed (`sandbox`) and skips the role rules.
 //! 6. **Role rules** (rules with `if.roles`): for each remaining role of the
@@ -49,9 +50,9 @@
 //! 8. **Combine**: if a call rule decided, the most restrictive of it and
 //!    every role's result; else, if the call has roles, the most restrictive
 //!    of the roles' results; else the default action (`policy.default`, or
-//!    the profile's, allow when neither is set). The escalation of step 4
-//!    joins in. Deny > escalate > allow; on a tie the first (step 4, the
-//!    call rule, then the roles in order) names the rule.
+//!    the profile's, allow when neither is set). Deny > escalate > allow; on
+//!    a tie the first (the call rule, then the roles a rule decided, then
+//!    those the sandbox allowed) names the rule.
 //!
 //! A `paths` or `domains` check holds only if there is at least one value
 //! to check and every value passes (all canonical forms within one of the
@@ -62,9 +63,10 @@ use serde_json::{Map, Value};
 use crate::compile::{CompiledRule, PolicyEngine, Request};
 use crate::condition::SqlCache;
 use crate::domains::{host_of, web_host_of};
-use crate::paths::{all_within, all_within_any, canonicalize, protected_by};
+use crate::paths::{PathEnv, all_within, all_within_any, canonicalize, protected_by};
 use warden_config::RoleCategory;
 
+use crate::loose_paths::{self, may_hold_paths};
 use crate::roles::{Annotation, RoleValues, extract, type_name};
 use crate::verdict::{Decision, Evaluation, Outcome, most_restrictive};
 
@@ -218,8 +220,8 @@ impl PolicyEngine {
         // (a large argument costs nothing when no rule could care).
         let annotated = self.annotations.get(server).is_some_and(|tools| tools.contains_key(tool));
         let ruled = self.rules.iter().zip(&matched).any(|(rule, hit)| *hit && rule.methods.tools);
-        if !annotated && !ruled && !self.strict {
-            trace.step(|| "no annotation and no rule concern this tool: its arguments are not read".into());
+        if !annotated && !ruled && !self.strict && !arguments.is_some_and(may_hold_paths) {
+            trace.step(|| "no annotation and no rule concern this tool, and no argument names a path".into());
             return Outcome::new(
                 self.default,
                 "default",
@@ -233,10 +235,22 @@ impl PolicyEngine {
                 return Outcome::new(Decision::Deny, "invalid-arguments", why);
             }
         };
+        // Arguments without a path role that name a protected path (see `crate::loose_paths`).
+        let annotation = self.annotations.get(server).and_then(|tools| tools.get(tool));
+        if let Some(refused) = self.loose_path_refusal(&args, annotation, trace) {
+            return refused;
+        }
+        if !annotated && !ruled && !self.strict {
+            trace.step(|| "no annotation and no rule concern this tool".into());
+            return Outcome::new(
+                self.default,
+                "default",
+                format!("no rule decided the call; the default action is {}", self.default),
+            );
+        }
         let mut sql = SqlCache::default();
 
         // 2. Roles.
-        let annotation = self.annotations.get(server).and_then(|tools| tools.get(tool));
         let mut roles = match annotation {
             None if self.strict => {
                 trace.step(|| format!("unannotated-tool: {server}/{tool} has no annotation and the policy is strict"));
@@ -300,6 +314,17 @@ impl PolicyEngine {
                         return Outcome::new(Decision::Deny, "invalid-path", reason);
                     }
                 }
+                if let Some((base, protected)) = self.relative_protected(server, value.text) {
+                    let reason = format!(
+                        "argument '{}' (role {name}): {:?}, resolved against {} as the server may, is within the protected path {}",
+                        value.arg,
+                        value.text,
+                        base.display(),
+                        protected.display()
+                    );
+                    trace.step(|| format!("protected-path: {reason}"));
+                    return Outcome::new(Decision::Deny, "protected-path", reason);
+                }
                 if let Some(protected) = protected_by(&value.paths, &self.protected, self.sandbox.as_deref()) {
                     let reason = format!(
                         "argument '{}' (role {name}): {:?} is within the protected path {}",
@@ -329,7 +354,7 @@ impl PolicyEngine {
                     && structural.is_none()
                 {
                     let refused = match &host {
-                        Ok(host) if allowlist.allows(host) => None,
+                        Ok(host) if allowlist.allows_url(host, value.text, !self.role_table.is_web_only(name)) => None,
                         Ok(host) => Some(format!("host {host} is not in the allowed domains of server '{server}'")),
                         Err(why) => Some(format!(
                             "{why}, so its host cannot be checked against the allowed domains of server '{server}'"
@@ -350,6 +375,11 @@ impl PolicyEngine {
         }
         if allowlist.is_some() && structural.is_none() {
             trace.step(|| format!("domain-allowlist: every URL is within the allowed domains of server '{server}'"));
+        }
+        // IronCurtain's structural domain gate: a URL outside the server's
+        // allowlist is put to a person before any rule or the default.
+        if let Some(escalation) = structural {
+            return escalation;
         }
         let roles = roles;
         let view = CallView { annotation, roles: &roles, args: &args };
@@ -373,14 +403,17 @@ impl PolicyEngine {
         // 7. Call rules.
         let call = self.decide_call(&view, &matched, &mut sql, trace, logged);
 
-        // 8. Combine.
+        // 8. Combine. A role the sandbox allowed names the decision only when
+        // no rule decided another role as restrictively (IronCurtain reports
+        // its sandbox containment only when it resolves every role).
         let default;
-        let mut candidates: Vec<&Outcome> = structural.iter().collect();
+        let mut candidates: Vec<&Outcome> = Vec::new();
+        let (contained, ruled): (Vec<&Outcome>, Vec<&Outcome>) = results.iter().partition(|o| o.rule == "sandbox");
         if let Some(call) = &call {
             candidates.push(call);
-            candidates.extend(&results);
+            candidates.extend(ruled.iter().chain(&contained));
         } else if !roles.is_empty() {
-            candidates.extend(&results);
+            candidates.extend(ruled.iter().chain(&contained));
         } else {
             default = Outcome::new(
                 self.default,
@@ -400,6 +433,51 @@ impl PolicyEngine {
                 format!("no rule decided the call; the default action is {}", self.default),
             )
         })
+    }
+
+    /// A refusal when a string of an argument the annotation does not
+    /// mention (any argument of an unannotated tool) is a path within a
+    /// protected path.
+    fn loose_path_refusal(&self, args: &Value, annotation: Option<&Annotation>, trace: &mut Trace) -> Option<Outcome> {
+        let Value::Object(map) = args else { return None };
+        for (arg, value) in map {
+            if annotation.is_some_and(|a| a.mentions(arg)) {
+                continue; // Its roles say what it is (a path is checked in step 3).
+            }
+            let mut texts = Vec::new();
+            loose_paths::strings(value, &mut texts);
+            for text in texts {
+                let Some(path) = loose_paths::path_in(text) else { continue };
+                let Ok(paths) = canonicalize(&path, &self.env) else { continue };
+                if let Some(protected) = protected_by(&paths, &self.protected, self.sandbox.as_deref()) {
+                    let reason = format!(
+                        "argument '{arg}' names {text:?}, which is within the protected path {}",
+                        protected.display()
+                    );
+                    trace.step(|| format!("protected-path: {reason}"));
+                    return Some(Outcome::new(Decision::Deny, "protected-path", reason));
+                }
+            }
+        }
+        None
+    }
+
+    /// For a relative path: the first of the server's other bases (see
+    /// [`PolicyEngine::bases`]) against which it lies within a protected
+    /// path, with that path. Servers differ in what they resolve a relative
+    /// path against (the filesystem server: its first root), so each is tried.
+    fn relative_protected(&self, server: &str, text: &str) -> Option<(&std::path::Path, std::path::PathBuf)> {
+        if text.starts_with('/') || text.starts_with('~') {
+            return None;
+        }
+        for base in self.bases.get(server)? {
+            let env = PathEnv { home: self.env.home.clone(), cwd: Some(base.clone()) };
+            let Ok(paths) = canonicalize(text, &env) else { continue };
+            if let Some(protected) = protected_by(&paths, &self.protected, self.sandbox.as_deref()) {
+                return Some((base.as_path(), protected.to_owned()));
+            }
+        }
+        None
     }
 
     /// Which rules' server and tool globs match, by rule index.
@@ -594,9 +672,11 @@ impl PolicyEngine {
             && let Some(concerned) = concerned(&domains.roles, RoleCategory::Url, view.roles, role)
         {
             let mut any = false;
-            for value in concerned.iter().flat_map(|r| &r.values) {
+            for (role_name, value) in concerned.iter().flat_map(|r| r.values.iter().map(move |v| (r.role, v))) {
                 any = true;
-                let allowed = matches!(&value.host, Some(Ok(host)) if domains.allowed.allows(host));
+                let remote = !self.role_table.is_web_only(role_name);
+                let allowed =
+                    matches!(&value.host, Some(Ok(host)) if domains.allowed.allows_url(host, value.text, remote));
                 if !allowed {
                     return Err(Miss::HostNotAllowed(value.text));
                 }

@@ -41,11 +41,17 @@ mod domains;
 mod error;
 mod evaluate;
 mod identifiers;
+mod known;
+mod loose_paths;
 mod paths;
+mod presets;
+mod protect;
 mod roles;
 mod verdict;
 
 pub use cases::{CaseFailure, CaseReport, Expected, run_cases};
 pub use compile::{PolicyEngine, Request};
 pub use error::PolicyError;
+pub use presets::{PRESETS, preset};
+pub use protect::{CREDENTIAL_STORES, default_protected_paths, own_files};
 pub use verdict::{Decision, Evaluation};

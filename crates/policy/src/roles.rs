@@ -61,6 +61,23 @@ impl Annotation {
         })
     }
 
+    /// Whether some argument can have `role` (by default or conditionally).
+    pub(crate) fn gives_role(&self, role: &str) -> bool {
+        self.args
+            .iter()
+            .chain(self.conditional.iter().flat_map(|(_, replacements)| replacements))
+            .any(|(_, roles)| roles.iter().any(|r| r == role))
+    }
+
+    /// Whether the annotation says what `arg` is (in `args` or a
+    /// conditional entry, with any roles, `none` included).
+    pub(crate) fn mentions(&self, arg: &str) -> bool {
+        self.args
+            .iter()
+            .chain(self.conditional.iter().flat_map(|(_, replacements)| replacements))
+            .any(|(name, _)| name == arg)
+    }
+
     /// Each argument's roles for `args`, after the conditional entries that
     /// hold; `applied` receives the index of each entry that applied.
     pub(crate) fn assign<'a>(

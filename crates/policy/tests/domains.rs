@@ -43,7 +43,7 @@ fn remote(u: &str) -> String {
 #[test]
 fn star_allows_names_but_never_ips() {
     let engine = web_and_git();
-    for u in ["https://example.com/x", "http://sub.example.org:8080/", "HTTPS://EXAMPLE.COM./"] {
+    for u in ["https://example.com/x", "http://sub.example.org:8080/", "HTTPS://EXAMPLE.COM/"] {
         expect(&engine, "web", "fetch", &url(u), Decision::Allow, "default");
     }
     for u in [
@@ -65,7 +65,18 @@ fn star_allows_names_but_never_ips() {
 #[test]
 fn urls_without_a_host_escalate_under_an_allowlist() {
     let engine = web_and_git();
-    for u in ["not a url", "file:///etc/passwd", "http://evil.com\\@example.com/", "http:example.com", "/etc/passwd"] {
+    for u in [
+        "not a url",
+        "file:///etc/passwd",
+        "http://evil.com\\@example.com/",
+        "http:example.com",
+        "/etc/passwd",
+        // Forms IronCurtain does not admit either: a trailing dot, a port out
+        // of range, no scheme.
+        "https://example.com./",
+        "https://example.com:99999/",
+        "//example.com/x",
+    ] {
         expect(&engine, "web", "fetch", &url(u), Decision::Escalate, "domain-allowlist");
     }
     expect(&engine, "web", "fetch", r#"{"url": 42}"#, Decision::Deny, "argument-type");
@@ -87,7 +98,7 @@ fn git_remotes_in_every_form() {
         "ssh://git@github.com:22/o/r",
         "git@github.com:o/r.git",
         "git://github.com/o/r",
-        "https://GitHub.com./o/r",
+        "https://GitHub.com/o/r",
         "https://x-token:secret@github.com/o/r",
         "git@code.gitlab.com:o/r.git",
         "https://a.b.gitlab.com/o/r",
@@ -101,16 +112,23 @@ fn git_remotes_in_every_form() {
         "https://github.com@evil.com/o/r",
         "git@[::1]:o/r",
         "ssh://git@10.0.0.1/o/r",
+        "https://github.com./o/r",
+        "git@github.com.:o/r",
+        "https://github.com:99999/o/r",
+        "//github.com/o/r",
     ] {
         expect(&engine, "git", "push", &remote(r), Decision::Escalate, "domain-allowlist");
     }
 }
 
 #[test]
-fn a_deny_rule_beats_the_allowlist_escalation() {
+fn the_allowlist_escalation_comes_before_the_rules() {
     let engine = web_and_git();
+    // Within the allowlist, the rules decide.
     expect(&engine, "web", "fetch", &url("https://example.com/admin"), Decision::Deny, "no-admin-fetches");
-    expect(&engine, "web", "fetch", &url("http://127.0.0.1/admin"), Decision::Deny, "no-admin-fetches");
+    // Outside it, a person decides before any rule (IronCurtain's structural
+    // domain gate), also where a rule would deny.
+    expect(&engine, "web", "fetch", &url("http://127.0.0.1/admin"), Decision::Escalate, "domain-allowlist");
 }
 
 #[test]

@@ -52,7 +52,7 @@ policy:
         "rule 'writes-escalate' (role write-path): matches → escalate",
         "2 call rule(s) skipped: server or tool does not match",
         "no call rule decides",
-        "combine: the most restrictive of allow (sandbox), allow (sandbox), escalate (writes-escalate)",
+        "combine: the most restrictive of escalate (writes-escalate), allow (sandbox), allow (sandbox)",
         "decision: escalate by 'writes-escalate'",
     ];
     for prefix in expected_prefixes {
@@ -61,7 +61,8 @@ policy:
     let fetch = engine.evaluate("web", "fetch", Some(r#"{"url": "https://evil.example/x"}"#));
     println!("{}", fetch.trace.join("\n"));
     assert_eq!((fetch.action, fetch.rule.as_str()), (Decision::Escalate, "domain-allowlist"));
-    assert_eq!(fetch.logged, vec!["log-fetches".to_string()]);
-    assert!(fetch.trace.iter().any(|s| s.starts_with("rule 'log-fetches': matches: logged")));
+    // The domain gate decides before any rule, `log` rules included.
+    assert!(fetch.logged.is_empty(), "{:?}", fetch.logged);
+    assert!(fetch.trace.iter().any(|s| s.starts_with("domain-allowlist: argument 'url'")));
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -104,16 +104,29 @@ pub enum SandboxCommand {
 /// A config file.
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
-    /// The configuration file (YAML, or JSON if it ends in .json).
-    #[arg(long, short, env = "WARDEN_CONFIG")]
+    /// The configuration file (YAML, or JSON if it ends in .json); default
+    /// `$WARDEN_CONFIG`, else `~/.config/warden/warden.yaml`.
+    #[arg(long, short, env = "WARDEN_CONFIG", default_value_os_t = default_config())]
     pub config: PathBuf,
+}
+
+/// `$XDG_CONFIG_HOME/warden/warden.yaml`, else `~/.config/warden/warden.yaml`
+/// (where `warden.yaml` is looked for when neither `--config` nor
+/// `WARDEN_CONFIG` names a file).
+pub fn default_config() -> PathBuf {
+    let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|dir| !dir.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".config"),
+    };
+    base.join("warden").join("warden.yaml")
 }
 
 /// A config file and a profile.
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// The configuration file (YAML, or JSON if it ends in .json).
-    #[arg(long, short, env = "WARDEN_CONFIG")]
+    /// The configuration file (YAML, or JSON if it ends in .json); default
+    /// `$WARDEN_CONFIG`, else `~/.config/warden/warden.yaml`.
+    #[arg(long, short, env = "WARDEN_CONFIG", default_value_os_t = default_config())]
     pub config: PathBuf,
     /// The profile (default: the config's defaultProfile).
     #[arg(long, short, env = "WARDEN_PROFILE")]
@@ -236,6 +249,10 @@ pub struct InitArgs {
     /// Servers as `NAME=COMMAND ARGS...` (the command is split like a shell would).
     #[arg(required = true, value_name = "NAME=COMMAND")]
     pub servers: Vec<String>,
+    /// Start from a shipped policy (repeatable): protect-secrets,
+    /// sql-approval, shell-approval, fetch-approval.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Vec<String>,
     /// Write the config here instead of stdout.
     #[arg(long, short)]
     pub output: Option<PathBuf>,

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use anyhow::Context;
 use warden_audit::{AuditLog, AuditSettings, Fsync};
-use warden_config::{Config, PinMode, Policy, ProfilePolicy};
+use warden_config::{Config, PinMode};
 use warden_gateway::pipeline::{
     Approver, Audit, Call, Guard, Guards, Hooks, HooksSource, Outcome, Pins, Record, Verdict,
 };
@@ -71,13 +71,10 @@ pub fn for_profile(config: &Config, profile: Option<&str>, lasting: Lasting) -> 
         tracing::info!(profile = name, "profile in force");
     }
     let mut guards: Vec<Arc<dyn Guard>> = Vec::new();
-    // Without a policy every call is allowed, so its guard (which reads the
-    // arguments of every call) is left out: drop-in use stays byte-faithful.
-    let has_policy = config.policy != Policy::default()
-        || config.profiles.values().any(|profile| profile.policy != ProfilePolicy::default());
-    if has_policy {
-        guards.push(Arc::new(PolicyEngine::compile(config, profile).context("invalid policy")?));
-    }
+    // Always, also with no policy written: the built-in protected paths
+    // (Warden's own files, credential stores) apply to every server. The
+    // guard only decides; what is forwarded stays byte for byte the client's.
+    guards.push(Arc::new(PolicyEngine::compile(config, profile).context("invalid policy")?));
     // After the policy: rate limits count only the calls it lets through.
     if !config.rate_limits.is_empty() || config.breaker.identical_calls > 0 {
         guards.push(Arc::new(Limiter::new(&config.rate_limits, &config.breaker)?));

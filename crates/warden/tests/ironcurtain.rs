@@ -154,6 +154,11 @@ fn every_scenario_is_decided_as_ironcurtain_decides_it() {
             if rule != "structural-sandbox-allow" {
                 case["rule"] = json!(if rule == "default-deny" { "default" } else { rule.as_str() });
             }
+            // Warden protects ~/.ssh out of the box (IronCurtain does not):
+            // the same refusal, decided first by the built-in protected path.
+            if decision == "deny" && request["arguments"].to_string().contains("/.ssh") {
+                case["rule"] = json!("protected-path");
+            }
             case
         })
         .collect();

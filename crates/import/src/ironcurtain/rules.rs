@@ -344,21 +344,43 @@ impl Mapper<'_> {
     /// the arguments that have the role, which can differ between tools.
     fn list_rules(&mut self, source: &Source, role: &str, lists: &[ListCond]) -> Result<(), ImportError> {
         let label = format!("rule {:?}", source.name);
-        let mut groups: IndexMap<Vec<String>, Vec<&Tool>> = IndexMap::new();
+        // Each list tests the arguments of the role being decided when it
+        // names that role, else those of its own roles (IronCurtain's
+        // multi-identifier rules: github-owner and github-repo together).
+        let list_args = |tool: &Tool, role_args: &[String], list: &ListCond| -> Vec<String> {
+            if list.roles.iter().any(|r| r == role) {
+                return role_args.to_vec();
+            }
+            let mut args: Vec<String> = Vec::new();
+            for other in &list.roles {
+                for arg in tool.args_with(other).0 {
+                    if !args.contains(&arg) {
+                        args.push(arg);
+                    }
+                }
+            }
+            args
+        };
+        let mut groups: IndexMap<Vec<Vec<String>>, Vec<&Tool>> = IndexMap::new();
         let mut conditional = Vec::new();
         for tool in self.tools.list.iter().filter(|tool| source.selects(tool)) {
             let (args, sometimes) = tool.args_with(role);
             if args.is_empty() {
                 continue;
             }
+            let per_list: Vec<Vec<String>> = lists.iter().map(|list| list_args(tool, &args, list)).collect();
+            if per_list.iter().any(Vec::is_empty) {
+                // A list whose roles the tool lacks has no values: it never holds.
+                continue;
+            }
             if sometimes {
                 conditional.push(format!("{}/{}", tool.server, tool.name));
             }
-            groups.entry(args).or_default().push(tool);
+            groups.entry(per_list).or_default().push(tool);
         }
         if groups.is_empty() {
             self.warnings.push(format!(
-                "{label}: no annotated tool it selects has the role {role}, so its list condition never holds for it (not written for {role})"
+                "{label}: no annotated tool it selects has the role {role} (and the roles of its other lists), so its list condition never holds for it (not written for {role})"
             ));
             return Ok(());
         }
@@ -387,10 +409,13 @@ impl Mapper<'_> {
         }
         let single = groups.len() == 1;
         let mut approximate = false;
-        for (args, tools) in groups {
-            let mut all = vec![present(&args)];
-            for (list, values, kind) in &written {
-                for arg in &args {
+        for (per_list, tools) in groups {
+            let mut all = Vec::new();
+            for ((list, values, kind), args) in written.iter().zip(&per_list) {
+                if !all.contains(&present(args)) {
+                    all.push(present(args));
+                }
+                for arg in args {
                     let (test, exact) = matches(arg, list, values, *kind);
                     approximate |= !exact;
                     all.push(if args.len() == 1 {

@@ -16,6 +16,12 @@ use crate::local::LocalClient;
 /// conservative `safe` profile and an all-allowing `dev` profile.
 pub async fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
     let mut config = Config::default();
+    for name in &args.preset {
+        // Named in the file, so a later Warden's version of it applies.
+        warden_policy::preset(name).map_err(anyhow::Error::msg)?;
+        let name = name.trim().strip_prefix("builtin:").unwrap_or(name.trim());
+        config.policy.include.push(format!("builtin:{name}"));
+    }
     for spec in &args.servers {
         let (name, command) = spec.split_once('=').with_context(|| format!("expected NAME=COMMAND, got {spec:?}"))?;
         let words = shell_words::split(command).with_context(|| format!("cannot split the command of {name:?}"))?;

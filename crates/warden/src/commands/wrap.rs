@@ -9,7 +9,7 @@ use warden_config::{Config, PrefixMode, SandboxSetting, ServerConfig, Transport,
 use warden_gateway::front::serve_stdio;
 
 use crate::cli::WrapArgs;
-use crate::hooks;
+use crate::{hooks, reload};
 
 /// Builds a one-server configuration and serves it.
 pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
@@ -37,15 +37,41 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
         Some("default") => Some(config.sandbox.default.clone().unwrap_or(SandboxSetting::Enabled(true))),
         Some(file) => Some(read_sandbox(Path::new(file))?),
     };
-    config.servers.insert(name, server);
-    // Drop-in use: the client sees the server's own names.
-    config.naming.prefix = PrefixMode::Never;
+    // The file's servers never apply: the wrapped one takes their place, on
+    // every reload too. Drop-in use: the client sees the server's own names.
+    let shape: reload::Shape = Arc::new(move |mut config: Config| {
+        config.servers.clear();
+        config.servers.insert(name.clone(), server.clone());
+        config.naming.prefix = PrefixMode::Never;
+        config
+    });
+    let config = Arc::new(shape(config));
     let (lasting, _approvals) = hooks::lasting(&config).await?;
-    let hooks = hooks::for_profile(&config, args.profile.as_deref(), lasting)?;
-    serve_stdio(Arc::new(config), hooks, |_| Ok::<(), std::convert::Infallible>(()))
-        .await
-        .context("stdio front failed")?;
+    let hooks = hooks::for_profile(&config, args.profile.as_deref(), lasting.clone())?;
+    let running = config.clone();
+    let (file, profile) = (args.config.clone(), args.profile.clone());
+    serve_stdio(config, hooks, move |session| match file {
+        // As `serve` does: the file is watched and SIGHUP reloads it.
+        Some(path) => {
+            reload::watch_shaped(path, profile, running, lasting, reload::Target::Session(session.clone()), shape)
+        }
+        None => ignore_hangups(),
+    })
+    .await
+    .context("stdio front failed")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Without `--config` there is nothing to reload, but SIGHUP (which a
+/// Sentinel user sends to reload) must not kill Warden and its server.
+fn ignore_hangups() -> anyhow::Result<()> {
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    tokio::spawn(async move {
+        while hangup.recv().await.is_some() {
+            tracing::info!("SIGHUP: nothing to reload (wrap was started without --config)");
+        }
+    });
+    Ok(())
 }
 
 /// A name for logs from the command's file name.

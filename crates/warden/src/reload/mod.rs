@@ -28,6 +28,10 @@ pub enum Target {
 /// Events closer together than this are one change (editors write in steps).
 const SETTLE: Duration = Duration::from_millis(150);
 
+/// What a reloaded file becomes before it applies (`warden wrap` puts its
+/// one wrapped server in place of the file's servers).
+pub type Shape = Arc<dyn Fn(Config) -> Config + Send + Sync>;
+
 /// Reloads `path` into `target` whenever it changes or on SIGHUP, until
 /// Warden exits. `profile` is the one chosen on the command line, if any.
 pub fn watch(
@@ -36,6 +40,18 @@ pub fn watch(
     running: Arc<Config>,
     lasting: Lasting,
     target: Target,
+) -> anyhow::Result<()> {
+    watch_shaped(path, profile, running, lasting, target, Arc::new(|config| config))
+}
+
+/// [`watch`], with each loaded configuration passed through `shape` first.
+pub fn watch_shaped(
+    path: PathBuf,
+    profile: Option<String>,
+    running: Arc<Config>,
+    lasting: Lasting,
+    target: Target,
+    shape: Shape,
 ) -> anyhow::Result<()> {
     let (changed, mut changes) = mpsc::unbounded_channel();
     let watcher = saves::of(&path, changed)?;
@@ -52,7 +68,7 @@ pub fn watch(
                 Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading {}", path.display()),
                 else => return,
             }
-            if let Some(config) = reload(&path, profile.as_deref(), &running, lasting.clone(), &target) {
+            if let Some(config) = reload(&path, profile.as_deref(), &running, lasting.clone(), &target, &shape) {
                 running = config;
             }
         }
@@ -68,9 +84,10 @@ fn reload(
     running: &Config,
     lasting: Lasting,
     target: &Target,
+    shape: &Shape,
 ) -> Option<Arc<Config>> {
     let config = match warden_config::load(path) {
-        Ok(config) => config,
+        Ok(config) => shape(config),
         Err(err) => {
             tracing::error!("config reload rejected, the previous configuration stays in force: {err}");
             return None;

@@ -1,0 +1,123 @@
+//! Paths in arguments nobody annotated.
+//!
+//! An argument nobody described may still name a file: any argument of a
+//! tool nobody annotated, or one its annotation leaves out (an argument the
+//! annotation lists, even with role `none`, is decided by its roles). Any string of it
+//! (also inside arrays and objects) whose whole value is an absolute path,
+//! a `~` path or a `file:` URL is checked against the protected paths. This
+//! only adds refusals: relative paths and other strings are left to the
+//! rules, and nothing here allows a call.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+/// Longest string taken for a path (Linux `PATH_MAX`).
+const MAX_PATH_BYTES: usize = crate::paths::MAX_PATH_BYTES;
+
+/// Whether the JSON text `text` may hold a path-like string: a cheap test
+/// that spares decoding calls whose arguments cannot name a file (`\` for
+/// escapes such as `\u002f`).
+pub(crate) fn may_hold_paths(text: &str) -> bool {
+    text.contains(['/', '~', '\\']) || text.to_ascii_lowercase().contains("file:")
+}
+
+/// The path a string names, if its whole value is one: `/abs`, `~`, `~/x`,
+/// or a `file:` URL (`file:///x`, `file://localhost/x`, `file:/x`; its
+/// percent escapes decoded). Strings over `PATH_MAX` or with a line break
+/// are not paths.
+pub(crate) fn path_in(text: &str) -> Option<Cow<'_, str>> {
+    if text.len() > MAX_PATH_BYTES || text.contains(['\n', '\r']) {
+        return None;
+    }
+    if text.starts_with('/') || text == "~" || text.starts_with("~/") {
+        return Some(Cow::Borrowed(text));
+    }
+    let scheme = text.get(..5)?;
+    if !scheme.eq_ignore_ascii_case("file:") {
+        return None;
+    }
+    let rest = text.get(5..)?;
+    let path = match rest.strip_prefix("//") {
+        // `file://host/path`: the host (usually empty or localhost) is dropped.
+        Some(authority_and_path) => authority_and_path.get(authority_and_path.find('/')?..)?,
+        None if rest.starts_with('/') => rest,
+        None => return None,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    Some(Cow::Owned(percent_decode(path)))
+}
+
+/// `%xx` escapes decoded (invalid ones kept as written; bytes that are not
+/// UTF-8 replaced).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        let escaped = (byte == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(decoded) => {
+                out.push(decoded);
+                i += 3;
+            }
+            None => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Every string in `value`, depth first.
+pub(crate) fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(text) => out.push(text),
+        Value::Array(items) => items.iter().for_each(|item| strings(item, out)),
+        Value::Object(map) => map.values().for_each(|item| strings(item, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_like_values() {
+        let cases = [
+            ("/home/u/.ssh/id_rsa", Some("/home/u/.ssh/id_rsa")),
+            ("~/.ssh", Some("~/.ssh")),
+            ("~", Some("~")),
+            ("file:///home/u/.ssh/id_rsa", Some("/home/u/.ssh/id_rsa")),
+            ("FILE://localhost/home/u/%2essh/id_rsa", Some("/home/u/.ssh/id_rsa")),
+            ("file:/etc/passwd", Some("/etc/passwd")),
+            ("file:///x?y#z", Some("/x")),
+            ("relative/path", None),
+            ("~bob/x", None),
+            ("https://example.com/x", None),
+            ("/multi\nline", None),
+            ("file://host-only", None),
+            ("%", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(path_in(text).as_deref(), expected, "{text:?}");
+        }
+        assert!(may_hold_paths(r#"{"a":"\u002fetc"}"#));
+        assert!(may_hold_paths(r#"{"a":"FILE:x"}"#));
+        assert!(!may_hold_paths(r#"{"a":"hello","n":1}"#));
+    }
+
+    #[test]
+    fn strings_are_found_at_any_depth() {
+        let value = serde_json::json!({"a": "x", "b": [1, {"c": "y"}], "d": null});
+        let mut found = Vec::new();
+        strings(&value, &mut found);
+        assert_eq!(found, ["x", "y"]);
+    }
+}

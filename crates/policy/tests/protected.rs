@@ -1,0 +1,181 @@
+//! Protected by default: Warden's own files and the credential stores are
+//! refused with no policy written; shipped annotations find the path
+//! arguments of known servers; path-like strings of other tools are checked.
+
+mod common;
+
+use common::{config, engine as compile, expect, js, problems, temp_dir};
+use warden_policy::{Decision, PolicyEngine};
+
+/// A configuration with the reference filesystem server and a tool nobody annotated.
+const SERVERS: &str = r#"
+servers:
+  fs: {transport: {kind: stdio, command: npx, args: ["-y", "@modelcontextprotocol/server-filesystem", "/"]}}
+  other: {transport: {kind: stdio, command: my-own-server}}
+"#;
+
+fn home() -> String {
+    std::env::var("HOME").expect("HOME is set for the tests")
+}
+
+#[test]
+fn credential_stores_are_refused_with_no_policy() {
+    let engine = compile(SERVERS);
+    let home = home();
+    for path in [
+        format!("{home}/.ssh/id_rsa"),
+        "~/.ssh/id_ed25519".to_owned(),
+        format!("{home}/.aws/credentials"),
+        format!("{home}/.config/gcloud/application_default_credentials.json"),
+        format!("{home}/.netrc"),
+        format!("{home}/.docker/config.json"),
+        format!("{home}/tmp/../.gnupg/private-keys-v1.d"),
+    ] {
+        expect(
+            &engine,
+            "fs",
+            "read_text_file",
+            &format!(r#"{{"path": {}}}"#, js(&path)),
+            Decision::Deny,
+            "protected-path",
+        );
+    }
+    // Any path argument of the server: several paths, a move's destination.
+    let args = format!(r#"{{"paths": ["/etc/hostname", {}]}}"#, js(&format!("{home}/.kube/config")));
+    expect(&engine, "fs", "read_multiple_files", &args, Decision::Deny, "protected-path");
+    let args = format!(r#"{{"source": "/tmp/a", "destination": {}}}"#, js(&format!("{home}/.ssh/authorized_keys")));
+    expect(&engine, "fs", "move_file", &args, Decision::Deny, "protected-path");
+    // A relative path, as the server may resolve it against its root (here `/`).
+    let relative = format!(r#"{{"path": {}}}"#, js(&format!("{}/.ssh/id_rsa", home.trim_start_matches('/'))));
+    expect(&engine, "fs", "read_text_file", &relative, Decision::Deny, "protected-path");
+    // What is not protected goes on to the default.
+    expect(&engine, "fs", "read_text_file", r#"{"path": "/etc/hostname"}"#, Decision::Allow, "default");
+    expect(&engine, "fs", "write_file", r#"{"path": "/tmp/x", "content": "hello"}"#, Decision::Allow, "default");
+}
+
+#[test]
+fn wardens_own_files_are_refused() {
+    let dir = temp_dir("own");
+    let config_file = dir.join("warden.yaml");
+    let audit = dir.join("logs/audit.jsonl");
+    let text = format!(
+        "{SERVERS}audit: {{path: {}}}\napproval: {{exchangeDir: {}}}\n",
+        js(&audit.display().to_string()),
+        js(&dir.join("exchange").display().to_string())
+    );
+    std::fs::write(&config_file, &text).unwrap();
+    let config = warden_config::load(&config_file).unwrap();
+    let engine = PolicyEngine::compile(&config, None).unwrap();
+    let home = home();
+    for path in [
+        config_file.display().to_string(),
+        audit.display().to_string(),
+        format!("{}.1", audit.display()),
+        dir.join("exchange/response-1.json").display().to_string(),
+        format!("{home}/.config/warden/warden.yaml"),
+        format!("{home}/.local/state/warden/approvals.sock"),
+    ] {
+        let args = format!(r#"{{"path": {}, "content": "x"}}"#, js(&path));
+        expect(&engine, "fs", "write_file", &args, Decision::Deny, "protected-path");
+        // The same path given to a tool nobody annotated.
+        let args = format!(r#"{{"target": {{"where": [{}]}}}}"#, js(&path));
+        expect(&engine, "other", "anything", &args, Decision::Deny, "protected-path");
+    }
+    // A file beside them is not.
+    let beside = dir.join("notes.txt").display().to_string();
+    expect(&engine, "fs", "write_file", &format!(r#"{{"path": {}}}"#, js(&beside)), Decision::Allow, "default");
+}
+
+#[test]
+fn unannotated_tools_are_checked_for_path_like_strings() {
+    let engine = compile(SERVERS);
+    let home = home();
+    for value in [
+        format!("{home}/.ssh/id_rsa"),
+        "~/.ssh/id_rsa".to_owned(),
+        format!("file://{home}/.ssh/id_rsa"),
+        format!("file://localhost{home}/%2Essh/id_rsa"),
+        format!("{home}/.ssh/../.ssh/id_rsa"),
+    ] {
+        expect(&engine, "other", "read", &format!(r#"{{"file": {}}}"#, js(&value)), Decision::Deny, "protected-path");
+        // Also behind JSON escapes.
+        let escaped = js(&value).replace('/', "\\u002f");
+        expect(&engine, "other", "read", &format!(r#"{{"file": {escaped}}}"#), Decision::Deny, "protected-path");
+    }
+    // Strings that are not whole paths, and relative paths, are left alone.
+    for value in ["see ~/.ssh/id_rsa", ".ssh/id_rsa", "hello", "https://example.com/.ssh/id_rsa"] {
+        expect(&engine, "other", "read", &format!(r#"{{"file": {}}}"#, js(value)), Decision::Allow, "default");
+    }
+    // An argument an annotation leaves out is checked too.
+    let args = format!(r#"{{"path": "/tmp/x", "content": {}}}"#, js(&format!("{home}/.ssh/id_rsa")));
+    expect(&engine, "fs", "write_file", &args, Decision::Deny, "protected-path");
+}
+
+#[test]
+fn protected_paths_add_and_removing_a_default_is_explicit() {
+    let dir = temp_dir("add");
+    let extra = dir.join("secrets");
+    let text = format!(
+        "{SERVERS}policy:\n  protectedPaths: [{}]\n  unprotectDefaults: [\"~/.npmrc\"]\n",
+        js(&extra.display().to_string())
+    );
+    let engine = compile(&text);
+    let inside = extra.join("key").display().to_string();
+    expect(
+        &engine,
+        "fs",
+        "read_text_file",
+        &format!(r#"{{"path": {}}}"#, js(&inside)),
+        Decision::Deny,
+        "protected-path",
+    );
+    expect(&engine, "fs", "read_text_file", r#"{"path": "~/.npmrc"}"#, Decision::Allow, "default");
+    expect(&engine, "fs", "read_text_file", r#"{"path": "~/.pypirc"}"#, Decision::Deny, "protected-path");
+    assert!(
+        engine.warnings().iter().any(|w| w.contains("~/.npmrc")),
+        "the removal is reported: {:?}",
+        engine.warnings()
+    );
+    // Only a built-in path can be removed, written as in the list.
+    let wrong = problems(&format!("{SERVERS}policy: {{unprotectDefaults: [\"~/.npmrc/\"]}}\n"));
+    assert!(wrong.iter().any(|p| p.contains("not a built-in protected path")), "{wrong:?}");
+}
+
+#[test]
+fn a_servers_own_annotations_replace_the_shipped_ones() {
+    let home = home();
+    // With its own annotation, which leaves `path` out, the path-like check
+    // still refuses the credential store.
+    let text =
+        format!("{SERVERS}policy:\n  annotations:\n    fs:\n      read_text_file: {{args: {{other: [note]}}}}\n");
+    let engine = compile(&text);
+    let args = format!(r#"{{"path": {}}}"#, js(&format!("{home}/.ssh/id_rsa")));
+    let evaluation = expect(&engine, "fs", "read_text_file", &args, Decision::Deny, "protected-path");
+    assert!(evaluation.reason.contains("names"), "found by the path-like check: {}", evaluation.reason);
+    // An argument the annotation describes is decided by its roles: here an
+    // opaque one (the user said it is not a path).
+    let text = format!("{SERVERS}policy:\n  annotations:\n    fs:\n      read_text_file: {{args: {{path: [note]}}}}\n");
+    expect(&compile(&text), "fs", "read_text_file", &args, Decision::Allow, "default");
+    // Shipped annotations make rules on roles work with no annotation written.
+    let text =
+        format!("{SERVERS}policy:\n  rules:\n    - {{name: no-writes, if: {{roles: [write-path]}}, then: deny}}\n");
+    let engine = compile(&text);
+    expect(&engine, "fs", "write_file", r#"{"path": "/tmp/x"}"#, Decision::Deny, "no-writes");
+    expect(&engine, "fs", "read_text_file", r#"{"path": "/tmp/x"}"#, Decision::Allow, "default");
+    // A dry-run edit is a read.
+    expect(&engine, "fs", "edit_file", r#"{"path": "/tmp/x", "dryRun": true}"#, Decision::Allow, "default");
+    let _ = config(SERVERS);
+}
+
+#[test]
+fn rules_that_can_never_match_are_reported() {
+    let text = format!(
+        "{SERVERS}policy:\n  rules:\n    - {{name: ghost, if: {{server: [db]}}, then: deny}}\n    - {{name: no-role, if: {{roles: [fetch-url]}}, then: deny}}\n    - {{name: writes, if: {{roles: [write-path]}}, then: escalate}}\n    - {{name: everything, then: allow}}\n    - {{name: after, if: {{tool: [x]}}, then: deny}}\n"
+    );
+    let engine = compile(&text);
+    let warnings = engine.warnings().join("\n");
+    assert!(warnings.contains("rule 'ghost' never matches: no configured server"), "{warnings}");
+    assert!(warnings.contains("rule 'no-role' never matches: no annotation"), "{warnings}");
+    assert!(!warnings.contains("'writes'"), "the filesystem server's shipped annotation gives write-path: {warnings}");
+    assert!(warnings.contains("rule 'after' never decides a tool call: rule 'everything'"), "{warnings}");
+}

@@ -1,0 +1,122 @@
+//! Safe out of the box: with no policy written, `warden wrap` refuses calls
+//! that name a credential store or Warden's own files, for the real
+//! reference filesystem server (its shipped annotations) and for a server
+//! nobody annotated (path-like strings).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use support::{Client, fixture_bin, scratch_dir};
+
+/// Whether a tools/call answer is a refusal by the policy (and not the file).
+fn refused(response: &support::Message) -> bool {
+    let text = response.raw.as_str();
+    text.contains("protected") && !text.contains("SECRET-KEY-MATERIAL")
+}
+
+/// A home directory with a private key, Warden's config and a note.
+fn home(name: &str) -> PathBuf {
+    let dir = scratch_dir(name);
+    let home = std::fs::canonicalize(&dir).expect("canonical scratch dir").join("home");
+    std::fs::create_dir_all(home.join(".ssh")).expect("create ~/.ssh");
+    std::fs::create_dir_all(home.join(".config/warden")).expect("create ~/.config/warden");
+    std::fs::write(home.join(".ssh/id_rsa"), "SECRET-KEY-MATERIAL").expect("write key");
+    std::fs::write(home.join(".config/warden/warden.yaml"), "servers: {}\n").expect("write config");
+    std::fs::write(home.join("notes.txt"), "hello notes").expect("write notes");
+    std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).expect("symlink");
+    home
+}
+
+fn call(client: &mut Client, tool: &str, arguments: Value) -> support::Message {
+    client.request("tools/call", json!({"name": tool, "arguments": arguments}))
+}
+
+fn path(home: &Path, rest: &str) -> String {
+    home.join(rest).display().to_string()
+}
+
+/// The npm cache of the user running the tests, so npx does not fetch the
+/// server again for every temporary home.
+fn npm_cache() -> String {
+    match std::env::var("npm_config_cache") {
+        Ok(cache) if !cache.is_empty() => cache,
+        _ => format!("{}/.npm", std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())),
+    }
+}
+
+#[test]
+fn wrap_of_the_filesystem_server_refuses_keys_and_wardens_config_with_no_policy() {
+    let home = home("protected-fs");
+    let cache = npm_cache();
+    let home_text = home.display().to_string();
+    let mut client = Client::start(
+        &["wrap", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", &home_text],
+        &[("HOME", &home_text), ("npm_config_cache", &cache), ("XDG_CONFIG_HOME", ""), ("XDG_STATE_HOME", "")],
+    );
+    client.initialize();
+    client.wait_for_tool("read_text_file");
+
+    // Allowed: an ordinary file of the home directory.
+    let notes = call(&mut client, "read_text_file", json!({"path": path(&home, "notes.txt")}));
+    assert!(notes.raw.contains("hello notes"), "{}", notes.raw);
+
+    // Refused: the key, however it is named.
+    for arguments in [
+        json!({"path": path(&home, ".ssh/id_rsa")}),
+        json!({"path": "~/.ssh/id_rsa"}),
+        json!({"path": path(&home, "keys/id_rsa")}),
+        json!({"path": path(&home, "notes/../.ssh/id_rsa")}),
+        // Relative: the server resolves it against its root, not Warden's directory.
+        json!({"path": ".ssh/id_rsa"}),
+        json!({"path": "./keys/../.ssh/id_rsa"}),
+    ] {
+        let response = call(&mut client, "read_text_file", arguments.clone());
+        assert!(refused(&response), "{arguments}: {}", response.raw);
+    }
+    let both = call(
+        &mut client,
+        "read_multiple_files",
+        json!({"paths": [path(&home, "notes.txt"), path(&home, ".ssh/id_rsa")]}),
+    );
+    assert!(refused(&both), "{}", both.raw);
+
+    // Refused: rewriting Warden's config, or moving a file over it.
+    let write = call(
+        &mut client,
+        "write_file",
+        json!({"path": path(&home, ".config/warden/warden.yaml"), "content": "policy: {trustedServers: [fs]}\n"}),
+    );
+    assert!(refused(&write), "{}", write.raw);
+    let moved = call(
+        &mut client,
+        "move_file",
+        json!({"source": path(&home, "notes.txt"), "destination": path(&home, ".ssh/authorized_keys")}),
+    );
+    assert!(refused(&moved), "{}", moved.raw);
+    assert_eq!(std::fs::read_to_string(home.join(".config/warden/warden.yaml")).unwrap(), "servers: {}\n");
+    assert!(!home.join(".ssh/authorized_keys").exists());
+    assert!(home.join("notes.txt").exists());
+}
+
+#[test]
+fn wrap_of_an_unannotated_server_refuses_path_like_arguments() {
+    let home = home("protected-fixture");
+    let home_text = home.display().to_string();
+    let config = home.join("w.yaml");
+    std::fs::write(&config, "servers: {}\n").expect("write config");
+    let fixture = fixture_bin();
+    let mut client = Client::start(
+        &["wrap", "--config", config.to_str().unwrap(), "--", &fixture],
+        &[("HOME", &home_text), ("XDG_CONFIG_HOME", ""), ("XDG_STATE_HOME", "")],
+    );
+    client.initialize();
+    client.wait_for_tool("echo");
+    assert_eq!(client.call_text("echo", json!({"text": "plain"})), "plain");
+    assert_eq!(client.call_text("echo", json!({"text": "/tmp/x"})), "/tmp/x");
+    for text in [path(&home, ".ssh/id_rsa"), format!("file://{}", path(&home, ".ssh/id_rsa")), path(&home, "w.yaml")] {
+        let response = call(&mut client, "echo", json!({"text": text}));
+        assert!(refused(&response), "{text}: {}", response.raw);
+    }
+}

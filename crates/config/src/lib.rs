@@ -11,6 +11,7 @@ mod env;
 mod error;
 mod load;
 mod locate;
+mod own_files;
 mod policy;
 mod sandbox;
 mod schema;
@@ -22,6 +23,7 @@ pub use env::expand;
 pub use error::ConfigError;
 pub use load::{load, parse};
 pub use locate::locate;
+pub use own_files::own_files;
 pub use policy::{
     Action, AuditConfig, Breaker, Condition, ConditionalRoles, DomainsAllowed, Fsync, IRONCURTAIN_ROLES, LimitScope,
     PathsWithin, PinMode, PinsConfig, Policy, RateLimit, RoleCategory, Rule, RuleMatch, SqlCondition, ToolAnnotation,

@@ -11,34 +11,11 @@ use crate::validate::validate;
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
     let mut config = parse(path, &text, &|name| std::env::var(name).ok())?;
-    config.sandbox.protected = protected_paths(path, &config);
     config.source = Some(std::path::absolute(path).unwrap_or_else(|_| path.to_owned()));
+    // Warden's own files, denied to every sandboxed server whatever its
+    // `write` says.
+    config.sandbox.protected = crate::own_files(&config);
     Ok(config)
-}
-
-/// Warden's own files for a configuration loaded from `path`: no sandboxed
-/// server may read or write them (a server that could rewrite the
-/// configuration could turn its own sandbox off at the next reload).
-fn protected_paths(path: &Path, config: &Config) -> Vec<String> {
-    let mut paths = vec![std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())];
-    if let Ok(real) = path.canonicalize() {
-        paths.push(real);
-    }
-    let mut named: Vec<&str> = Vec::new();
-    named.extend(config.audit.as_ref().map(|audit| audit.path.as_str()));
-    named.extend(config.pins.state_dir.as_deref());
-    named.extend(config.approval.as_ref().and_then(|approval| approval.socket.as_deref()));
-    for name in named {
-        let named = Path::new(name);
-        paths.push(if name.starts_with('~') {
-            named.to_path_buf()
-        } else {
-            std::path::absolute(named).unwrap_or_else(|_| named.to_path_buf())
-        });
-    }
-    let mut out: Vec<String> = paths.into_iter().map(|path| path.to_string_lossy().into_owned()).collect();
-    out.dedup();
-    out
 }
 
 /// Parses configuration text. `path` names the file in errors and chooses the

@@ -53,5 +53,6 @@ pub use cases::{CaseFailure, CaseReport, Expected, run_cases};
 pub use compile::{PolicyEngine, Request};
 pub use error::PolicyError;
 pub use presets::{PRESETS, preset};
-pub use protect::{CREDENTIAL_STORES, default_protected_paths, own_files};
+pub use protect::{CREDENTIAL_STORES, default_protected_paths};
 pub use verdict::{Decision, Evaluation};
+pub use warden_config::own_files;

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use allow::{Allowlist, Host};
+/// Public for the fuzz target: the proxy reads every request head with it.
+pub use request::{Target, parse as parse_request};
 pub use resolve::is_internal;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixListener, UnixStream};

@@ -53,6 +53,8 @@ use std::str::FromStr;
 pub use error::ImportError;
 pub use ironcurtain::{IronCurtainInput, parse_allowed_domains};
 pub use mcptools::PLACEHOLDER_COMMAND;
+/// Public for the fuzz target; imports use it on MCP Sentinel's patterns.
+pub use pyregex::translate as translate_python_regex;
 pub use starter::{DENY_ALL, READ_VERBS, ServerInventory, ToolInfo, has_read_verb, is_safe, starter_profiles};
 use warden_config::Config;
 pub use yaml::to_yaml;

@@ -26,7 +26,7 @@
 use regex_syntax::escape_into;
 
 /// `pattern` as a Rust regex with the same matches, or why it cannot be.
-pub(crate) fn translate(pattern: &str) -> Result<String, String> {
+pub fn translate(pattern: &str) -> Result<String, String> {
     let mut parser = Parser { chars: pattern.chars().collect(), pos: 0, multiline: false, depth: 0 };
     let alternation = parser.alternation(true)?;
     if parser.pos < parser.chars.len() {

@@ -66,7 +66,7 @@ struct Envelope<'a> {
     jsonrpc: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present_text")]
     method: Option<Text<'a>>,
     #[serde(borrow, default, deserialize_with = "present")]
     params: Option<&'a RawValue>,
@@ -80,6 +80,17 @@ struct Envelope<'a> {
 /// `"id": null` must not look like a missing id.
 fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+/// Deserializes a present `method` to `Some`: a `null` one is refused (a
+/// method is a string; a response has none at all), not taken as absent.
+fn present_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Text<'de>>, D::Error> {
+    Text::deserialize(deserializer).map(Some)
+}
+
+/// Whether `raw` is the JSON string "2.0" (escaped or not).
+fn is_version_2(raw: &RawValue) -> bool {
+    raw.get() == r#""2.0""# || serde_json::from_str::<Text>(raw.get()).is_ok_and(|text| *text == *"2.0")
 }
 
 /// MCP ids are strings or numbers, never null.
@@ -140,7 +151,7 @@ impl Frame {
 
     fn classify(envelope: &Envelope<'_>) -> Result<Kind, FrameError> {
         let invalid = |message: &str| FrameError::new(ErrorCode::InvalidRequest, message, envelope.id);
-        if envelope.jsonrpc.map(RawValue::get) != Some(r#""2.0""#) {
+        if !envelope.jsonrpc.is_some_and(is_version_2) {
             return Err(invalid(r#"the "jsonrpc" member must be "2.0""#));
         }
         if let Some(id) = envelope.id
@@ -327,6 +338,17 @@ mod tests {
         assert!(Frame::parse(r#"{"jsonrpc":"2.0","method":"m","params":3}"#).is_err());
         assert!(Frame::parse(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#).is_err(), "duplicate ids");
         assert!(Frame::parse(r#"{"jsonrpc":"2.0","method":7}"#).is_err());
+    }
+
+    #[test]
+    fn envelope_members_mean_what_json_says() {
+        // Found by the jsonrpc_frame fuzz target (differential with serde_json).
+        // An escaped "2.0" is "2.0".
+        let escaped = Frame::parse(r#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#);
+        assert_eq!(escaped.map(|frame| frame.kind()).ok(), Some(Kind::Request));
+        // A method of null is not a method's absence: no response has one.
+        assert!(Frame::parse(r#"{"jsonrpc":"2.0","id":1,"method":null,"result":{}}"#).is_err());
+        assert!(Frame::parse(r#"{"jsonrpc":"2.0","method":null}"#).is_err());
     }
 
     #[test]

@@ -29,14 +29,20 @@ pub fn guess_id(head: &str, tail: &str) -> Option<String> {
 /// Reads `"id": <number or plain string>` at the start of `text`.
 fn id_member(text: &str) -> Option<String> {
     let value = text.strip_prefix(r#""id""#)?.trim_start().strip_prefix(':')?.trim_start();
-    if let Some(string) = value.strip_prefix('"') {
+    let id = if let Some(string) = value.strip_prefix('"') {
         let end = string.find('"')?;
         let body = &string[..end];
-        return (!body.contains('\\')).then(|| format!("\"{body}\""));
-    }
-    let end = value.find(|c: char| !(c.is_ascii_digit() || c == '-')).unwrap_or(value.len());
-    let number = &value[..end];
-    (!number.is_empty() && number != "-").then(|| number.to_owned())
+        if body.contains('\\') {
+            return None;
+        }
+        format!("\"{body}\"")
+    } else {
+        let end = value.find(|c: char| !(c.is_ascii_digit() || c == '-')).unwrap_or(value.len());
+        value[..end].to_owned()
+    };
+    // The guess is sent back as the id of an error: only JSON will do
+    // (not `1-2`, `007` or a string with a raw control character).
+    serde_json::from_str::<serde::de::IgnoredAny>(&id).is_ok().then_some(id)
 }
 
 #[cfg(test)]
@@ -54,5 +60,17 @@ mod tests {
         );
         assert_eq!(guess_id(r#"{"result":{"#, r#"{"id":3,"x":1}}"#), None);
         assert_eq!(guess_id(r#"{"result":{"#, r#"xx"}"#), None);
+    }
+
+    #[test]
+    fn guesses_only_ids_that_are_json() {
+        // Found by the jsonrpc_members fuzz target: each guess became the id
+        // of the error answering the message, which made that answer invalid JSON.
+        assert_eq!(guess_id(r#"{"id":1-2,"method""#, ""), None);
+        assert_eq!(guess_id(r#"{"id":007,"method""#, ""), None);
+        assert_eq!(guess_id(r#"{"id":-,"method""#, ""), None);
+        assert_eq!(guess_id("{\"id\":\"a\u{1}b\",\"method\"", ""), None);
+        assert_eq!(guess_id(r#"{"method":"m","#, r#""id":1-2}"#), None);
+        assert_eq!(guess_id(r#"{"id":-12,"method""#, ""), Some("-12".into()));
     }
 }

@@ -56,3 +56,22 @@ pub use presets::{PRESETS, preset};
 pub use protect::{CREDENTIAL_STORES, default_protected_paths};
 pub use verdict::{Decision, Evaluation};
 pub use warden_config::own_files;
+
+/// The host a policy reads in a URL or git remote argument, as
+/// `(host, is_ip)`, or why it has none. Public for the fuzz targets, which
+/// compare it with the `url` crate; policies use it through their roles.
+pub fn url_host(url: &str) -> Result<(String, bool), &'static str> {
+    domains::host_of(url).map(|host| (host.as_str().to_owned(), matches!(host, domains::Host::Ip(_))))
+}
+
+/// The canonical forms a policy checks a path argument as (one, or two when
+/// `..` reads differently before and after following links), resolving `~`
+/// against `home` and relative paths against `cwd`. Public for the fuzz
+/// targets; policies use it through their roles.
+pub fn path_candidates(
+    raw: &str,
+    home: Option<std::path::PathBuf>,
+    cwd: Option<std::path::PathBuf>,
+) -> Result<Vec<std::path::PathBuf>, String> {
+    paths::canonicalize(raw, &paths::PathEnv { home, cwd })
+}

@@ -180,7 +180,15 @@ fn bearer_credentials(value: &str) -> Option<&str> {
 pub fn host_name(host: &str) -> &str {
     let host = host.split('/').next().unwrap_or(host);
     if let Some(rest) = host.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
+        // `[v6]` or `[v6]:port` only: anything after the bracket is no port,
+        // so the whole text stays the name (and names no loopback).
+        return match rest.split_once(']') {
+            Some((inside, "")) => inside,
+            Some((inside, port)) if port.strip_prefix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())) => {
+                inside
+            }
+            _ => host,
+        };
     }
     match host.rsplit_once(':') {
         Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
@@ -190,7 +198,10 @@ pub fn host_name(host: &str) -> &str {
 
 /// Whether `name` (a host without port) names this machine.
 pub fn is_loopback_name(name: &str) -> bool {
-    name == "localhost" || name.ends_with(".localhost") || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    let dns_name = name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.'));
+    name == "localhost"
+        || (dns_name && name.ends_with(".localhost"))
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Compares secrets in time that depends only on their lengths.
@@ -223,6 +234,18 @@ mod tests {
         assert_eq!(bearer_credentials("Basic abc"), None);
         assert_eq!(bearer_credentials("Bearerabc"), None);
         assert_eq!(bearer_credentials("Bearer "), None);
+    }
+
+    #[test]
+    fn only_hosts_that_are_loopback_to_a_url_parser_are_loopback() {
+        // Found by the http_headers fuzz target (differential with the `url`
+        // crate, which reads these hosts as `t-`, `evil.example`).
+        assert!(!is_loopback_name(host_name("[::1]:c@t-")));
+        assert!(!is_loopback_name(host_name("[::1]x")));
+        assert!(!is_loopback_name(host_name("evil.example?.localhost")));
+        assert!(!is_loopback_name(host_name("evil.example#.localhost")));
+        assert!(!is_loopback_name(host_name("a@b.localhost:80")));
+        assert!(is_loopback_name(host_name("[::1]")) && is_loopback_name(host_name("app.localhost:8210")));
     }
 
     #[test]

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds every fuzz target and runs each for SECONDS (niced), then prints per
+# target the executions, executions per second and findings. Exits non-zero
+# when any target crashed, hung or ran out of memory (the input is kept in
+# fuzz/artifacts/<target>/; reproduce with
+#   fuzz/target/x86_64-unknown-linux-gnu/release/<target> <file>).
+#
+#   fuzz/run.sh 30                       # CI smoke run: 30 s per target
+#   FUZZ_TARGETS="sql_analyze url_host" fuzz/run.sh 600
+#
+# Needs the nightly toolchain; installs cargo-fuzz (pinned) when missing.
+# Inputs that find new coverage go to fuzz/corpus/<target>/ (not committed);
+# the committed seeds in fuzz/seeds/<target>/ are read too.
+set -euo pipefail
+
+CARGO_FUZZ_VERSION=0.13.2
+seconds=${1:?usage: fuzz/run.sh SECONDS}
+case $seconds in '' | *[!0-9]*) echo "SECONDS must be a whole number" >&2; exit 2 ;; esac
+
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/.."
+
+if ! cargo +nightly --version >/dev/null 2>&1; then
+    rustup toolchain install nightly --profile minimal
+fi
+if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VERSION" ]; then
+    cargo install cargo-fuzz --locked --version "$CARGO_FUZZ_VERSION"
+fi
+
+started=$(date +%s)
+nice -n 19 cargo +nightly fuzz build
+built=$(date +%s)
+
+bin_dir="$here/target/$(rustc -vV | sed -n 's/^host: //p')/release"
+targets=${FUZZ_TARGETS:-$(cargo +nightly fuzz list)}
+failed=0
+rows=()
+for target in $targets; do
+    corpus="$here/corpus/$target"
+    artifacts="$here/artifacts/$target"
+    log="$here/artifacts/$target.log"
+    mkdir -p "$corpus" "$artifacts" "$here/seeds/$target"
+    status=0
+    nice -n 19 "$bin_dir/$target" "$corpus" "$here/seeds/$target" \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+        -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || status=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    found=$(grep -cE '^==[0-9]+== ERROR: libFuzzer|^SUMMARY: (libFuzzer|AddressSanitizer)|panicked at' "$log" || true)
+    verdict=ok
+    if [ "$status" -ne 0 ] || [ "$found" -ne 0 ]; then
+        verdict="FOUND ($(ls "$artifacts" | tr '\n' ' '); see $log)"
+        failed=1
+    fi
+    rows+=("$(printf '%-16s %12s %9s  %s' "$target" "${execs:-?}" "${rate:-?}" "$verdict")")
+    echo "${rows[-1]}"
+done
+
+echo
+printf '%-16s %12s %9s  %s\n' target executions exec/s findings
+printf '%s\n' "${rows[@]}"
+echo "build $((built - started)) s, fuzzing $(($(date +%s) - built)) s"
+exit $failed

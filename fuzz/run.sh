@@ -7,6 +7,9 @@
 #
 #   fuzz/run.sh 30                       # CI smoke run: 30 s per target
 #   FUZZ_TARGETS="sql_analyze url_host" fuzz/run.sh 600
+#   FUZZ_SANITIZER=none fuzz/run.sh 10  # CI: no AddressSanitizer, a far
+#                                        # cheaper build (Warden's code is safe
+#                                        # Rust: a panic is what it finds)
 #
 # Needs the nightly toolchain; installs cargo-fuzz (pinned) when missing.
 # Inputs that find new coverage go to fuzz/corpus/<target>/ (not committed);
@@ -28,7 +31,7 @@ if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VE
 fi
 
 started=$(date +%s)
-nice -n 19 cargo +nightly fuzz build
+nice -n 19 cargo +nightly fuzz build --sanitizer "${FUZZ_SANITIZER:-address}"
 built=$(date +%s)
 
 bin_dir="$here/target/$(rustc -vV | sed -n 's/^host: //p')/release"

@@ -108,8 +108,10 @@ impl World {
     /// Starts `warden serve` with one probe server under `sandbox`, and
     /// `top` as the top-level `sandbox:` section.
     fn serve(&self, top: &str, sandbox: &str) -> Client {
+        // The policy's own protection of `~/.ssh` is lifted: these tests
+        // reach the sandbox, the layer under it.
         let config = format!(
-            "sandbox: {top}\naudit: {{path: {:?}}}\nservers:\n  probe:\n    transport: {{kind: stdio, command: {:?}, env: {{SERVER_SECRET: from-config}}}}\n    sandbox: {sandbox}\n",
+            "sandbox: {top}\npolicy: {{unprotectDefaults: [\"~/.ssh\"]}}\naudit: {{path: {:?}}}\nservers:\n  probe:\n    transport: {{kind: stdio, command: {:?}, env: {{SERVER_SECRET: from-config}}}}\n    sandbox: {sandbox}\n",
             self.audit(),
             probe_bin()
         );
@@ -635,9 +637,24 @@ fn warden_files_are_denied(mechanism: &str) {
     let world = World::new();
     let config_path = world.project.join("warden.yaml");
     let audit = world.project.join("audit.jsonl");
+    // The approval exchange directory: a server that could write there
+    // could answer its own escalation.
+    let exchange = world.project.join("exchange");
+    // The policy's protection of these files is lifted: the calls must reach
+    // the sandbox, the layer under it.
+    let unprotect = format!(
+        "[{:?}, {:?}, {:?}, {:?}, {:?}]",
+        path(&config_path),
+        path(&audit),
+        format!("{}.1", path(&audit)),
+        format!("{}.2", path(&audit)),
+        path(&exchange)
+    );
     let config = format!(
-        "sandbox: {{mechanism: {mechanism}}}\naudit: {{path: {:?}}}\nservers:\n  probe:\n    transport: {{kind: stdio, command: {:?}}}\n    sandbox: {{filesystem: {{write: [{:?}]}}}}\n",
+        "sandbox: {{mechanism: {mechanism}}}\npolicy: {{unprotectDefaults: {unprotect}}}\naudit: {{path: {:?}, keep: 2}}\napproval: {{exchangeDir: {:?}, socket: {:?}}}\nservers:\n  probe:\n    transport: {{kind: stdio, command: {:?}}}\n    sandbox: {{filesystem: {{write: [{:?}]}}}}\n",
         audit,
+        exchange,
+        world.home.join("approvals.sock"),
         probe_bin(),
         path(&world.project)
     );
@@ -660,6 +677,11 @@ fn warden_files_are_denied(mechanism: &str) {
     let replaced = probe(&mut client, "spawn", json!({"command": "/usr/bin/python3", "args": ["-c", replace]}));
     assert!(replaced.is_err(), "{replaced:?}");
     probe(&mut client, "write_file", json!({"path": path(&audit), "text": "forged"})).unwrap_err();
+    let rotated = world.project.join("audit.jsonl.1");
+    probe(&mut client, "write_file", json!({"path": path(&rotated), "text": "forged"})).unwrap_err();
+    let answer = exchange.join("response-forged.json");
+    probe(&mut client, "write_file", json!({"path": path(&answer), "text": r#"{"decision":"approved"}"#})).unwrap_err();
+    assert!(!answer.exists() && !rotated.exists(), "a server wrote into Warden's own files");
     probe(&mut client, "read_file", json!({"path": path(&config_path)})).unwrap_err();
     assert_eq!(std::fs::read_to_string(&config_path).unwrap(), config, "the configuration was changed");
     // Writing elsewhere in the project still works (in what existed at the

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use allow::{Allowlist, Host};
-pub use resolve::{is_internal, is_special};
 /// Public for the fuzz target: the proxy reads every request head with it.
 pub use request::{Target, parse as parse_request};
+pub use resolve::{is_internal, is_special};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tokio::sync::Semaphore;

@@ -244,3 +244,19 @@ fn a_killed_warden_takes_its_backends_with_it() {
         }
     }
 }
+
+/// `wrap` names no server in its tool names: a call while the server is down
+/// (an edit broke it, `--watch`) says which server is not running, why, and
+/// how its stderr ends, instead of "Unknown tool" (mcpmon's users rely on it).
+#[test]
+fn wrap_answers_a_call_to_a_broken_server_with_its_state_and_stderr() {
+    let fixture = fixture_bin();
+    let mut client = Client::start(&["wrap", "--", &fixture, "--fail-start"], &[]);
+    client.initialize();
+    client.wait_stderr("failing on purpose");
+    let answer = client.request("tools/call", json!({"name": "echo", "arguments": {"text": "x"}}));
+    assert_eq!(answer["error"]["code"], -32010, "{}", answer.raw);
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("failing on purpose"), "{}", answer.raw);
+    assert!(!message.contains("Unknown tool"), "{}", answer.raw);
+}

@@ -203,6 +203,12 @@ impl Catalog {
         self.servers.iter().position(|server| self.namer.has_prefix(exposed, server))
     }
 
+    /// Whether client-facing names carry their server's prefix (when they
+    /// do not, a name says nothing of the server it belongs to).
+    pub fn names_are_prefixed(&self) -> bool {
+        self.namer.prefixes()
+    }
+
     /// Where a client-facing tool name leads.
     pub fn tool(&self, exposed: &str) -> Option<Route> {
         Self::route(&self.tools, exposed)

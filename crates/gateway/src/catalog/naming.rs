@@ -25,6 +25,11 @@ impl Namer {
         Namer { separator: naming.separator.clone(), prefix, max_length: naming.max_length }
     }
 
+    /// Whether client-facing names carry their server's prefix.
+    pub fn prefixes(&self) -> bool {
+        self.prefix
+    }
+
     /// Whether `exposed` carries `server`'s prefix.
     pub fn has_prefix(&self, exposed: &str, server: &str) -> bool {
         self.prefix && exposed.strip_prefix(server).is_some_and(|rest| rest.starts_with(&self.separator))

@@ -110,15 +110,27 @@ impl Shared {
         !unloaded.is_empty()
     }
 
-    /// Why the server a prefixed name points at is not running, if it is not.
+    /// Why the server a name may belong to is not running, if it is not:
+    /// the server of its prefix or, when names carry none (`wrap`), every
+    /// server that is not running, since any of them may own it (a server an
+    /// edit broke answers with its state and stderr, not "Unknown tool").
     fn down_owner(&self, exposed: &str) -> Option<String> {
-        let index = self.read_catalog().prefixed_server(exposed)?;
-        let upstream = self.upstream(index);
-        // A hidden server's name is unknown, down or not.
-        if !self.shows_server(upstream.name()) {
-            return None;
-        }
-        upstream.connection().is_none().then(|| upstream.unavailable().to_string())
+        let (prefixed, owner) = {
+            let catalog = self.read_catalog();
+            (catalog.names_are_prefixed(), catalog.prefixed_server(exposed))
+        };
+        let candidates: Vec<warden_upstream::Upstream> = match owner {
+            Some(index) => vec![self.upstream(index)],
+            None if !prefixed => self.live_upstreams().into_iter().map(|(_, upstream)| upstream).collect(),
+            None => return None,
+        };
+        let down: Vec<String> = candidates
+            .iter()
+            // A hidden server's name is unknown, down or not.
+            .filter(|upstream| self.shows_server(upstream.name()) && upstream.connection().is_none())
+            .map(|upstream| upstream.unavailable().to_string())
+            .collect();
+        (!down.is_empty()).then(|| down.join("; "))
     }
 
     /// Methods Warden does not route by name (vendor extensions, tasks): with

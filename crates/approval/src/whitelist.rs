@@ -249,6 +249,7 @@ impl Whitelist {
                 let record = Record {
                     call,
                     client: None,
+                    principal: None,
                     verdict: &verdict,
                     outcome: &Outcome::Refused,
                     elapsed: Default::default(),

@@ -33,6 +33,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let record = Record {
             call,
             client: Some("bench/1.0"),
+            principal: None,
             verdict: &Verdict::Allow,
             outcome: &Outcome::Result,
             elapsed: Duration::from_micros(100),

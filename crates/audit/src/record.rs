@@ -35,6 +35,9 @@ pub struct AuditRecord {
     /// The client, as it named itself in `initialize` (`name/version`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub client: Option<String>,
+    /// Who the client authenticated as (its token's name on the HTTP front).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub principal: Option<String>,
     /// The upstream server.
     pub server: String,
     /// The JSON-RPC method, as on the wire (`tools/call`).
@@ -195,6 +198,7 @@ pub enum OutcomeKind {
 pub(crate) struct Entry {
     session: String,
     client: Option<String>,
+    principal: Option<String>,
     server: String,
     method: String,
     name: String,
@@ -211,6 +215,7 @@ impl Entry {
         Entry {
             session: record.call.session.to_owned(),
             client: record.client.map(str::to_owned),
+            principal: record.principal.map(str::to_owned),
             server: record.call.server.to_owned(),
             method: record.call.method.as_str().to_owned(),
             name: record.call.name.to_owned(),
@@ -265,6 +270,7 @@ impl Entry {
             seq: 0,
             session: self.session,
             client: self.client.map(&text),
+            principal: self.principal,
             server: self.server,
             method: self.method,
             name: text(self.name),

@@ -41,6 +41,7 @@ async fn lines_have_the_documented_format_and_chain() {
             "seq",
             "session",
             "client",
+            "principal",
             "server",
             "method",
             "name",

@@ -104,6 +104,7 @@ impl Shared {
                 let record = Record {
                     call,
                     client,
+                    principal: self.principal.get().map(|name| &**name),
                     verdict: &verdict,
                     outcome: &outcome,
                     elapsed: Default::default(),

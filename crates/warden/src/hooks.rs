@@ -178,6 +178,7 @@ impl SandboxDenials {
             let record = Record {
                 call,
                 client: None,
+                principal: None,
                 verdict: &verdict,
                 outcome: &outcome,
                 elapsed: Default::default(),

@@ -139,3 +139,31 @@ fn the_request_state_lifetime_is_configurable() {
     let refused = post_modern(&warden, json!(2), retry);
     assert_eq!(refused["error"]["message"], "Invalid or expired requestState", "{refused}");
 }
+
+/// Every audit record names who made the call: the token's name, whatever
+/// the client calls itself, in both eras.
+#[test]
+fn audit_records_name_the_token_a_call_came_with() {
+    let dir = support::scratch_dir("tenancy-audit");
+    let audit = dir.join("audit.jsonl");
+    let warden = warden(&format!("audit: {{path: {audit:?}}}\n"));
+    let mut client = warden.client().with_header("authorization", "Bearer alice-secret-0123456789");
+    client.initialize();
+    client.call("fx__echo", json!({"text": "legacy"}));
+    let params = json!({
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "bob", "version": "1"},
+        },
+        "name": "fx__echo",
+        "arguments": {"text": "modern"},
+    });
+    let done = post_modern(&warden, json!(1), params);
+    assert!(done["result"].is_object(), "{done}");
+    let text = std::fs::read_to_string(&audit).expect("the audit log");
+    let records: Vec<Value> = text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
+    let calls: Vec<&Value> = records.iter().filter(|record| record["method"] == "tools/call").collect();
+    assert_eq!(calls.len(), 2, "{text}");
+    assert!(calls.iter().all(|record| record["principal"] == "alice"), "{text}");
+}

@@ -72,6 +72,7 @@ pub async fn record(log: &AuditLog, req: &Req<'_>) -> Result<(), String> {
     log.record(Record {
         call,
         client: Some("test-client/1.0"),
+        principal: Some("alice"),
         verdict: &req.verdict,
         outcome: &req.outcome,
         elapsed: Duration::from_micros(1234),

@@ -110,7 +110,9 @@ impl Shared {
     ) -> Result<(), String> {
         let Some(audit) = &hooks.audit else { return Ok(()) };
         let client = self.client_name();
-        let record = crate::pipeline::Record { call, client, verdict, outcome, elapsed: started.elapsed(), approval };
+        let principal = self.principal.get().map(|name| &**name);
+        let record =
+            crate::pipeline::Record { call, client, principal, verdict, outcome, elapsed: started.elapsed(), approval };
         audit.record(record).await
     }
 

@@ -31,6 +31,9 @@ pub struct Record<'a> {
     pub call: Call<'a>,
     /// The client, as it named itself in `initialize` (`name/version`).
     pub client: Option<&'a str>,
+    /// Who the client authenticated as: its token's name on the HTTP front
+    /// (what it calls itself, `client`, proves nothing).
+    pub principal: Option<&'a str>,
     /// The decision.
     pub verdict: &'a Verdict,
     /// How it ended.

@@ -71,6 +71,7 @@ pub async fn close(audit: &Arc<dyn Audit>, records: Vec<AuditRecord>) {
                 arguments: None,
             },
             client: record.client.as_deref(),
+            principal: record.principal.as_deref(),
             verdict: &verdict,
             outcome: &Outcome::Refused,
             elapsed: Default::default(),

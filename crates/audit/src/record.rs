@@ -5,6 +5,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use warden_gateway::pipeline::{ApprovalStep, Outcome, Record, Verdict};
+use warden_jsonrpc::canonical_text;
 
 use crate::redact::{redact_text, redact_value};
 
@@ -309,21 +310,4 @@ pub fn arguments_digest(arguments: Option<&str>) -> String {
         Some(Err(_)) => arguments.unwrap_or_default().to_owned(),
     };
     crate::sha256_hex(canonical.as_bytes())
-}
-
-/// Compact JSON with keys sorted, whatever map type serde_json was built with.
-fn canonical_text(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let members: Vec<String> = keys
-                .into_iter()
-                .map(|key| format!("{}:{}", Value::String(key.clone()), canonical_text(&map[key])))
-                .collect();
-            format!("{{{}}}", members.join(","))
-        }
-        Value::Array(items) => format!("[{}]", items.iter().map(canonical_text).collect::<Vec<_>>().join(",")),
-        other => other.to_string(),
-    }
 }

@@ -8,6 +8,7 @@
 //! newline-delimited messages with a size cap.
 
 mod build;
+mod canonical;
 mod codes;
 mod frame;
 mod lines;
@@ -19,6 +20,7 @@ mod splice;
 mod text;
 
 pub use build::{error_response, notification, request, result_response};
+pub use canonical::canonical_text;
 pub use codes::ErrorCode;
 pub use frame::{Frame, FrameError, Kind, span_in};
 pub use lines::{Line, LineReader};

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+pub use warden_jsonrpc::canonical_text;
 
 /// The parts of a tool definition a pin covers, as canonical JSON (keys
 /// sorted at every level, no spaces): `name`, `title`, `description`,
@@ -33,23 +34,6 @@ fn sorted(value: &Value) -> Value {
         }
         Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
         other => other.clone(),
-    }
-}
-
-/// Compact JSON with keys sorted, whatever map type serde_json was built with.
-pub fn canonical_text(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let members: Vec<String> = keys
-                .into_iter()
-                .map(|key| format!("{}:{}", Value::String(key.clone()), canonical_text(&map[key])))
-                .collect();
-            format!("{{{}}}", members.join(","))
-        }
-        Value::Array(items) => format!("[{}]", items.iter().map(canonical_text).collect::<Vec<_>>().join(",")),
-        other => other.to_string(),
     }
 }
 

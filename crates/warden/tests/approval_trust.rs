@@ -5,11 +5,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 use support::approvals::{approval_config, approvals, page_url, pending, wait_for_step};
-use support::browser::Browser;
+use support::browser::{Browser, screenshot_path};
 use support::http::send;
 use support::{Client, scratch_dir};
 
@@ -20,14 +20,6 @@ const HIDDEN: &str = "DROP TABLE tmp_import; -- -----BEGIN PRIVATE KEY-----\nDRO
 
 fn page_section() -> String {
     format!("  listen: 127.0.0.1:0\n  token: {TOKEN}\n")
-}
-
-/// Where screenshots go: `docs/` with WARDEN_SCREENSHOTS=docs, else `dir`.
-fn screenshot_path(dir: &Path, name: &str) -> PathBuf {
-    match std::env::var("WARDEN_SCREENSHOTS").as_deref() {
-        Ok("docs") => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs").join(name),
-        _ => dir.join(name),
-    }
 }
 
 /// A Warden with the page, initialised, its echo tool listed.

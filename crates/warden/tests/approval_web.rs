@@ -3,12 +3,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::json;
 use support::approvals::{approval_config, audit_records, call_echo, page_url, pending, verify_audit, wait_for_step};
-use support::browser::Browser;
+use support::browser::{Browser, screenshot_path};
 use support::http::{HttpWarden, send};
 use support::{Client, scratch_dir};
 
@@ -17,14 +16,6 @@ const MCP_TOKEN: &str = "mcp-token-0123456789";
 
 fn page_section() -> String {
     format!("  listen: 127.0.0.1:0\n  token: {TOKEN}\n")
-}
-
-/// Where screenshots go: `docs/` with WARDEN_SCREENSHOTS=docs, else `dir`.
-fn screenshot_path(dir: &Path, name: &str) -> PathBuf {
-    match std::env::var("WARDEN_SCREENSHOTS").as_deref() {
-        Ok("docs") => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs").join(name),
-        _ => dir.join(name),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,19 +3,8 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
-
 use serde_json::Value;
-use support::{fixture_bin, scratch_dir, warden_bin};
-
-fn warden(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(warden_bin()).args(args).stdin(Stdio::null()).output().unwrap();
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
+use support::{fixture_bin, run_warden as warden, scratch_dir};
 
 #[test]
 fn init_builds_a_safe_and_a_dev_profile_from_live_servers() {

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{Client, fixture_bin, scratch_dir, warden_bin};
+use support::{Client, fixture_bin, run_warden as warden, scratch_dir, warden_bin};
 
 /// Two fixture servers; `safe` shows a few of `fx`'s things and nothing of
 /// `other`; `dev` shows everything.
@@ -148,15 +148,6 @@ fn a_reload_hides_a_tool_mid_session_and_a_broken_one_keeps_the_last_good_config
     let status = Command::new("kill").args(["-HUP", &client.pid().to_string()]).status().unwrap();
     assert!(status.success());
     client.wait_for_tool("fx__pid");
-}
-
-fn warden(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(warden_bin()).args(args).stdin(std::process::Stdio::null()).output().unwrap();
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 #[test]

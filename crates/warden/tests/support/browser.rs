@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -14,6 +14,14 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
 use super::{PATIENCE, scratch_dir};
+
+/// Where screenshots go: `docs/` with WARDEN_SCREENSHOTS=docs, else `dir`.
+pub fn screenshot_path(dir: &Path, name: &str) -> PathBuf {
+    match std::env::var("WARDEN_SCREENSHOTS").as_deref() {
+        Ok("docs") => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs").join(name),
+        _ => dir.join(name),
+    }
+}
 
 type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 

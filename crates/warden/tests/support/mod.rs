@@ -38,6 +38,17 @@ pub fn fixture_bin() -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// Runs `warden` with `args` to the end (no input): whether it succeeded,
+/// its stdout and its stderr.
+pub fn run_warden(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(warden_bin()).args(args).stdin(Stdio::null()).output().expect("run warden");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
 /// A unique scratch directory for one test.
 pub fn scratch_dir(name: &str) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);

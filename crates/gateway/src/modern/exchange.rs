@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
-use warden_jsonrpc::{Frame, Members, json_string};
+use warden_jsonrpc::{Frame, Members, Needle, json_string};
 
 use super::envelope::Capabilities;
 use super::reply::Piece;
@@ -220,7 +220,10 @@ impl Exchange {
 
 /// The `progressToken` a request's params carry in `_meta` (JSON text).
 pub(super) fn progress_token_of(params: Option<&str>) -> Option<String> {
-    let meta = Members::parse(params?).ok()?.get("_meta").and_then(|meta| Members::parse(meta).ok())?;
+    // Most requests ask for no progress: no need to read them to know.
+    static PROGRESS_TOKEN: Needle = Needle::new("progressToken");
+    let params = params.filter(|params| PROGRESS_TOKEN.is_in(params))?;
+    let meta = Members::parse(params).ok()?.get("_meta").and_then(|meta| Members::parse(meta).ok())?;
     meta.get("progressToken").map(str::to_owned)
 }
 

@@ -27,7 +27,7 @@ impl Shared {
     pub(crate) fn match_view(self: &Arc<Self>) {
         let config = self.config.load_full();
         let mut upstreams: Vec<Upstream> = self.upstreams.load().as_ref().clone();
-        let mut changed_kinds = Vec::new();
+        let mut retired = Vec::new();
         let mut opened = Vec::new();
         for (index, upstream) in upstreams.iter_mut().enumerate() {
             let name = upstream.name().to_owned();
@@ -37,7 +37,8 @@ impl Shared {
             let hidden_now = !self.shows_server(&name);
             let was_hidden = matches!(upstream.state(), State::Refused(ref why) if why == HIDDEN);
             if hidden_now && !was_hidden {
-                changed_kinds.extend(self.retire(index, upstream, &config, "the profile hides it now"));
+                self.retire(upstream, &config, "the profile hides it now");
+                retired.push(index);
                 *upstream = Upstream::refused(Arc::from(name.as_str()), HIDDEN.to_owned());
             } else if was_hidden && !hidden_now {
                 *upstream = self.open_upstream(index, &name, &config);
@@ -45,13 +46,9 @@ impl Shared {
             }
         }
         self.upstreams.store(Arc::new(upstreams));
+        let changed_kinds = self.clear_retired(&retired);
         self.list_changed(&changed_kinds);
-        for index in opened {
-            if let Some(connection) = self.upstream(index).connection() {
-                let shared = self.clone();
-                tokio::spawn(async move { shared.upstream_ready(index, connection).await });
-            }
-        }
+        self.load_opened(opened);
     }
 
     /// Opens server `name` of `config` as upstream number `index`. A server
@@ -84,13 +81,14 @@ impl Shared {
     pub(crate) fn apply(self: &Arc<Self>, config: Arc<Config>) {
         let old = self.config.load_full();
         let mut upstreams: Vec<Upstream> = self.upstreams.load().as_ref().clone();
-        let mut changed_kinds = Vec::new();
+        let mut retired = Vec::new();
         let mut opened = Vec::new();
         for (index, upstream) in upstreams.iter().enumerate() {
             let name = upstream.name();
             if old.servers.contains_key(name) && !config.servers.contains_key(name) {
                 tracing::info!(session = %self.id, server = name, "server removed from the configuration: stopping it");
-                changed_kinds.extend(self.retire(index, upstream, &old, "it was removed from the configuration"));
+                self.retire(upstream, &old, "it was removed from the configuration");
+                retired.push(index);
             }
         }
         for (name, server) in &config.servers {
@@ -111,7 +109,8 @@ impl Shared {
                         upstream.replace(spec);
                     } else if !(before.share && server.share) {
                         // Sharing changed, or it was refused: a new lease.
-                        changed_kinds.extend(self.retire(index, upstream, &old, "its definition changed"));
+                        self.retire(upstream, &old, "its definition changed");
+                        retired.push(index);
                         upstreams[index] = self.open_upstream(index, name, &config);
                         opened.push(index);
                     }
@@ -129,11 +128,29 @@ impl Shared {
                 }
             }
         }
-        changed_kinds.extend(self.write_catalog().set_namer(Namer::new(&config.naming, config.servers.len())));
+        let naming = Namer::new(&config.naming, config.servers.len());
         self.upstreams.store(Arc::new(upstreams));
         self.config.store(config);
+        let mut changed_kinds = self.clear_retired(&retired);
+        changed_kinds.extend(self.write_catalog().set_namer(naming));
         self.list_changed(&changed_kinds);
-        // A shared upstream may be ready already: no Ready event will come.
+        self.load_opened(opened);
+    }
+
+    /// Empties the catalog slots of retired upstreams. Called once the new
+    /// set of upstreams is published: a list that a retired connection was
+    /// still reading can no longer land (see `Shared::catalog_for`), so
+    /// what is cleared stays cleared. Returns the kinds that had items.
+    fn clear_retired(&self, retired: &[usize]) -> Vec<ItemKind> {
+        lock(&self.subscriptions).retain(|_, (owner, _)| !retired.contains(owner));
+        let mut catalog = self.write_catalog();
+        retired.iter().flat_map(|index| catalog.clear(*index)).collect()
+    }
+
+    /// Loads what newly opened upstreams offer. One may be ready already (a
+    /// shared one, or a fast start whose list was refused because it came
+    /// before the upstream was published, or was cleared with its slot).
+    fn load_opened(self: &Arc<Self>, opened: Vec<usize>) {
         for index in opened {
             if let Some(connection) = self.upstream(index).connection() {
                 let shared = self.clone();
@@ -142,10 +159,10 @@ impl Shared {
         }
     }
 
-    /// Takes upstream `index` out of service for `why`: its own process
-    /// stops (calls in flight fail with `why`), a shared one is left to the
-    /// pool, and its items disappear. Returns the kinds that had items.
-    fn retire(&self, index: usize, upstream: &Upstream, old: &Config, why: &str) -> Vec<ItemKind> {
+    /// Takes `upstream` out of service for `why`: its own process stops
+    /// (calls in flight fail with `why`), a shared one is left to the pool.
+    /// Its catalog slot is cleared by [`Self::clear_retired`].
+    fn retire(&self, upstream: &Upstream, old: &Config, why: &str) {
         let name = upstream.name().to_owned();
         if old.servers.get(&name).is_some_and(|server| server.share) {
             if let Some(pool) = &self.pool {
@@ -160,8 +177,6 @@ impl Shared {
                 drop(permit);
             });
         }
-        lock(&self.subscriptions).retain(|_, (owner, _)| *owner != index);
-        self.write_catalog().clear(index)
     }
 }
 

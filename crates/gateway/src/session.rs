@@ -356,6 +356,24 @@ impl Shared {
         self.catalog.write().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The catalog, to write what `connection` listed as upstream `index`'s;
+    /// `None` when that connection no longer serves `index` (its server was
+    /// removed, hidden or reopened while the list was read). Checked under
+    /// the lock: a retirement publishes the new set of upstreams first and
+    /// then clears the slot under this lock, so no stale list lands after it.
+    pub(crate) fn catalog_for(
+        &self,
+        index: usize,
+        connection: &Connection,
+    ) -> Option<std::sync::RwLockWriteGuard<'_, Catalog>> {
+        let catalog = self.write_catalog();
+        let upstreams = self.upstreams.load();
+        let upstream = upstreams.get(index)?;
+        let serves = self.config.load().servers.contains_key(upstream.name())
+            && upstream.connection().is_some_and(|live| std::ptr::eq(&*live, connection));
+        serves.then_some(catalog)
+    }
+
     /// How long Warden waits for an upstream to start.
     pub fn start_timeout(&self) -> Duration {
         Duration::from_millis(self.config.load().supervision.start_timeout_ms)

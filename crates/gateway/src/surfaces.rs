@@ -20,7 +20,9 @@ impl Shared {
     /// it loaded. Returns the kinds whose items changed.
     pub(crate) async fn load_surface(&self, index: usize, connection: &Connection) -> Vec<ItemKind> {
         let changed = self.reload_kinds(index, connection, &ItemKind::ALL).await;
-        self.write_catalog().mark_loaded(index);
+        if let Some(mut catalog) = self.catalog_for(index, connection) {
+            catalog.mark_loaded(index);
+        }
         changed
     }
 
@@ -37,14 +39,14 @@ impl Shared {
         for kind in kinds.iter().copied() {
             if !connection.handshake().has(kind.capability()) {
                 // A restarted server may no longer offer a kind it had.
-                if self.write_catalog().set(index, kind, Vec::new()) {
+                if self.catalog_for(index, connection).is_some_and(|mut catalog| catalog.set(index, kind, Vec::new())) {
                     changed.push(kind);
                 }
                 continue;
             }
             match tokio::time::timeout(self.start_timeout(), fetch_all(connection, kind)).await {
                 Ok(Ok(items)) => {
-                    if self.store(index, kind, items).await {
+                    if self.store(index, connection, kind, items).await {
                         changed.push(kind);
                     }
                 }
@@ -55,17 +57,26 @@ impl Shared {
         changed
     }
 
-    /// Puts freshly listed items of upstream `index` into the catalog, without
+    /// Puts items `connection` just listed as upstream `index`'s into the
+    /// catalog (unless it no longer serves `index`), without
     /// the tools whose `x-mcp-header` annotations are invalid (see
     /// [`header_annotations`]), after the pins have reviewed its tools (a
     /// change seen for the first time is audited). Returns whether anything
     /// changed.
-    pub(crate) async fn store(&self, index: usize, kind: ItemKind, mut items: Vec<Item>) -> bool {
+    pub(crate) async fn store(
+        &self,
+        index: usize,
+        connection: &Connection,
+        kind: ItemKind,
+        mut items: Vec<Item>,
+    ) -> bool {
         if kind == ItemKind::Tool {
             // Tools with invalid x-mcp-header annotations are left out, for
             // every client: unlisted, and unknown when called.
             let left_out = header_annotations::retain_valid(&mut items);
-            let fresh = self.write_catalog().leave_out(index, left_out);
+            let Some(mut catalog) = self.catalog_for(index, connection) else { return false };
+            let fresh = catalog.leave_out(index, left_out);
+            drop(catalog);
             let upstream = self.upstream(index);
             for (tool, reason) in fresh {
                 let server = upstream.name();
@@ -74,7 +85,7 @@ impl Shared {
         }
         let hooks = self.hooks.load_full();
         let Some(pins) = hooks.pins.as_ref().filter(|_| kind == ItemKind::Tool) else {
-            return self.write_catalog().set(index, kind, items);
+            return self.catalog_for(index, connection).is_some_and(|mut catalog| catalog.set(index, kind, items));
         };
         let upstream = self.upstream(index);
         let server = upstream.name();
@@ -115,7 +126,7 @@ impl Shared {
                 }
             }
         }
-        let mut catalog = self.write_catalog();
+        let Some(mut catalog) = self.catalog_for(index, connection) else { return false };
         catalog.withhold(index, review.withheld);
         catalog.set(index, kind, items)
     }

@@ -156,11 +156,7 @@ fn the_auto_approver_approves_what_the_user_asked_for_and_leaves_the_rest_to_a_p
     let record = wait_for_step(&dir, &fooled, "denied");
     assert_eq!(record["approval"]["autoApprover"]["decision"], "escalate", "{record}");
 
-    let records: Vec<Value> = std::fs::read_to_string(dir.join("audit.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let records = support::audit_records(&dir.join("audit.jsonl"));
     let auto = records
         .iter()
         .find(|r| r["approval"]["state"] == "approved" && r["approval"]["channel"] == "auto-approver")

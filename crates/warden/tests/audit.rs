@@ -22,9 +22,7 @@ fn verify(log: &Path) -> (bool, String) {
 
 /// The complete lines of the log (a torn last line left by a kill is not one).
 fn records(log: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(log).unwrap();
-    let complete = &text[..text.rfind('\n').map_or(0, |at| at + 1)];
-    complete.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    support::audit_records(log)
 }
 
 fn audit_config(log: &Path, extra: &str) -> String {

@@ -70,23 +70,10 @@ fn a_tool_whose_definition_changes_is_withheld_until_accepted() {
     assert_eq!(call["error"]["message"], "Unknown tool: fx__echo", "and from calls: {}", call.raw);
     client.wait_stderr("withheld");
     // The record is written by the audit writer, just after the warning.
-    let pin_records = |audit: &str| -> Vec<serde_json::Value> {
-        audit
-            .lines()
-            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-            .filter(|record| record["method"] == "warden/pins")
-            .collect()
-    };
-    let deadline = std::time::Instant::now() + support::PATIENCE;
-    let audit = loop {
-        let audit = std::fs::read_to_string(state.join("audit.jsonl")).unwrap_or_default();
-        if !pin_records(&audit).is_empty() || std::time::Instant::now() > deadline {
-            break audit;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    let pin_records = pin_records(&audit);
-    assert_eq!(pin_records.len(), 1, "the change is audited once: {audit}");
+    let is_pin = |record: &&serde_json::Value| record["method"] == "warden/pins";
+    let audit = support::wait_for_audit(&state.join("audit.jsonl"), |records| records.iter().any(|r| is_pin(&r)));
+    let pin_records: Vec<_> = audit.iter().filter(is_pin).collect();
+    assert_eq!(pin_records.len(), 1, "the change is audited once: {audit:#?}");
     assert_eq!(pin_records[0]["name"], "echo");
     assert_eq!(pin_records[0]["decision"]["rule"], "pin-changed");
 

@@ -289,15 +289,12 @@ fn enforce_without_bwrap_refuses_to_start_and_warn_starts_unsandboxed() {
     // Unsandboxed, as warned: Warden's environment is inherited.
     assert!(probe(&mut client, "env", json!({})).unwrap().contains("LEAKED_VAR=leaked"));
     // And the audit log says so, with the reason.
-    let audit = std::fs::read_to_string(world.audit()).unwrap_or_default();
-    let unsandboxed: Vec<Value> = audit
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|record| record["method"] == "sandbox/unsandboxed")
-        .collect();
-    assert_eq!(unsandboxed.len(), 1, "one record for the one unsandboxed start: {audit}");
+    let is_unsandboxed = |record: &&Value| record["method"] == "sandbox/unsandboxed";
+    let audit = support::wait_for_audit(&world.audit(), |records| records.iter().any(|r| is_unsandboxed(&r)));
+    let unsandboxed: Vec<Value> = audit.iter().filter(is_unsandboxed).cloned().collect();
+    assert_eq!(unsandboxed.len(), 1, "one record for the one unsandboxed start: {audit:#?}");
     assert_eq!(unsandboxed[0]["server"], "probe");
-    assert!(unsandboxed[0].to_string().contains("bwrap is unavailable"), "{audit}");
+    assert!(unsandboxed[0].to_string().contains("bwrap is unavailable"), "{audit:#?}");
 }
 
 #[test]

@@ -161,9 +161,10 @@ fn audit_records_name_the_token_a_call_came_with() {
     });
     let done = post_modern(&warden, json!(1), params);
     assert!(done["result"].is_object(), "{done}");
-    let text = std::fs::read_to_string(&audit).expect("the audit log");
-    let records: Vec<Value> = text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
-    let calls: Vec<&Value> = records.iter().filter(|record| record["method"] == "tools/call").collect();
-    assert_eq!(calls.len(), 2, "{text}");
-    assert!(calls.iter().all(|record| record["principal"] == "alice"), "{text}");
+    let is_call = |record: &Value| record["method"] == "tools/call";
+    let records =
+        support::wait_for_audit(&audit, |records| records.iter().filter(|record| is_call(record)).count() >= 2);
+    let calls: Vec<&Value> = records.iter().filter(|record| is_call(record)).collect();
+    assert_eq!(calls.len(), 2, "{records:#?}");
+    assert!(calls.iter().all(|record| record["principal"] == "alice"), "{records:#?}");
 }

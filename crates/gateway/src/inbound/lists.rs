@@ -53,7 +53,7 @@ impl Shared {
             refreshes.spawn(async move {
                 match tokio::time::timeout(REFRESH_TIMEOUT, fetch_all(&connection, kind)).await {
                     Ok(Ok(items)) => {
-                        shared.store(index, kind, items).await;
+                        shared.store(index, &connection, kind, items).await;
                     }
                     Ok(Err(why)) => tracing::warn!(
                         server = connection.name(),

@@ -66,8 +66,7 @@ pub fn call_echo(client: &mut Client, text: &str, token: &str) -> Value {
 }
 
 pub fn audit_records(dir: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap_or_default();
-    text.lines().map(|line| serde_json::from_str(line).expect("audit line is JSON")).collect()
+    super::audit_records(&dir.join("audit.jsonl"))
 }
 
 /// Waits until the audit log has a record for approval `id` in `state`.

@@ -354,6 +354,34 @@ impl Drop for Client {
 }
 
 /// A config with one fixture server per `(name, extra args)`.
+/// The records of a JSON-lines audit log that Warden may still be writing.
+///
+/// Only complete lines count: a reader can catch the writer between the
+/// bytes of a record and its newline, and that unfinished tail is not a
+/// record yet.
+pub fn audit_records(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+    complete
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|error| panic!("audit line is JSON ({error}): {line}")))
+        .collect()
+}
+
+/// Waits until the audit log at `path` holds records that `ready` accepts,
+/// and returns them.
+pub fn wait_for_audit(path: &Path, ready: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let records = audit_records(path);
+        if ready(&records) {
+            return records;
+        }
+        assert!(Instant::now() < deadline, "the audit log never got there: {records:#?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 pub fn fixtures(servers: &[(&str, &[&str])], extra: &str) -> String {
     let fixture = fixture_bin();
     let mut config = String::from("servers:\n");

@@ -134,3 +134,57 @@ fn streams_and_calls_are_limited_per_token() {
     });
     assert_eq!(other.post_raw(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list"}"#).status, 200);
 }
+
+/// On the legacy HTTP+SSE transport a POST ends at once with 202, and the
+/// answer comes on the stream: the request still counts against its
+/// token's calls until that answer is sent (or the request is cancelled).
+#[test]
+fn legacy_sse_calls_count_against_the_token_until_answered() {
+    let warden = HttpWarden::start(&config("", &[("alice", ""), ("bob", ", limits: {calls: 1}")]));
+    let auth = "Bearer bob-secret-0123456789";
+    let mut events =
+        send(&warden.addr, "GET", "/sse", &[("accept", "text/event-stream"), ("authorization", auth)], b"");
+    assert_eq!(events.status, 200);
+    let (_, endpoint) = events.next_event().expect("endpoint event");
+    let post = |body: Value| {
+        let headers = [("content-type", "application/json"), ("authorization", auth)];
+        send(&warden.addr, "POST", &endpoint, &headers, body.to_string().as_bytes())
+    };
+    let answer = |events: &mut Response, id: u64| loop {
+        let (_, message) = events.next_message().expect("bob's stream");
+        if message["id"] == id {
+            break message;
+        }
+    };
+    let init =
+        json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}});
+    assert_eq!(post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})).status, 202);
+    assert!(answer(&mut events, 1)["result"].is_object());
+    assert_eq!(post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).status, 202);
+    let held = |n: u64| {
+        support::retry(&format!("bob to hold {n} calls"), || {
+            (status(&warden, "bob")["token"]["shares"]["calls"]["held"] == n).then_some(())
+        })
+    };
+    held(0);
+
+    let slow = json!({"name": "fx__slow", "arguments": {"ms": 600_000}});
+    assert_eq!(post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": slow})).status, 202);
+    held(1);
+    let refused = post(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    assert_eq!(refused.status, 429, "bob's one call is in flight");
+    let why = refused.body();
+    assert!(why.contains("calls") && why.contains("\"id\":3"), "{why}");
+    // Alice's share is her own.
+    let mut alice = client(&warden, "alice");
+    alice.initialize();
+    assert!(!alice.tool_names().is_empty());
+
+    // A cancelled request gets no answer and gives its share back.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}});
+    assert_eq!(post(cancel).status, 202);
+    held(0);
+    assert_eq!(post(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"})).status, 202);
+    assert!(answer(&mut events, 4)["result"].is_object());
+    held(0);
+}

@@ -10,6 +10,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
+use warden_jsonrpc::Kind;
 
 use super::mcp::{parse, read_body};
 use super::reply::Refusal;
@@ -66,6 +67,14 @@ pub(super) async fn message(
             .filter(|entry| entry.legacy() && entry.owner == caller.name)
             .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "unknown or expired session"))?;
         let frame = parse(read_body(body, front.max_message_bytes, front.body_timeout()).await?)?;
+        // A request counts against its token's calls until its answer goes
+        // out on the stream, as on the Streamable HTTP transport.
+        if frame.kind() == Kind::Request {
+            let call = front.tenants.take(caller.name.as_ref(), Share::Calls, 1).map_err(|r| r.for_id(frame.id()))?;
+            if let (Some(call), Some(id)) = (call, frame.id()) {
+                entry.streams.hold_call(id, call);
+            }
+        }
         entry.touch();
         entry.session.handle_frame(frame);
         Ok::<_, Refusal>(StatusCode::ACCEPTED.into_response())

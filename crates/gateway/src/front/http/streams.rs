@@ -19,6 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use warden_jsonrpc::{ErrorCode, error_response};
 
+use super::tenants::Held;
 use crate::outlet::{Outbound, Outlet};
 
 /// The GET stream's number; POST streams count up from 1.
@@ -64,6 +65,9 @@ struct Inner {
     prime: bool,
     /// Whether the client ever opened (or resumed) an event stream with GET.
     attached: bool,
+    /// Legacy HTTP+SSE: the token's share each request in flight holds
+    /// (its POST ended at once with 202), given back with its answer.
+    calls: HashMap<String, Held>,
 }
 
 struct Stream {
@@ -168,10 +172,11 @@ impl Streams {
     /// come. The session has stopped waiting for it upstream first, so no
     /// answer can race this.
     pub fn cancel(&self, id: &str) {
+        let mut inner = self.lock();
         if self.legacy {
+            inner.calls.remove(id);
             return;
         }
-        let mut inner = self.lock();
         let Some(number) = inner.requests.remove(id) else { return };
         if let Some(Stream { sink: Sink::Waiting(tx), sse, .. }) = inner.streams.remove(&number) {
             // A client that takes only JSON needs some body; it ignores an
@@ -185,6 +190,13 @@ impl Streams {
             let _ = tx.send(answer);
         }
         // An open event stream ends as its sender drops with the stream.
+    }
+
+    /// Legacy HTTP+SSE: request `id` (JSON text) holds `call` of its
+    /// token's share until its answer goes out on the stream (or it is
+    /// cancelled, or the session ends).
+    pub fn hold_call(&self, id: &str, call: Held) {
+        self.lock().calls.insert(id.to_owned(), call);
     }
 
     /// Whether the client ever opened an event stream with GET (the legacy
@@ -208,12 +220,19 @@ impl Streams {
         let mut inner = self.lock();
         inner.requests.clear();
         inner.streams.clear();
+        inner.calls.clear();
     }
 
     fn route(&self, message: Outbound) {
         let Outbound { text, request, is_response } = message;
         let mut inner = self.lock();
         let prime = inner.prime;
+        if self.legacy
+            && is_response
+            && let Some(id) = &request
+        {
+            inner.calls.remove(id);
+        }
         let number = match request {
             _ if self.legacy => STANDALONE,
             Some(id) if is_response => inner.requests.remove(&id).unwrap_or(STANDALONE),

@@ -250,6 +250,7 @@ impl Whitelist {
                     call,
                     client: None,
                     principal: None,
+                    client_address: None,
                     verdict: &verdict,
                     outcome: &Outcome::Refused,
                     elapsed: Default::default(),

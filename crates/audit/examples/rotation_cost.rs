@@ -34,6 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             call,
             client: Some("bench/1.0"),
             principal: None,
+            client_address: None,
             verdict: &Verdict::Allow,
             outcome: &Outcome::Result,
             elapsed: Duration::from_micros(100),

@@ -39,6 +39,9 @@ pub struct AuditRecord {
     /// Who the client authenticated as (its token's name on the HTTP front).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub principal: Option<String>,
+    /// The client's network address (HTTP front; a proxy's, behind one).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub client_address: Option<String>,
     /// The upstream server.
     pub server: String,
     /// The JSON-RPC method, as on the wire (`tools/call`).
@@ -200,6 +203,7 @@ pub(crate) struct Entry {
     session: String,
     client: Option<String>,
     principal: Option<String>,
+    client_address: Option<String>,
     server: String,
     method: String,
     name: String,
@@ -217,6 +221,7 @@ impl Entry {
             session: record.call.session.to_owned(),
             client: record.client.map(str::to_owned),
             principal: record.principal.map(str::to_owned),
+            client_address: record.client_address.map(|address| address.to_string()),
             server: record.call.server.to_owned(),
             method: record.call.method.as_str().to_owned(),
             name: record.call.name.to_owned(),
@@ -272,6 +277,7 @@ impl Entry {
             session: self.session,
             client: self.client.map(&text),
             principal: self.principal,
+            client_address: self.client_address,
             server: self.server,
             method: self.method,
             name: text(self.name),

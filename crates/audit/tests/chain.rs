@@ -42,6 +42,7 @@ async fn lines_have_the_documented_format_and_chain() {
             "session",
             "client",
             "principal",
+            "clientAddress",
             "server",
             "method",
             "name",

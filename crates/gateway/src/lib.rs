@@ -12,6 +12,7 @@ pub mod catalog;
 pub mod front;
 mod inbound;
 pub mod modern;
+pub mod origin;
 mod outbound;
 mod outlet;
 pub mod pipeline;

@@ -187,7 +187,8 @@ impl Session {
     /// for the caller to run where it awaits the answer (see [`Work`]).
     pub fn request_work(&self, frame: Frame) -> Work {
         let shared = self.shared.clone();
-        Work::new(async move { shared.request(frame).await })
+        // The work keeps the client's address it was started under.
+        Work::new(crate::origin::scope(crate::origin::client_address(), async move { shared.request(frame).await }))
     }
 
     /// Answers a message that exceeded the size limit. Its id is recovered

@@ -116,6 +116,7 @@ impl Shared {
                     call,
                     client,
                     principal: self.principal.get().map(|name| &**name),
+                    client_address: None,
                     verdict: &verdict,
                     outcome: &outcome,
                     elapsed: Default::default(),

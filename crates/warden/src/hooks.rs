@@ -179,6 +179,7 @@ impl SandboxDenials {
                 call,
                 client: None,
                 principal: None,
+                client_address: None,
                 verdict: &verdict,
                 outcome: &outcome,
                 elapsed: Default::default(),

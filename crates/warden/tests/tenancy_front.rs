@@ -141,9 +141,10 @@ fn the_request_state_lifetime_is_configurable() {
 }
 
 /// Every audit record names who made the call: the token's name, whatever
-/// the client calls itself, in both eras.
+/// the client calls itself, and the address it called from, in both eras
+/// and over the legacy HTTP+SSE transport.
 #[test]
-fn audit_records_name_the_token_a_call_came_with() {
+fn audit_records_name_the_token_and_address_a_call_came_with() {
     let dir = support::scratch_dir("tenancy-audit");
     let audit = dir.join("audit.jsonl");
     let warden = warden(&format!("audit: {{path: {audit:?}}}\n"));
@@ -161,10 +162,37 @@ fn audit_records_name_the_token_a_call_came_with() {
     });
     let done = post_modern(&warden, json!(1), params);
     assert!(done["result"].is_object(), "{done}");
+    legacy_sse_echo(&warden, "Bearer alice-secret-0123456789");
     let is_call = |record: &Value| record["method"] == "tools/call";
     let records =
-        support::wait_for_audit(&audit, |records| records.iter().filter(|record| is_call(record)).count() >= 2);
+        support::wait_for_audit(&audit, |records| records.iter().filter(|record| is_call(record)).count() >= 3);
     let calls: Vec<&Value> = records.iter().filter(|record| is_call(record)).collect();
-    assert_eq!(calls.len(), 2, "{records:#?}");
+    assert_eq!(calls.len(), 3, "{records:#?}");
     assert!(calls.iter().all(|record| record["principal"] == "alice"), "{records:#?}");
+    assert!(calls.iter().all(|record| record["clientAddress"] == "127.0.0.1"), "{records:#?}");
+}
+
+/// One echo call over the legacy HTTP+SSE transport, answered on its stream.
+fn legacy_sse_echo(warden: &HttpWarden, auth: &str) {
+    let mut events =
+        send(&warden.addr, "GET", "/sse", &[("accept", "text/event-stream"), ("authorization", auth)], b"");
+    assert_eq!(events.status, 200);
+    let (_, endpoint) = events.next_event().expect("endpoint event");
+    let post = |body: Value| {
+        let headers = [("content-type", "application/json"), ("authorization", auth)];
+        assert_eq!(send(&warden.addr, "POST", &endpoint, &headers, body.to_string().as_bytes()).status, 202);
+    };
+    let init =
+        json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}});
+    post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
+    post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let echo = json!({"name": "fx__echo", "arguments": {"text": "legacy sse"}});
+    post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": echo}));
+    loop {
+        let (_, message) = events.next_message().expect("the stream");
+        if message["id"] == 2 {
+            assert!(message["result"].is_object(), "{message}");
+            break;
+        }
+    }
 }

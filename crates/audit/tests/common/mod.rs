@@ -73,6 +73,7 @@ pub async fn record(log: &AuditLog, req: &Req<'_>) -> Result<(), String> {
         call,
         client: Some("test-client/1.0"),
         principal: Some("alice"),
+        client_address: Some(std::net::IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 7))),
         verdict: &req.verdict,
         outcome: &req.outcome,
         elapsed: Duration::from_micros(1234),

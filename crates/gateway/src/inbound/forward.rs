@@ -111,8 +111,16 @@ impl Shared {
         let Some(audit) = &hooks.audit else { return Ok(()) };
         let client = self.client_name();
         let principal = self.principal.get().map(|name| &**name);
-        let record =
-            crate::pipeline::Record { call, client, principal, verdict, outcome, elapsed: started.elapsed(), approval };
+        let record = crate::pipeline::Record {
+            call,
+            client,
+            principal,
+            client_address: crate::origin::client_address(),
+            verdict,
+            outcome,
+            elapsed: started.elapsed(),
+            approval,
+        };
         audit.record(record).await
     }
 

@@ -34,6 +34,8 @@ pub struct Record<'a> {
     /// Who the client authenticated as: its token's name on the HTTP front
     /// (what it calls itself, `client`, proves nothing).
     pub principal: Option<&'a str>,
+    /// The client's network address (HTTP front).
+    pub client_address: Option<std::net::IpAddr>,
     /// The decision.
     pub verdict: &'a Verdict,
     /// How it ended.

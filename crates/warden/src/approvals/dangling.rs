@@ -72,6 +72,7 @@ pub async fn close(audit: &Arc<dyn Audit>, records: Vec<AuditRecord>) {
             },
             client: record.client.as_deref(),
             principal: record.principal.as_deref(),
+            client_address: record.client_address.as_deref().and_then(|address| address.parse().ok()),
             verdict: &verdict,
             outcome: &Outcome::Refused,
             elapsed: Default::default(),

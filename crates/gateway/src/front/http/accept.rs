@@ -8,6 +8,7 @@
 
 use std::convert::Infallible;
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -54,7 +55,7 @@ pub(super) async fn accept_loop(listener: TcpListener, app: Router, connections:
         tokio::spawn(warden_repoll::repoll(async move {
             // A connection that finds no place within its header timeout is closed.
             if let Some(place) = connections.admit(peer.ip(), timeout).await {
-                serve(tcp, app, place, timeout).await;
+                serve(tcp, peer.ip(), app, place, timeout).await;
             }
         }));
     }
@@ -75,9 +76,9 @@ pub(super) async fn keep_a_timer_due(timeout: Duration) {
     }
 }
 
-/// Serves HTTP/1.1 on one connection until the client closes it, its
-/// header timeout runs out, or it must give way to a new connection.
-async fn serve(tcp: TcpStream, app: Router, place: Place, timeout: Duration) {
+/// Serves HTTP/1.1 on one connection from `address` until the client closes
+/// it, its header timeout runs out, or it must give way to a new connection.
+async fn serve(tcp: TcpStream, address: IpAddr, app: Router, place: Place, timeout: Duration) {
     let connection = place.connection.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let activity = connection.request();
@@ -86,7 +87,10 @@ async fn serve(tcp: TcpStream, app: Router, place: Place, timeout: Duration) {
             // Busy once the body has arrived, or once there is an answer,
             // until the answer's body is done (an event stream included).
             let request = request.map(|body| Body::new(Arrival { body, activity: Some(activity.clone()) }));
-            let response = app.oneshot(request).await.unwrap_or_else(|never: Infallible| match never {});
+            // What the request starts knows the client's address (for audit records).
+            let response = crate::origin::scope(Some(address), app.oneshot(request))
+                .await
+                .unwrap_or_else(|never: Infallible| match never {});
             activity.working();
             Ok::<_, Infallible>(response.map(|body| {
                 Body::new(body.map_frame(move |frame| {

@@ -212,6 +212,12 @@ pub struct TokenLimits {
     /// ends); default half of `http.maxSessions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calls: Option<usize>,
+    /// Client connections (a connection belongs to the token of the first
+    /// authenticated request it carries; at the cap the token's own
+    /// longest-idle connection is closed); default half of
+    /// `http.maxConnections`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<usize>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

@@ -188,3 +188,64 @@ fn legacy_sse_calls_count_against_the_token_until_answered() {
     assert!(answer(&mut events, 4)["result"].is_object());
     held(0);
 }
+
+/// A connection belongs to the token of its first authenticated request.
+/// At its cap, a token's own longest-idle connection is closed for its new
+/// one; with every one of them busy, the new one gets 429 and is closed.
+/// Another token's connections are never touched.
+#[test]
+fn connections_are_limited_per_token() {
+    use std::io::Read;
+    use std::net::TcpStream;
+
+    // Idle keep-alive connections stay open (until they must give way).
+    let http = "headerTimeoutSecs: 600";
+    let warden = HttpWarden::start(&config(http, &[("alice", ""), ("bob", ", limits: {connections: 2}")]));
+    let keep_alive = |name: &str| {
+        let stream = TcpStream::connect(&warden.addr).expect("connect");
+        stream.set_read_timeout(Some(support::PATIENCE)).expect("timeout");
+        let client = client(&warden, name);
+        let response = client.post_on(&stream, INITIALIZE);
+        assert_eq!(response.status, 200, "{name}'s keep-alive connection");
+        let _ = response.body();
+        stream
+    };
+    let closed_by_warden = |stream: &TcpStream| {
+        let mut byte = [0u8; 1];
+        match (&*stream).read(&mut byte) {
+            Ok(0) => true,
+            Err(err) => err.kind() == std::io::ErrorKind::ConnectionReset,
+            Ok(_) => false,
+        }
+    };
+    let alices = keep_alive("alice");
+    let first = keep_alive("bob");
+    let second = keep_alive("bob");
+    // Bob's third connection: his longest-idle one makes room.
+    let third = keep_alive("bob");
+    assert!(closed_by_warden(&first), "bob's longest-idle connection gave way");
+    drop((second, third));
+
+    // Every one of bob's connections busy (an open event stream each): a
+    // new one is refused, and alice's idle connection is not touched.
+    support::retry("bob's closed connections to be gone", || {
+        (status(&warden, "bob")["token"]["shares"]["connections"]["held"] == 1).then_some(())
+    });
+    let (_bob1, _stream1) = busy_session(&warden, "bob");
+    let (_bob2, _stream2) = busy_session(&warden, "bob");
+    // (An initialize's connection may still be closing: it would give way.)
+    let refused = support::retry("bob's third connection to be refused", || {
+        let response = client(&warden, "bob").post_raw(INITIALIZE);
+        (response.status == 429).then_some(response)
+    });
+    assert!(refused.header("retry-after").is_some());
+    assert_eq!(refused.header("connection"), Some("close"));
+    let why = refused.body();
+    assert!(why.contains("bob") && why.contains("connections"), "{why}");
+    let shares = &status(&warden, "alice")["token"]["shares"];
+    assert_eq!(shares["connections"]["held"], 2, "alice's idle one and her /status: {shares}");
+    let alice = client(&warden, "alice");
+    let stream = alices;
+    let response = alice.post_on(&stream, INITIALIZE);
+    assert_eq!(response.status, 200, "alice's idle connection still serves");
+}

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
+use axum::http::HeaderMap;
+use axum::response::IntoResponse;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -28,8 +30,20 @@ use super::connections::{Activity, Connections, Place};
 /// How long the loop pauses after an accept error.
 const PAUSE_AFTER_ERROR: Duration = Duration::from_millis(20);
 
-/// Accepts connections on `listener` for ever, serving `app` on each.
-pub(super) async fn accept_loop(listener: TcpListener, app: Router, connections: Arc<Connections>, timeout: Duration) {
+/// The token a request's headers authenticate, with the most connections
+/// that token may hold; `None` for a request without a valid token.
+pub(super) type Owner = Arc<dyn Fn(&HeaderMap) -> Option<(Arc<str>, usize)> + Send + Sync>;
+
+/// Accepts connections on `listener` for ever, serving `app` on each; a
+/// connection belongs to the token `owner` finds in its first authenticated
+/// request.
+pub(super) async fn accept_loop(
+    listener: TcpListener,
+    app: Router,
+    connections: Arc<Connections>,
+    owner: Owner,
+    timeout: Duration,
+) {
     let mut last_warning: Option<Instant> = None;
     loop {
         let (tcp, peer) = match listener.accept().await {
@@ -49,13 +63,14 @@ pub(super) async fn accept_loop(listener: TcpListener, app: Router, connections:
         };
         // Small answers must leave at once, not wait for an ACK (Nagle).
         let _ = tcp.set_nodelay(true);
-        let (app, connections) = (app.clone(), connections.clone());
+        let (app, connections, owner) = (app.clone(), connections.clone(), owner.clone());
         // The connection and the request it serves share a task, and wake it
         // when one hands the other something: polled again at once.
         tokio::spawn(warden_repoll::repoll(async move {
             // A connection that finds no place within its header timeout is closed.
             if let Some(place) = connections.admit(peer.ip(), timeout).await {
-                serve(tcp, peer.ip(), app, place, timeout).await;
+                let client = Client { address: peer.ip(), place, connections, owner };
+                serve(tcp, app, client, timeout).await;
             }
         }));
     }
@@ -76,14 +91,33 @@ pub(super) async fn keep_a_timer_due(timeout: Duration) {
     }
 }
 
-/// Serves HTTP/1.1 on one connection from `address` until the client closes
-/// it, its header timeout runs out, or it must give way to a new connection.
-async fn serve(tcp: TcpStream, address: IpAddr, app: Router, place: Place, timeout: Duration) {
+/// One admitted client connection.
+struct Client {
+    address: IpAddr,
+    place: Place,
+    connections: Arc<Connections>,
+    owner: Owner,
+}
+
+/// Serves HTTP/1.1 on one connection until the client closes it, its
+/// header timeout runs out, or it must give way to a new connection.
+async fn serve(tcp: TcpStream, app: Router, client: Client, timeout: Duration) {
+    let Client { address, place, connections, owner } = client;
     let connection = place.connection.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let activity = connection.request();
         let app = app.clone();
+        // The first authenticated request gives the connection to its token,
+        // within that token's share of connections.
+        let refused = (!connection.is_claimed())
+            .then(|| owner(request.headers()))
+            .flatten()
+            .filter(|(token, limit)| !connections.claim(&connection, token, *limit))
+            .map(|(token, limit)| too_many_connections(&token, limit));
         async move {
+            if let Some(refused) = refused {
+                return Ok::<_, Infallible>(refused);
+            }
             // Busy once the body has arrived, or once there is an answer,
             // until the answer's body is done (an event stream included).
             let request = request.map(|body| Body::new(Arrival { body, activity: Some(activity.clone()) }));
@@ -112,6 +146,20 @@ async fn serve(tcp: TcpStream, address: IpAddr, app: Router, place: Place, timeo
         () = place.connection.closed() => tracing::debug!("an idle connection gave way to a new one"),
     }
     drop(place);
+}
+
+/// The answer to a request whose token holds all the connections it may,
+/// every one busy: 429, and this connection closes.
+fn too_many_connections(token: &str, limit: usize) -> hyper::Response<Body> {
+    let message = format!(
+        "token {token:?} holds {limit} of its {limit} connections, all busy (auth.tokens[].limits.connections, \
+         http.tokenLimits): end some, or retry shortly"
+    );
+    let mut response = super::reply::Refusal::new(axum::http::StatusCode::TOO_MANY_REQUESTS, &message)
+        .retry_after(super::tenants::RETRY_AFTER_SECS)
+        .into_response();
+    response.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+    response
 }
 
 /// A request's body: once it has all arrived, the connection is busy.

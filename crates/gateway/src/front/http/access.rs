@@ -117,7 +117,7 @@ impl Access {
         }
     }
 
-    fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
+    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
         if self.tokens.is_empty() {
             return Ok(Caller { name: None, profiles: None });
         }

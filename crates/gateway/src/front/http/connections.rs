@@ -1,5 +1,11 @@
-//! The client connections of the HTTP front: a cap in total and one per
-//! client address, and which connection gives way when a new one needs room.
+//! The client connections of the HTTP front: a cap in total, one per client
+//! address and one per token, and which connection gives way when a new one
+//! needs room.
+//!
+//! A connection belongs to the token of the first authenticated request it
+//! carries. When the front is full, the idle connection that gives way is
+//! taken from the token holding the most connections (connections that
+//! carried no authenticated request yet count as one more holder).
 //!
 //! A connection is *idle* while no request is being worked on: waiting for
 //! (or half-way through) a request's headers or body, or between keep-alive
@@ -13,7 +19,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
@@ -33,6 +39,8 @@ pub(super) struct Connections {
 /// One client connection.
 pub(super) struct Connection {
     address: IpAddr,
+    /// The token of the first authenticated request it carried.
+    owner: OnceLock<Arc<str>>,
     /// Requests being handled on it.
     active: AtomicUsize,
     /// When it last started or finished a request, in ms since the epoch.
@@ -111,11 +119,12 @@ impl Connections {
         if from_address >= self.max_per_address {
             give_way(live().filter(|connection| connection.address == address))?;
         } else if live().count() >= self.max_total {
-            give_way(live())?;
+            give_way_fairly(live().collect())?;
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let connection = Arc::new(Connection {
             address,
+            owner: OnceLock::new(),
             active: AtomicUsize::new(0),
             last_active: AtomicU64::new(0),
             closing: AtomicBool::new(false),
@@ -127,11 +136,59 @@ impl Connections {
         Some(Place { id, connections: self.clone(), connection })
     }
 
+    /// Gives `connection` to `token`, which may hold at most `limit`
+    /// connections: at its cap, the token's own longest-idle connection
+    /// gives way. `false` if every other connection of the token is busy.
+    /// A connection keeps the first token it is given.
+    pub fn claim(&self, connection: &Arc<Connection>, token: &Arc<str>, limit: usize) -> bool {
+        let inner = self.lock();
+        if connection.owner.get().is_some() {
+            return true;
+        }
+        let others = || {
+            inner.values().filter(|other| {
+                !Arc::ptr_eq(other, connection)
+                    && !other.closing.load(Ordering::Acquire)
+                    && other.owner.get() == Some(token)
+            })
+        };
+        if others().count() >= limit.max(1) && give_way(others()).is_none() {
+            return false;
+        }
+        let _ = connection.owner.set(token.clone());
+        true
+    }
+
+    /// How many open connections belong to `token`.
+    pub fn held_by(&self, token: &str) -> usize {
+        let inner = self.lock();
+        inner
+            .values()
+            .filter(|connection| !connection.closing.load(Ordering::Acquire))
+            .filter(|connection| connection.owner.get().is_some_and(|owner| &**owner == token))
+            .count()
+    }
+
     /// Closes the longest-idle connection (when descriptors run out).
     pub fn close_longest_idle(&self) -> bool {
         let inner = self.lock();
         give_way(inner.values().filter(|connection| !connection.closing.load(Ordering::Acquire))).is_some()
     }
+}
+
+/// Tells the longest-idle connection of the holder with the most connections
+/// to close (the next holder's if all of that one's are busy); `None` if
+/// every connection is busy.
+fn give_way_fairly(live: Vec<&Arc<Connection>>) -> Option<()> {
+    let mut holders: HashMap<Option<&Arc<str>>, usize> = HashMap::new();
+    for connection in &live {
+        *holders.entry(connection.owner.get()).or_default() += 1;
+    }
+    let mut holders: Vec<(Option<&Arc<str>>, usize)> = holders.into_iter().collect();
+    holders.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
+    holders
+        .into_iter()
+        .find_map(|(holder, _)| give_way(live.iter().copied().filter(|connection| connection.owner.get() == holder)))
 }
 
 /// Tells the longest-idle of `candidates` to close; `None` if all are busy.
@@ -155,6 +212,11 @@ impl Connection {
     pub fn request(self: &Arc<Self>) -> Arc<Activity> {
         self.mark();
         Arc::new(Activity { connection: self.clone(), counted: AtomicBool::new(false) })
+    }
+
+    /// Whether it belongs to a token already.
+    pub fn is_claimed(&self) -> bool {
+        self.owner.get().is_some()
     }
 
     /// Resolves when the connection must give way to a new one.
@@ -243,5 +305,62 @@ mod tests {
         assert!(local.connection.closing.load(Ordering::Acquire));
         assert!(!other.connection.closing.load(Ordering::Acquire), "another address keeps its connection");
         assert!(!again.connection.closing.load(Ordering::Acquire));
+    }
+
+    #[tokio::test]
+    async fn a_token_at_its_cap_gives_way_among_its_own_idle_connections() {
+        let connections = Connections::new(10, 10);
+        let (bob, alice): (Arc<str>, Arc<str>) = (Arc::from("bob"), Arc::from("alice"));
+        let first = connections.admit(LOCAL, Duration::ZERO).await.expect("room");
+        assert!(connections.claim(&first.connection, &bob, 2));
+        let hers = connections.admit(LOCAL, Duration::ZERO).await.expect("room");
+        assert!(connections.claim(&hers.connection, &alice, 2));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let second = connections.admit(LOCAL, Duration::ZERO).await.expect("room");
+        assert!(connections.claim(&second.connection, &bob, 2));
+        assert_eq!(connections.held_by("bob"), 2);
+        let third = connections.admit(LOCAL, Duration::ZERO).await.expect("room");
+        assert!(connections.claim(&third.connection, &bob, 2), "bob's longest idle gives way");
+        assert!(first.connection.closing.load(Ordering::Acquire));
+        assert!(!hers.connection.closing.load(Ordering::Acquire), "alice's is not bob's to give");
+        assert_eq!(connections.held_by("bob"), 2);
+        assert!(connections.claim(&third.connection, &alice, 2), "claimed already: kept");
+        assert_eq!(connections.held_by("alice"), 1, "a connection keeps its first token");
+    }
+
+    #[tokio::test]
+    async fn a_token_whose_connections_are_all_busy_is_refused_another() {
+        let connections = Connections::new(10, 10);
+        let bob: Arc<str> = Arc::from("bob");
+        let first = connections.admit(LOCAL, Duration::ZERO).await.expect("room");
+        assert!(connections.claim(&first.connection, &bob, 1));
+        let busy = first.connection.request();
+        busy.working();
+        let second = connections.admit(LOCAL, Duration::ZERO).await.expect("room");
+        let _arriving = second.connection.request();
+        assert!(!connections.claim(&second.connection, &bob, 1), "its one connection is busy");
+        assert!(!second.connection.is_claimed());
+        drop(busy);
+        assert!(connections.claim(&second.connection, &bob, 1), "now idle, it gives way");
+        assert!(first.connection.closing.load(Ordering::Acquire));
+    }
+
+    #[tokio::test]
+    async fn a_full_front_takes_room_from_the_token_holding_the_most() {
+        let connections = Connections::new(4, 4);
+        let (bob, alice): (Arc<str>, Arc<str>) = (Arc::from("bob"), Arc::from("alice"));
+        let hers = connections.admit(LOCAL, Duration::ZERO).await.expect("room");
+        assert!(connections.claim(&hers.connection, &alice, 4));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let mut his = Vec::new();
+        for _ in 0..3 {
+            let place = connections.admit(LOCAL, Duration::ZERO).await.expect("room");
+            assert!(connections.claim(&place.connection, &bob, 4));
+            his.push(place);
+        }
+        let newcomer = connections.admit(OTHER, Duration::ZERO).await.expect("one of bob's gives way");
+        assert!(!hers.connection.closing.load(Ordering::Acquire), "alice's is the oldest but she holds one");
+        assert_eq!(his.iter().filter(|place| place.connection.closing.load(Ordering::Acquire)).count(), 1);
+        assert!(!newcomer.connection.closing.load(Ordering::Acquire));
     }
 }

@@ -73,7 +73,7 @@ pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) 
         "sessions": sessions,
         "shared": shared,
         // The caller's token's shares: what it holds and may hold.
-        "token": caller.name.as_deref().map(|name| json!({"name": name, "shares": front.tenants.report(name)})),
+        "token": caller.name.as_deref().map(|name| json!({"name": name, "shares": front.tenants.report(name, front.connections.held_by(name))})),
         "processes": {"budget": front.budget.total(), "reserved": front.budget.in_use()},
         "connections": {
             "open": front.connections.len(),

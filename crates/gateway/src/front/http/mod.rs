@@ -138,9 +138,19 @@ impl HttpFront {
             lanes: std::sync::Mutex::default(),
             starting_lane: tokio::sync::Mutex::default(),
             sealer: Arc::new(crate::modern::Sealer::new()),
-            tenants: Tenants::new(&config),
+            tenants: Tenants::new(&config, max_connections),
         };
         HttpFront { front: Arc::new(front) }
+    }
+
+    /// Finds the token a connection belongs to (see [`accept::Owner`]).
+    fn owner(&self) -> accept::Owner {
+        let front = self.front.clone();
+        Arc::new(move |headers: &axum::http::HeaderMap| {
+            let name = front.access.authenticate(headers).ok()?.name?;
+            let limit = front.tenants.limit(&name, Share::Connections);
+            Some((name, limit))
+        })
     }
 
     /// Serves on `listener` until SIGTERM or SIGINT, then ends every session
@@ -153,7 +163,7 @@ impl HttpFront {
         let connections = self.front.connections.clone();
         let header_timeout = Duration::from_secs(self.front.settings.header_timeout_secs);
         tokio::select! {
-            () = accept::accept_loop(listener, app, connections, header_timeout) => {}
+            () = accept::accept_loop(listener, app, connections, self.owner(), header_timeout) => {}
             () = accept::keep_a_timer_due(header_timeout) => {}
             _ = terminate.recv() => {}
             _ = interrupt.recv() => {}

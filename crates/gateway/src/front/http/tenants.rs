@@ -1,10 +1,12 @@
 //! Fair shares between tokens: what one token may hold at once (sessions,
-//! their server processes, open event streams, requests being handled), so
-//! that no token can take the whole front from the others.
+//! their server processes, open event streams, requests being handled,
+//! client connections), so that no token can take the whole front from the
+//! others.
 //!
 //! Each share is counted when taken and given back when its [`Held`]
 //! drops: with the session's reservation, or with the response body that
-//! streams the answer.
+//! streams the answer. Connections are counted by their table instead
+//! (see [`Connections::claim`](super::connections::Connections::claim)).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,7 +17,7 @@ use warden_config::{Config, TokenLimits};
 use super::reply::Refusal;
 
 /// What a client refused for its token's share is told to wait, in seconds.
-const RETRY_AFTER_SECS: u64 = 2;
+pub(super) const RETRY_AFTER_SECS: u64 = 2;
 
 /// One kind of share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +26,11 @@ pub(super) enum Share {
     Processes,
     Streams,
     Calls,
+    Connections,
 }
+
+/// Every kind of share, in the order of [`Share`]'s discriminants.
+const SHARES: [Share; 5] = [Share::Sessions, Share::Processes, Share::Streams, Share::Calls, Share::Connections];
 
 impl Share {
     fn key(self) -> &'static str {
@@ -33,13 +39,14 @@ impl Share {
             Share::Processes => "processes",
             Share::Streams => "streams",
             Share::Calls => "calls",
+            Share::Connections => "connections",
         }
     }
 }
 
 /// The limits and what each token holds.
 pub(super) struct Tenants {
-    limits: HashMap<Arc<str>, [usize; 4]>,
+    limits: HashMap<Arc<str>, [usize; 5]>,
     held: Mutex<HashMap<(Arc<str>, usize), usize>>,
 }
 
@@ -52,15 +59,23 @@ pub(super) struct Held {
 }
 
 impl Tenants {
-    /// The limits of every token of `config`.
-    pub fn new(config: &Config) -> Arc<Tenants> {
+    /// The limits of every token of `config`, on a front that takes at most
+    /// `max_connections` connections.
+    pub fn new(config: &Config, max_connections: usize) -> Arc<Tenants> {
         let http = &config.http;
         // With one token (or none), that token is the whole front.
         let half = |total: usize| if config.auth.tokens.len() >= 2 { total.div_ceil(2).max(1) } else { total };
-        let defaults =
-            [half(http.max_sessions), half(http.process_budget), half(http.max_sessions), half(http.max_sessions)];
+        let defaults = [
+            half(http.max_sessions),
+            half(http.process_budget),
+            half(http.max_sessions),
+            half(http.max_sessions),
+            half(max_connections),
+        ];
         let pick = |own: &TokenLimits| {
-            let of = |limits: &TokenLimits| [limits.sessions, limits.processes, limits.streams, limits.calls];
+            let of = |limits: &TokenLimits| {
+                [limits.sessions, limits.processes, limits.streams, limits.calls, limits.connections]
+            };
             let (own, common) = (of(own), of(&http.token_limits));
             std::array::from_fn(|i| own[i].or(common[i]).unwrap_or(defaults[i]))
         };
@@ -94,20 +109,24 @@ impl Tenants {
         Ok(Some(Held { tenants: self.clone(), name: name.clone(), share: index, amount }))
     }
 
+    /// How much of `share` the token `name` may hold.
+    pub fn limit(&self, name: &str, share: Share) -> usize {
+        self.limits.get(name).map_or(usize::MAX, |limits| limits[share as usize])
+    }
+
     /// How much of `share` the token `name` holds now.
     pub fn holds(&self, name: &str, share: Share) -> usize {
         self.lock().get(&(Arc::from(name), share as usize)).copied().unwrap_or(0)
     }
 
-    /// What token `name` holds and may hold, for `/status`.
-    pub fn report(&self, name: &str) -> serde_json::Value {
-        let limits = self.limits.get(name).copied().unwrap_or([usize::MAX; 4]);
-        let shares = [Share::Sessions, Share::Processes, Share::Streams, Share::Calls];
-        let entries = shares
+    /// What token `name` holds and may hold, for `/status`; it holds
+    /// `connections` connections.
+    pub fn report(&self, name: &str, connections: usize) -> serde_json::Value {
+        let entries = SHARES
             .iter()
             .map(|share| {
-                let limit = limits[*share as usize];
-                (share.key().to_owned(), serde_json::json!({"held": self.holds(name, *share), "limit": limit}))
+                let held = if *share == Share::Connections { connections } else { self.holds(name, *share) };
+                (share.key().to_owned(), serde_json::json!({"held": held, "limit": self.limit(name, *share)}))
             })
             .collect::<serde_json::Map<_, _>>();
         serde_json::Value::Object(entries)
@@ -173,7 +192,7 @@ mod tests {
 
     #[test]
     fn with_two_tokens_each_may_hold_half_and_gets_it_back() {
-        let tenants = Tenants::new(&config(2, ""));
+        let tenants = Tenants::new(&config(2, ""), 100);
         let name: Arc<str> = Arc::from("t0");
         let held: Vec<_> = (0..5).map(|_| tenants.take(Some(&name), Share::Sessions, 1).unwrap()).collect();
         assert!(tenants.take(Some(&name), Share::Sessions, 1).is_err(), "half of 10");
@@ -187,9 +206,9 @@ mod tests {
 
     #[test]
     fn one_token_alone_has_the_whole_front_and_limits_can_be_set_per_token() {
-        let tenants = Tenants::new(&config(1, ""));
+        let tenants = Tenants::new(&config(1, ""), 100);
         assert!(tenants.take(Some(&Arc::from("t0")), Share::Sessions, 10).is_ok());
-        let tenants = Tenants::new(&config(2, ", limits: {calls: 1}"));
+        let tenants = Tenants::new(&config(2, ", limits: {calls: 1}"), 100);
         let name: Arc<str> = Arc::from("t1");
         let _one = tenants.take(Some(&name), Share::Calls, 1).unwrap();
         assert!(tenants.take(Some(&name), Share::Calls, 1).is_err());

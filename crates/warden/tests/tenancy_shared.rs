@@ -556,3 +556,28 @@ fn over_stdio_a_shared_servers_requests_reach_no_legacy_sse_tenant() {
     }
     assert_eq!(kept(&warden, 0, "fx"), (1, 1));
 }
+
+/// A shared server lists every tenant's tasks: each tenant sees only the
+/// tasks it created, and cannot ask about another's.
+#[test]
+fn a_shared_servers_tasks_are_each_tenants_own() {
+    let warden = stdio_shared(2);
+    let mut alice = tenant(&warden, 0);
+    let mut bob = tenant(&warden, 1);
+    let created =
+        alice.request("tools/call", json!({"name": "fx__slow", "arguments": {"ms": 50}, "task": {"ttl": 60000}}));
+    let task = created["result"]["task"]["taskId"].as_str().expect("a task id").to_owned();
+    let listed = |client: &mut McpHttp| -> Vec<String> {
+        let list = client.request("tasks/list", json!({}));
+        let tasks = list["result"]["tasks"].as_array().unwrap_or_else(|| panic!("{list}"));
+        tasks.iter().filter_map(|task| task["taskId"].as_str().map(str::to_owned)).collect()
+    };
+    assert_eq!(listed(&mut alice), [task.clone()]);
+    assert_eq!(listed(&mut bob), Vec::<String>::new(), "bob sees none of alice's tasks");
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let asked = bob.request(method, json!({"taskId": task}));
+        assert_eq!(asked["error"]["code"], -32602, "{method}: {asked}");
+    }
+    let result = alice.request("tasks/result", json!({"taskId": task}));
+    assert_eq!(result["result"]["content"][0]["text"], "slept 50", "{result}");
+}

@@ -67,24 +67,34 @@ impl Shared {
         }
     }
 
-    /// `tasks/list`: every upstream that lists tasks, all pages, merged.
+    /// `tasks/list`: every upstream that lists tasks, all pages, merged. A
+    /// shared server lists every tenant's tasks: of its list, only the tasks
+    /// this session created are shown (and only those can be asked about).
     pub(super) async fn list_tasks(&self, frame: &Frame) {
         let mut lists = JoinSet::new();
+        let config = self.config.load_full();
         for (index, upstream) in self.live_upstreams() {
             let Some(connection) = upstream.connection() else { continue };
             if connection.handshake().flag_present("tasks", "list") {
-                lists.spawn(async move { (index, all_tasks(&connection).await) });
+                let shared = config.servers.get(upstream.name()).is_some_and(|server| server.share);
+                lists.spawn(async move { (index, shared, all_tasks(&connection).await) });
             }
         }
         let mut merged = Vec::new();
         while let Some(joined) = lists.join_next().await {
-            let Ok((index, listed)) = joined else { continue };
+            let Ok((index, shared, listed)) = joined else { continue };
             match listed {
                 Ok(tasks) => {
                     let mut owners = lock(&self.tasks);
                     for (id, raw) in tasks {
-                        owners.insert(id, index);
-                        merged.push(raw);
+                        if shared {
+                            if owners.get(&id) == Some(&index) {
+                                merged.push(raw);
+                            }
+                        } else {
+                            owners.insert(id, index);
+                            merged.push(raw);
+                        }
                     }
                 }
                 Err(why) => tracing::warn!(server = self.upstream(index).name(), "tasks/list failed: {why}"),

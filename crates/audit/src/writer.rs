@@ -1,9 +1,17 @@
 //! The file: appending, syncing, recovering after a crash, rotating.
+//!
+//! Several Warden processes may share one log (Claude Code and Claude
+//! Desktop start one `warden` per window, all on one configuration). Their
+//! records form one chain: each batch is appended under an exclusive lock
+//! on a file beside the log (`.<log name>.lock`), and a writer that finds
+//! the log grown or rotated by another process since its last batch reads
+//! the tail again to learn where the chain stands before it seals its own.
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::chain::{ChainState, Members, check_line, seal, sha256_hex};
@@ -37,6 +45,9 @@ pub(crate) struct Writer {
     /// may not be durable in them yet (the journal holds them until it
     /// starts over, which syncs them first).
     rotated_unsynced: Vec<File>,
+    /// The lock file shared with other processes writing this log, once
+    /// opened.
+    lock: Option<Arc<File>>,
 }
 
 #[derive(Debug)]
@@ -44,6 +55,34 @@ struct OpenFile {
     file: File,
     /// The length of the file as this writer left it.
     len: u64,
+}
+
+impl OpenFile {
+    /// Whether it is still the file at `path`, as this writer left it: not
+    /// rotated away, and not appended to by another process.
+    fn is_current(&self, path: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(open), Ok(named)) = (self.file.metadata(), fs::metadata(path)) else { return false };
+        open.dev() == named.dev() && open.ino() == named.ino() && open.len() == self.len
+    }
+}
+
+/// The lock on a log's lock file, released when dropped.
+struct LockGuard(Arc<File>);
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+/// The lock file beside a log: `.audit.jsonl.lock` (hidden, like the sync
+/// journal, so that `audit.jsonl*` matches only the log's own files).
+pub(crate) fn lock_path_of(log: &Path) -> PathBuf {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(log.file_name().unwrap_or(log.as_os_str()));
+    name.push(".lock");
+    log.with_file_name(name)
 }
 
 /// What the end of an existing file holds.
@@ -72,7 +111,45 @@ impl Writer {
             journalled: false,
             directory_changed: false,
             rotated_unsynced: Vec::new(),
+            lock: None,
         }
+    }
+
+    /// Takes the lock that serialises the batches of every process writing
+    /// this log (released when the guard drops), and makes sure this
+    /// writer continues the chain where the file ends: if another process
+    /// appended or rotated since this writer's last batch, the file is
+    /// opened again and its tail read.
+    fn lock_shared(&mut self) -> Result<LockGuard, AuditError> {
+        if self.lock.is_none() {
+            let path = lock_path_of(&self.path);
+            if let Some(parent) = parent(&path) {
+                fs::create_dir_all(parent).map_err(|err| AuditError::io(parent, "create directory", err))?;
+            }
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(|err| AuditError::io(&path, "open", err))?;
+            self.lock = Some(Arc::new(file));
+        }
+        let Some(lock) = self.lock.clone() else { unreachable!("opened above") };
+        lock.lock().map_err(|err| AuditError::io(lock_path_of(&self.path), "lock", err))?;
+        let guard = LockGuard(lock);
+        if self.file.as_ref().is_some_and(|open| !open.is_current(&self.path)) {
+            // Another process wrote since: what this writer knew of the
+            // chain is stale.
+            if self.journalled {
+                // Lines this writer appended to a file another process
+                // rotated may not be durable in it yet (see `rotate`).
+                self.rotated_unsynced.extend(self.file.take().map(|open| open.file));
+            }
+            self.file = None;
+            self.chain = None;
+        }
+        Ok(guard)
     }
 
     /// From now on a sync journal makes batches durable: appends are not
@@ -122,6 +199,14 @@ impl Writer {
     /// Appends `lines` (each a whole record, without its newline) that
     /// continue the chain, recovered from the sync journal, and syncs them.
     pub(crate) fn restore(&mut self, lines: &[Vec<u8>], chain: ChainState) -> Result<(), AuditError> {
+        let _shared = self.lock_shared()?;
+        self.ensure_open()?;
+        if self.chain.as_ref().map(|state| state.seq) != chain.seq.checked_sub(lines.len() as u64) {
+            // Another process appended since the journal was read: its
+            // lines no longer continue the chain, and stay in the journal.
+            tracing::warn!(path = %self.path.display(), "audit records from the sync journal no longer continue the log (another Warden wrote to it); they are not restored");
+            return Ok(());
+        }
         self.write(&joined(lines))?;
         self.chain = Some(chain);
         self.sync_log()
@@ -231,6 +316,7 @@ impl Writer {
         results: &mut Vec<Result<u64, AuditError>>,
         written: &mut Vec<u8>,
     ) -> Result<(), AuditError> {
+        let _shared = self.lock_shared()?;
         self.ensure_open()?;
         let time = timestamp(SystemTime::now());
         let mut chain = self.chain.clone().unwrap_or_else(ChainState::genesis);

@@ -11,7 +11,7 @@ use crate::Config;
 /// Warden's own files for `config`, as written (`~` not expanded): where its
 /// configuration is (the loaded file, `WARDEN_CONFIG`, the default
 /// directory), its state directory, the approval socket and exchange
-/// directory, the audit log with its rotated files and sync journal, the
+/// directory, the audit log with its rotated files, sync journal and lock file, the
 /// pins and the sandboxes' state.
 pub fn own_files(config: &Config) -> Vec<String> {
     let mut own = vec![config_dir(), state_dir(), "~/.local/share/warden".to_owned()];
@@ -39,7 +39,10 @@ pub fn own_files(config: &Config) -> Vec<String> {
         }
         let path = PathBuf::from(&audit.path);
         if let Some(name) = path.file_name() {
-            own.push(path.with_file_name(format!(".{}.sync", name.to_string_lossy())).display().to_string());
+            for hidden in ["sync", "lock"] {
+                let beside = path.with_file_name(format!(".{}.{hidden}", name.to_string_lossy()));
+                own.push(beside.display().to_string());
+            }
         }
     }
     if let Some(dir) = &config.sandbox.state_dir {
@@ -92,6 +95,7 @@ mod tests {
             "/var/log/w/audit.jsonl.1",
             "/var/log/w/audit.jsonl.2",
             "/var/log/w/.audit.jsonl.sync",
+            "/var/log/w/.audit.jsonl.lock",
             "/run/w/exchange",
         ] {
             assert!(own.iter().any(|p| p == expected), "{expected} missing from {own:?}");

@@ -270,3 +270,52 @@ fn a_call_alone_commits_its_own_record_and_calls_together_share_the_writer_threa
     assert!(ok, "{report}");
     assert_eq!(records(&log).len(), 1 + 30 + 160);
 }
+
+/// Claude Code and Claude Desktop start one `warden` per window, all on one
+/// configuration: three Wardens, 16 calls in flight on each, append to one
+/// log, and it stays one chain that `audit verify` accepts.
+#[test]
+fn several_wardens_on_one_log_keep_one_chain() {
+    let dir = support::scratch_dir("audit-shared");
+    let log = dir.join("audit.jsonl");
+    let config = audit_config(&log, ", rotateBytes: 20000, keep: 100");
+    let mut wardens: Vec<Client> = (0..3).map(|_| Client::serve_initialized(&config)).collect();
+    for warden in &mut wardens {
+        warden.wait_for_tool("fx__echo");
+    }
+    // Every Warden keeps calls in flight while the others write.
+    let mut pending: Vec<Vec<Value>> = vec![Vec::new(); wardens.len()];
+    for round in 0..10 {
+        for (w, warden) in wardens.iter_mut().enumerate() {
+            for i in 0..16 {
+                let text = format!("w{w}-r{round}-{i}");
+                pending[w]
+                    .push(warden.send_request("tools/call", json!({"name": "fx__echo", "arguments": {"text": text}})));
+            }
+        }
+        for (w, warden) in wardens.iter_mut().enumerate() {
+            for id in pending[w].drain(..) {
+                let answer = warden.response(&id);
+                assert!(answer["result"].is_object(), "{}", answer.raw);
+            }
+        }
+    }
+    for warden in &mut wardens {
+        warden.close();
+    }
+    let (ok, report) = verify(&log);
+    assert!(ok, "{report}");
+    let mut files: Vec<std::path::PathBuf> =
+        (1..=100).rev().map(|n| dir.join(format!("audit.jsonl.{n}"))).filter(|file| file.exists()).collect();
+    assert!(!files.is_empty(), "rotated at least once");
+    files.push(log.clone());
+    let mut seqs = Vec::new();
+    for file in &files {
+        let (ok, report) = verify(file);
+        assert!(ok, "{}: {report}", file.display());
+        seqs.extend(records(file).iter().map(|record| record["seq"].as_u64().expect("seq")));
+    }
+    let calls = 3 * 10 * 16;
+    assert!(seqs.len() >= calls, "{} records", seqs.len());
+    assert!(seqs.windows(2).all(|pair| pair[1] == pair[0] + 1), "one chain across files: {seqs:?}");
+}

@@ -24,7 +24,8 @@ pub struct Running {
     /// The control socket (beside another Warden's, if that one holds the
     /// configured path).
     _socket: ControlSocket,
-    /// The approval page, if configured.
+    /// The approval page, if configured (or, while another Warden serves
+    /// it, the wait to take it over).
     _page: Option<AbortOnDrop>,
     /// The exchange directory, if configured.
     _files: Option<AbortOnDrop>,
@@ -108,12 +109,21 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
         {
             Ok((url, task)) => (Some(AbortOnDrop(task)), format!("at {url} or with `warden approvals approve {{id}}`")),
             // The page's port is taken (by another Warden on this config):
-            // serve MCP anyway; this Warden's calls are decided with the CLI.
+            // serve MCP anyway; the page's owner shows this Warden's calls,
+            // and this one takes the page over when the owner exits.
             Err(err) if is_addr_in_use(&err) => {
                 eprintln!(
-                    "warden: the approval page's address {listen} is taken (another Warden?); decide this Warden's calls {by_socket}"
+                    "warden: the approval page's address {listen} is taken (another Warden?); its page shows this Warden's calls too, and this Warden takes the page over if that one exits; or decide {by_socket}"
                 );
-                (None, by_socket)
+                let standby = Standby {
+                    listen: listen.clone(),
+                    settings: settings.clone(),
+                    store: store.clone(),
+                    whitelist: whitelist.clone(),
+                    links: links.clone(),
+                    peers: Peers { primary: primary.clone(), own: path.clone() },
+                };
+                (Some(AbortOnDrop(tokio::spawn(standby.wait_and_take_over()))), by_socket)
             }
             Err(err) => return Err(err),
         },
@@ -147,6 +157,45 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
         auto,
     );
     Ok(Some(Running { service: Arc::new(service), _socket: socket, _page: page, _files: files }))
+}
+
+/// What a Warden needs to take the approval page over when its owner, another
+/// Warden on this config, exits.
+struct Standby {
+    listen: String,
+    settings: ApprovalConfig,
+    store: Arc<MemoryStore>,
+    whitelist: Arc<Whitelist>,
+    links: Arc<LoginLinks>,
+    peers: Peers,
+}
+
+/// How often a Warden without the page tries for its address.
+const TAKEOVER_INTERVAL: Duration = Duration::from_secs(1);
+
+impl Standby {
+    /// Tries for the page's address every [`TAKEOVER_INTERVAL`] (a bind
+    /// that fails costs one system call); once free, serves the page here
+    /// until this task is dropped. Of several Wardens waiting, the first to
+    /// bind wins; the others keep waiting.
+    async fn wait_and_take_over(self) {
+        let Standby { listen, settings, store, whitelist, links, peers } = self;
+        loop {
+            tokio::time::sleep(TAKEOVER_INTERVAL).await;
+            match start_page(&listen, &settings, store.clone(), whitelist.clone(), links.clone(), peers.clone()).await {
+                Ok((url, task)) => {
+                    tracing::info!("took over the approval page at {url}: the Warden that served it exited");
+                    let _page = AbortOnDrop(task);
+                    std::future::pending::<()>().await;
+                }
+                Err(err) if is_addr_in_use(&err) => {}
+                Err(err) => {
+                    tracing::warn!("cannot take over the approval page: {err:#}");
+                    return;
+                }
+            }
+        }
+    }
 }
 
 /// Closes, in the audit log, the approvals a stopped Warden left pending.

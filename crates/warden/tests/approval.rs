@@ -128,64 +128,111 @@ fn a_cancelled_call_withdraws_its_approval() {
     assert!(client.drain(std::time::Duration::from_millis(200)).iter().all(|m| m["id"] != id));
 }
 
-#[test]
-fn watch_shows_each_request_and_asks_yes_or_no() {
-    let dir = scratch_dir("watch");
-    let mut client = started(&dir, None);
-    let mut watcher = Command::new(warden_bin())
-        .args(["approvals", "watch", "--socket"])
-        .arg(dir.join("approvals.sock"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start watch");
-    let mut stdin = watcher.stdin.take().unwrap();
-    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
-    let stdout = watcher.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        let mut buffer = Vec::new();
-        // The question has no newline: read byte chunks.
-        loop {
-            let chunk = match reader.fill_buf() {
-                Ok([]) | Err(_) => return,
-                Ok(chunk) => chunk.to_vec(),
-            };
-            reader.consume(chunk.len());
-            buffer.extend_from_slice(&chunk);
-            if lines_tx.send(String::from_utf8_lossy(&buffer).into_owned()).is_err() {
-                return;
+/// `warden approvals watch` on the socket in `dir`: its output so far, and
+/// its answers.
+struct Watcher {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    output: std::sync::mpsc::Receiver<String>,
+}
+
+impl Watcher {
+    fn start(dir: &Path) -> Watcher {
+        let mut child = Command::new(warden_bin())
+            .args(["approvals", "watch", "--socket"])
+            .arg(dir.join("approvals.sock"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start watch");
+        let stdin = child.stdin.take().unwrap();
+        let (output_tx, output) = std::sync::mpsc::channel::<String>();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut buffer = Vec::new();
+            // The question has no newline: read byte chunks.
+            loop {
+                let chunk = match reader.fill_buf() {
+                    Ok([]) | Err(_) => return,
+                    Ok(chunk) => chunk.to_vec(),
+                };
+                reader.consume(chunk.len());
+                buffer.extend_from_slice(&chunk);
+                if output_tx.send(String::from_utf8_lossy(&buffer).into_owned()).is_err() {
+                    return;
+                }
             }
-        }
-    });
-    let seen = |what: &str| -> String {
+        });
+        let mut watcher = Watcher { child, stdin, output };
+        watcher.seen("watching");
+        watcher
+    }
+
+    /// Waits until the output (all of it so far) contains `what`.
+    fn seen(&mut self, what: &str) -> String {
         let deadline = std::time::Instant::now() + support::PATIENCE;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let text = lines.recv_timeout(left).unwrap_or_else(|_| panic!("watch never printed {what:?}"));
+            let text = self.output.recv_timeout(left).unwrap_or_else(|_| panic!("watch never printed {what:?}"));
             if text.contains(what) {
                 return text;
             }
         }
-    };
-    seen("watching");
+    }
+
+    fn answer(&mut self, line: &str) {
+        self.stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn watch_shows_each_request_and_asks_yes_or_no() {
+    let dir = scratch_dir("watch");
+    let mut client = started(&dir, None);
+    let mut watcher = Watcher::start(&dir);
     let first = call_echo(&mut client, "DROP TABLE w1", "t1");
-    let text = seen("[y/N]");
+    let text = watcher.seen("[y/N]");
     assert!(
         text.contains("fx/echo") && text.contains("DROP TABLE w1") && text.contains("drops-need-a-human"),
         "{text}"
     );
-    stdin.write_all(b"y\n").unwrap();
+    watcher.answer("y");
     assert_eq!(client.response(&first)["result"]["content"][0]["text"], "DROP TABLE w1");
 
     let second = call_echo(&mut client, "DROP TABLE w2", "t2");
-    seen("DROP TABLE w2");
-    stdin.write_all(b"n\n").unwrap();
+    watcher.seen("DROP TABLE w2");
+    watcher.answer("n");
     let answer = client.response(&second);
     assert!(answer["result"]["content"][0]["text"].as_str().unwrap().starts_with("Escalation denied:"));
-    let _ = watcher.kill();
-    let _ = watcher.wait();
+}
+
+/// One `watch` follows every Warden on the config: those started after it,
+/// and the others once the first exits.
+#[test]
+fn watch_follows_every_warden_on_the_config() {
+    let dir = scratch_dir("watch-several");
+    let first = started(&dir, None);
+    let mut watcher = Watcher::start(&dir);
+    // Started after `watch`: its socket is beside the first one's.
+    let mut second = started(&dir, None);
+    let call = call_echo(&mut second, "DROP TABLE from_second", "t1");
+    watcher.seen("DROP TABLE from_second");
+    watcher.answer("y");
+    assert_eq!(second.response(&call)["result"]["content"][0]["text"], "DROP TABLE from_second");
+    drop(first);
+    let call = call_echo(&mut second, "DROP TABLE after_the_first", "t2");
+    watcher.seen("DROP TABLE after_the_first");
+    watcher.answer("y");
+    assert_eq!(second.response(&call)["result"]["content"][0]["text"], "DROP TABLE after_the_first");
 }
 
 #[test]

@@ -508,10 +508,25 @@ fn three_wardens_on_one_config_all_serve_and_one_list_shows_every_pending_call()
         .filter(|r| r["approval"]["id"] == first_id.as_str() && r["approval"]["state"] == "withdrawn")
         .count();
     assert_eq!(withdrawn, 0, "a live Warden's pending call was closed as a leftover");
-    // The first one exits: the others go on, and are still listed together.
+    // The first one, the page's owner, exits: the others go on, are still
+    // listed together, and one of them takes the page over, showing both.
     drop(wardens.remove(0));
     let more: Vec<Value> = wardens.iter_mut().map(|client| echo(client, json!({"text": "DROP TABLE after"}))).collect();
     let listed = pending(&dir, 2);
+    let page = support::retry("another Warden to take the page over", || {
+        let answer = std::net::TcpStream::connect(&addr)
+            .ok()
+            .map(|_| send(&addr, "GET", "/api/approvals", &[("authorization", &bearer)], b""))?;
+        let page: Value = serde_json::from_str(&answer.body()).ok()?;
+        (page["pending"].as_array().map(Vec::len) == Some(2)).then_some(page)
+    });
+    let shown: Vec<&str> = page["pending"].as_array().unwrap().iter().filter_map(|a| a["id"].as_str()).collect();
+    for approval in &listed {
+        assert!(shown.contains(&approval["id"].as_str().unwrap()), "{page}");
+    }
+    let taken_over =
+        wardens.iter().filter(|client| client.stderr().contains(&format!("approvals at http://{addr}/"))).count();
+    assert_eq!(taken_over, 1, "one Warden took the page over");
     for approval in &listed {
         assert!(approvals(&dir, &["deny", approval["id"].as_str().unwrap()]).0);
     }

@@ -4,6 +4,7 @@
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use serde_json::Value;
@@ -265,9 +266,20 @@ async fn shown_digest(url: &str, token: &str, id: &str) -> anyhow::Result<(Strin
 
 /// Shows each new pending approval and asks y/N on the terminal.
 async fn watch(args: &SocketArgs) -> anyhow::Result<ExitCode> {
-    let mut stream = connect(args).await?;
-    stream.write_all(b"{\"op\":\"watch\"}\n").await?;
-    let mut events = BufReader::new(stream).lines();
+    // Every Warden on the socket's path and beside it, followed as they
+    // come and go; at least one must be running now.
+    let primary = socket_path(args)?;
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let mut followed = Followed::default();
+    if followed.scan(&primary, &events_tx).await == 0 {
+        connect(args).await?;
+    }
+    tokio::spawn(async move {
+        while !events_tx.is_closed() {
+            tokio::time::sleep(SIBLING_SCAN).await;
+            followed.scan(&primary, &events_tx).await;
+        }
+    });
     let (answers_tx, mut answers) = tokio::sync::mpsc::unbounded_channel::<String>();
     // Stdin is read on its own thread: a blocked read must not stop events.
     std::thread::spawn(move || {
@@ -280,7 +292,7 @@ async fn watch(args: &SocketArgs) -> anyhow::Result<ExitCode> {
     });
     let mut seen = std::collections::HashSet::new();
     println!("watching for approvals (Ctrl-C to stop)");
-    while let Some(line) = events.next_line().await? {
+    while let Some(line) = events.recv().await {
         let event: Value = serde_json::from_str(&line)?;
         let approval: Approval = serde_json::from_value(event["approval"].clone())?;
         if !approval.state.is_pending() {
@@ -312,6 +324,48 @@ async fn watch(args: &SocketArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How often `watch` looks for Wardens started (or gone) since.
+const SIBLING_SCAN: Duration = Duration::from_secs(2);
+
+/// The Wardens `watch` follows: by socket path, the task passing their
+/// events on.
+#[derive(Default)]
+struct Followed(std::collections::HashMap<PathBuf, tokio::task::JoinHandle<()>>);
+
+impl Followed {
+    /// Follows every Warden at `primary` or beside it that is not followed
+    /// yet (or whose follower ended: a new Warden may have its path now).
+    /// Returns how many are followed.
+    async fn scan(&mut self, primary: &std::path::Path, events: &tokio::sync::mpsc::UnboundedSender<String>) -> usize {
+        self.0.retain(|_, follower| !follower.is_finished());
+        let mut paths = vec![primary.to_owned()];
+        paths.extend(crate::approvals::sibling_sockets(primary));
+        for path in paths {
+            if self.0.contains_key(&path) {
+                continue;
+            }
+            if let Ok(stream) = UnixStream::connect(&path).await {
+                self.0.insert(path, tokio::spawn(follow(stream, events.clone())));
+            }
+        }
+        self.0.len()
+    }
+}
+
+/// Passes the events of one Warden's `watch` on to `events` until that
+/// Warden exits.
+async fn follow(mut stream: UnixStream, events: tokio::sync::mpsc::UnboundedSender<String>) {
+    if stream.write_all(b"{\"op\":\"watch\"}\n").await.is_err() {
+        return;
+    }
+    let mut lines = BufReader::new(stream).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if events.send(line).is_err() {
+            return;
+        }
+    }
 }
 
 /// `text` (from a client, a server or a person) safe to print: no escape

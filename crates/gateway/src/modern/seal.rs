@@ -140,6 +140,27 @@ mod tests {
         }
     }
 
+    /// Found by the `request_state` fuzz target: a long integer or an
+    /// exponent becomes a float, and a client that re-serialises it must
+    /// get the same digest (serde_json's `float_roundtrip`: without it,
+    /// floats were read within one ULP and some came back different).
+    #[test]
+    fn re_serialised_floats_digest_the_same() {
+        for arguments in [
+            r#"{"n":77777777777777777777777777777777777777777}"#,
+            r#"{"n":0.07e074}"#,
+            r#"{"n":[1.7976931348623157e308,5e-324,0.1,2.2250738585072014e-308]}"#,
+        ] {
+            let value: serde_json::Value = serde_json::from_str(arguments).expect("JSON");
+            let again = value.to_string();
+            assert_eq!(
+                request_digest("tools/call", Some("t"), Some(arguments)),
+                request_digest("tools/call", Some("t"), Some(&again)),
+                "{arguments} re-serialised as {again}"
+            );
+        }
+    }
+
     #[test]
     fn opens_only_its_own_untampered_states() {
         let sealer = Sealer::new();

@@ -35,6 +35,10 @@ pub enum DecideError {
     /// The short id matches more than one approval.
     #[error("{0} matches more than one approval; give more of the id")]
     Ambiguous(String),
+    /// A pattern for "approve for this session" was refused: nothing was
+    /// decided.
+    #[error("{0}: nothing was decided")]
+    Pattern(crate::whitelist::PatternError),
 }
 
 /// The future of a decided approval.

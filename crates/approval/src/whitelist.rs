@@ -5,10 +5,14 @@
 //! the same rule, whose resources all lie within what the approved call
 //! named (a path within the approved path's directory, a URL on the
 //! approved URL's host) and whose other arguments are exactly the approved
-//! call's. So a remembered `DROP TABLE t` never lets a `DROP DATABASE` or a
-//! call another rule escalated through. The entry states all of this in
-//! words ([`Grant::scope`]) before it is granted.
+//! call's, except those the approver widened to a pattern (a glob: `*` any
+//! text, `?` one character), which the approved value must itself match.
+//! So a remembered `DROP TABLE t` never lets a `DROP DATABASE` or a call
+//! another rule escalated through, unless the approver wrote a pattern that
+//! says so. The entry states all of this in words ([`Grant::scope`]) before
+//! it is granted.
 
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -43,6 +47,10 @@ pub struct Grant {
     /// call must have exactly.
     #[serde(default)]
     pub exact: serde_json::Map<String, serde_json::Value>,
+    /// String arguments the approver widened to a glob (`*`, `?`, `[…]`;
+    /// `\` escapes), by name: a covered call's value must match it whole.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub patterns: BTreeMap<String, String>,
     /// The approval it came from.
     pub from: String,
     /// Who granted it.
@@ -73,6 +81,17 @@ impl Grant {
                 .collect();
             parts.push(format!("exactly {}", values.join(", ")));
         }
+        if !self.patterns.is_empty() {
+            let patterns: Vec<String> = self
+                .patterns
+                .iter()
+                .map(|(name, glob)| {
+                    let safe = |text: &str| crate::display::terminal_safe(text, false);
+                    format!("{} matching {:?}", safe(name), safe(glob))
+                })
+                .collect();
+            parts.push(patterns.join(", "));
+        }
         let what = if parts.is_empty() { "no arguments".to_owned() } else { parts.join(" and ") };
         let rule = if self.rule.is_empty() { String::new() } else { format!(" escalated by rule {}", self.rule) };
         format!("{}/{} in session {}{rule} with {what}", self.server, self.tool, self.session)
@@ -85,7 +104,17 @@ impl Grant {
         {
             return false;
         }
-        if non_resources(arguments, identifiers) != self.exact {
+        let mut others = non_resources(arguments, identifiers);
+        for (name, glob) in &self.patterns {
+            let matched = match others.remove(name) {
+                Some(serde_json::Value::String(value)) => matcher(glob).is_ok_and(|glob| glob.is_match(&value)),
+                _ => false,
+            };
+            if !matched {
+                return false;
+            }
+        }
+        if others != self.exact {
             return false;
         }
         let open = self.directories.is_empty() && self.hosts.is_empty();
@@ -101,6 +130,33 @@ impl Grant {
                 Identifier::Url(url) => host_of(url).is_some_and(|host| self.hosts.contains(&host)),
             })
     }
+}
+
+/// Why a pattern for "approve for this session" was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    /// It names no string argument of the call that is not a resource.
+    #[error(
+        "argument {0:?} is not a string argument of this call that names no path or URL: only those take a pattern"
+    )]
+    NotAString(String),
+    /// It is not a valid glob.
+    #[error("the pattern for {0:?} is not a valid glob: {1}")]
+    Invalid(String, String),
+    /// The approved call itself is not within it.
+    #[error("the pattern for {0:?} does not match the value of the call being approved")]
+    MissesApproved(String),
+}
+
+/// A glob over a whole string value: `*` and `?` match any character, `/`
+/// and newlines included; `\` escapes.
+fn matcher(glob: &str) -> Result<globset::GlobMatcher, String> {
+    globset::GlobBuilder::new(glob)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map(|glob| glob.compile_matcher())
+        .map_err(|err| err.kind().to_string())
 }
 
 /// A call asking whether an entry covers it.
@@ -184,6 +240,41 @@ impl Whitelist {
         self.lock().push(grant);
     }
 
+    /// The entry that would cover calls like `approval`'s, with the string
+    /// arguments named in `patterns` widened to those globs, not yet added.
+    /// Each must name a string argument that is not a resource, compile,
+    /// and match the approved value.
+    pub fn prepare_with(
+        approval: &Approval,
+        by: &str,
+        patterns: &BTreeMap<String, String>,
+    ) -> Result<Grant, PatternError> {
+        let mut grant = Whitelist::prepare(approval, by);
+        for (name, glob) in patterns {
+            let Some(serde_json::Value::String(value)) = grant.exact.get(name) else {
+                return Err(PatternError::NotAString(name.clone()));
+            };
+            let matcher = matcher(glob).map_err(|why| PatternError::Invalid(name.clone(), why))?;
+            if !matcher.is_match(value) {
+                return Err(PatternError::MissesApproved(name.clone()));
+            }
+            grant.exact.remove(name);
+            grant.patterns.insert(name.clone(), glob.clone());
+        }
+        Ok(grant)
+    }
+
+    /// The arguments of `approval` that "approve for this session" may widen
+    /// to a pattern (strings that name no resource), each with the pattern
+    /// that matches exactly its value: what a page or CLI offers to edit.
+    pub fn editable(approval: &Approval) -> Vec<(String, String)> {
+        non_resources(&approval.arguments, &approval.identifiers)
+            .into_iter()
+            .filter(|(name, _)| !name.is_empty())
+            .filter_map(|(name, value)| value.as_str().map(|text| (name.clone(), globset::escape(text))))
+            .collect()
+    }
+
     /// The entry that would cover calls like `approval`'s, not yet added.
     pub fn prepare(approval: &Approval, by: &str) -> Grant {
         let mut directories = Vec::new();
@@ -213,6 +304,7 @@ impl Whitelist {
             hosts,
             rule: approval.rule.clone(),
             exact: non_resources(&approval.arguments, &approval.identifiers),
+            patterns: BTreeMap::new(),
             from: approval.id.clone(),
             by: by.to_owned(),
             at_ms: millis(std::time::SystemTime::now()),
@@ -386,5 +478,54 @@ mod tests {
         assert!(covered("r", "/srv/app/b.sql", "DROP TABLE tmp"), "another file in the directory");
         assert!(!covered("r", "/srv/app/a.sql", "DROP DATABASE production CASCADE"), "other SQL");
         assert!(!covered("truncates", "/srv/app/a.sql", "DROP TABLE tmp"), "another rule");
+    }
+
+    /// Issue 28: the approver may widen an argument to a pattern it sees
+    /// and edits; the approved value must match it.
+    #[test]
+    fn a_grant_covers_a_pattern_the_approver_wrote_and_nothing_wider() {
+        let mut approval = approved(vec![]);
+        approval.arguments = serde_json::json!({"sql": "DROP TABLE tmp_1", "dry": false});
+        assert_eq!(Whitelist::editable(&approval), [("sql".to_owned(), "DROP TABLE tmp_1".to_owned())]);
+        let patterns = |glob: &str| BTreeMap::from([("sql".to_owned(), glob.to_owned())]);
+        let grant = Whitelist::prepare_with(&approval, "me", &patterns("DROP TABLE tmp_*")).expect("a pattern");
+        assert_eq!(
+            grant.scope(),
+            r#"fs/read in session s1 escalated by rule r with exactly dry = false and sql matching "DROP TABLE tmp_*""#
+        );
+        let list = Whitelist::default();
+        list.insert(grant);
+        let covered = |sql: serde_json::Value, dry: bool| {
+            let arguments = serde_json::json!({"sql": sql, "dry": dry});
+            let call = Covered {
+                session: "s1",
+                server: "fs",
+                tool: "read",
+                rule: "r",
+                identifiers: &[],
+                arguments: &arguments,
+            };
+            list.covering(&call).is_some()
+        };
+        assert!(covered("DROP TABLE tmp_2".into(), false));
+        assert!(covered("DROP TABLE tmp_/x\ny".into(), false), "`*` takes any text");
+        assert!(!covered("DROP TABLE tmp_2".into(), true), "the other arguments stay exact");
+        assert!(!covered("DROP TABLE users; -- tmp_".into(), false));
+        assert!(!covered("DROP TABLE tmp".into(), false));
+        assert!(!covered(serde_json::json!(["DROP TABLE tmp_2"]), false), "a string only");
+        for (glob, error) in [
+            ("DROP TABLE other_*", PatternError::MissesApproved("sql".into())),
+            ("DROP TABLE [tmp", PatternError::Invalid("sql".into(), "unclosed character class; missing ']'".into())),
+        ] {
+            assert_eq!(Whitelist::prepare_with(&approval, "me", &patterns(glob)), Err(error), "{glob}");
+        }
+        let dry = BTreeMap::from([("dry".to_owned(), "*".to_owned())]);
+        assert_eq!(Whitelist::prepare_with(&approval, "me", &dry), Err(PatternError::NotAString("dry".into())));
+        let escaped = Whitelist::editable(&{
+            let mut odd = approval.clone();
+            odd.arguments = serde_json::json!({"q": "a*b?[c]"});
+            odd
+        });
+        assert_eq!(escaped, [("q".to_owned(), "a[*]b[?][[]c[]]".to_owned())], "the exact value, escaped");
     }
 }

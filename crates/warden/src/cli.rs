@@ -430,7 +430,7 @@ pub enum ApprovalsCommand {
     },
     /// Approve one waiting call (its id, or the first 8 characters of it).
     #[command(
-        after_help = "Examples:\n  warden approvals approve 3f2a9c1e\n  warden approvals approve 3f2a9c1e --remember   # and calls like it in that session"
+        after_help = "Examples:\n  warden approvals approve 3f2a9c1e\n  warden approvals approve 3f2a9c1e --remember   # and calls like it in that session\n  warden approvals approve 3f2a9c1e --remember --pattern 'sql=DROP TABLE tmp_*'"
     )]
     Approve {
         /// Where the running Warden listens.
@@ -443,6 +443,11 @@ pub enum ApprovalsCommand {
         /// names, other arguments exactly the same (`list` shows the scope).
         #[arg(long)]
         remember: bool,
+        /// With --remember: widen string argument NAME to GLOB (`*` any
+        /// text, `?` one character, `\\` escapes); the approved value must
+        /// match it. Repeatable.
+        #[arg(long = "pattern", value_name = "NAME=GLOB", requires = "remember", value_parser = name_and_glob)]
+        patterns: Vec<(String, String)>,
     },
     /// End a session whitelist entry (ids are shown by `list`).
     #[command(after_help = "Example:\n  warden approvals revoke 7c1d2e3f")]
@@ -505,4 +510,12 @@ pub enum ContextCommand {
         #[arg(long, default_value = "cli")]
         source: String,
     },
+}
+
+/// `NAME=GLOB`, for `approve --pattern`.
+fn name_and_glob(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, glob)) if !name.is_empty() => Ok((name.to_owned(), glob.to_owned())),
+        _ => Err(format!("expected NAME=GLOB, e.g. 'sql=DROP TABLE tmp_*', not {text:?}")),
+    }
 }

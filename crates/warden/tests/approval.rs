@@ -294,6 +294,42 @@ fn approve_remember_whitelists_calls_like_it_for_the_session_until_revoked() {
     verify_audit(&dir);
 }
 
+/// "Approve for this session" may widen a string argument to a pattern the
+/// approver writes (issue 28); the approved call must be within it, and
+/// nothing outside it runs without asking.
+#[test]
+fn approve_remember_with_a_pattern_covers_what_it_matches_and_nothing_else() {
+    let dir = scratch_dir("remember-pattern");
+    let mut client = started(&dir, None);
+    let id = call_echo(&mut client, "DROP TABLE tmp_1", "t");
+    let listed = pending(&dir, 1);
+    let approval_id = listed[0]["id"].as_str().unwrap().to_owned();
+    let (_, shown) = approvals(&dir, &["list"]);
+    assert!(shown.contains("--pattern NAME=GLOB widens text"), "{shown}");
+    // A pattern the approved call is not within, or on a non-string
+    // argument, is refused, and decides nothing.
+    for pattern in ["text=DROP TABLE other_*", "n=*"] {
+        let (ok, said) = approvals(&dir, &["approve", &approval_id, "--remember", "--pattern", pattern]);
+        assert!(!ok && said.contains("nothing was decided"), "{pattern}: {said}");
+    }
+    pending(&dir, 1);
+    let (ok, said) = approvals(&dir, &["approve", &approval_id, "--remember", "--pattern", "text=DROP TABLE tmp_*"]);
+    assert!(ok, "{said}");
+    assert_eq!(client.response(&id)["result"]["content"][0]["text"], "DROP TABLE tmp_1");
+    // Within the pattern: runs at once.
+    assert_eq!(client.call_text("fx__echo", json!({"text": "DROP TABLE tmp_2", "n": [1, 2]})), "DROP TABLE tmp_2");
+    // Outside it, or with another exact argument: waits.
+    for (text, n) in [("DROP TABLE customers", json!([1, 2])), ("DROP TABLE tmp_3", json!([9]))] {
+        let other = client.send_request("tools/call", json!({"name": "fx__echo", "arguments": {"text": text, "n": n}}));
+        let waiting = pending(&dir, 1)[0]["id"].as_str().unwrap().to_owned();
+        assert!(approvals(&dir, &["deny", &waiting]).0);
+        assert_eq!(client.response(&other)["result"]["isError"], true, "{text}");
+    }
+    let (_, listed) = approvals(&dir, &["list"]);
+    assert!(listed.contains(r#"text matching "DROP TABLE tmp_*""#), "{listed}");
+    verify_audit(&dir);
+}
+
 #[test]
 fn the_exchange_directory_speaks_ironcurtains_request_and_response_files() {
     let dir = scratch_dir("files");

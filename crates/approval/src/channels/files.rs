@@ -110,5 +110,5 @@ fn read_response(dir: &Path, id: &str) -> Option<Verdict> {
         _ => (false, false),
     };
     let reason = (!approve).then(|| "denied through the exchange directory".to_owned());
-    Some(Verdict { id: id.to_owned(), approve, reason, remember })
+    Some(Verdict { id: id.to_owned(), approve, reason, remember, patterns: Default::default() })
 }

@@ -31,6 +31,9 @@ pub struct Verdict {
     /// With an approval: calls like it in the same session are approved
     /// too, until revoked (the session whitelist).
     pub remember: bool,
+    /// With `remember`: string arguments widened to these globs, by name
+    /// (see [`Whitelist::prepare_with`]).
+    pub patterns: std::collections::BTreeMap<String, String>,
 }
 
 /// Applies `verdict` from `channel`, decided by `by`; a remembered approval
@@ -48,7 +51,7 @@ pub fn apply(
         return store.decide(&verdict.id, event, Decided::now(channel, by, reason));
     }
     let approval = store.get(&verdict.id)?;
-    let grant = Whitelist::prepare(&approval, by);
+    let grant = Whitelist::prepare_with(&approval, by, &verdict.patterns).map_err(DecideError::Pattern)?;
     let note = format!("and calls like it: {} (whitelist entry {})", grant.scope(), grant.id);
     let decided = store.decide(&approval.id, event, Decided::now(channel, by, Some(note)))?;
     tracing::info!(grant = %grant.id, by, "session whitelist: {}", grant.scope());

@@ -49,6 +49,9 @@ pub enum Request {
         /// Approve calls like it in its session too.
         #[serde(default)]
         remember: bool,
+        /// With `remember`: string arguments widened to these globs.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        patterns: std::collections::BTreeMap<String, String>,
     },
     /// Remove a session whitelist entry.
     Revoke {
@@ -234,11 +237,13 @@ fn handle(request: Request, peer: &str, store: &dyn Approvals, whitelist: &White
                 None => answer_error(&format!("no whitelist entry {grant}")),
             };
         }
-        Request::Approve { id, by: who, remember } => {
-            apply(store, whitelist, &Verdict { id, approve: true, reason: None, remember }, "cli", &by(who))
+        Request::Approve { id, by: who, remember, patterns } => {
+            let verdict = Verdict { id, approve: true, reason: None, remember, patterns };
+            apply(store, whitelist, &verdict, "cli", &by(who))
         }
         Request::Deny { id, reason, by: who } => {
-            apply(store, whitelist, &Verdict { id, approve: false, reason, remember: false }, "cli", &by(who))
+            let verdict = Verdict { id, approve: false, reason, remember: false, patterns: Default::default() };
+            apply(store, whitelist, &verdict, "cli", &by(who))
         }
     };
     match decided {

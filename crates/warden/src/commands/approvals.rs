@@ -43,8 +43,9 @@ pub async fn run(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        ApprovalsCommand::Approve { socket, id, remember } => {
-            decide(&socket, Request::Approve { id, by: Some(user()), remember }).await
+        ApprovalsCommand::Approve { socket, id, remember, patterns } => {
+            let patterns = patterns.into_iter().collect();
+            decide(&socket, Request::Approve { id, by: Some(user()), remember, patterns }).await
         }
         ApprovalsCommand::Revoke { socket, grant } => {
             let answer = ask(&socket, &Request::Revoke { grant, by: Some(user()) }).await?;
@@ -218,10 +219,11 @@ async fn ask_page(url: &str, token: Option<&str>, request: &Request) -> anyhow::
     let base = url.trim_end_matches('/');
     let (path, body) = match request {
         Request::List => (None, Value::Null),
-        Request::Approve { id, remember, .. } => {
+        Request::Approve { id, remember, patterns, .. } => {
             let action = if *remember { "approve-session" } else { "approve" };
             let (id, digest) = shown_digest(url, token, id).await?;
-            (Some(format!("/api/approvals/{id}/{action}")), serde_json::json!({"digest": digest}))
+            let body = serde_json::json!({"digest": digest, "patterns": patterns});
+            (Some(format!("/api/approvals/{id}/{action}")), body)
         }
         Request::Deny { id, reason, .. } => {
             let (id, digest) = shown_digest(url, token, id).await?;
@@ -310,7 +312,12 @@ async fn watch(args: &SocketArgs) -> anyhow::Result<ExitCode> {
         let Some(answer) = answers.recv().await else { break };
         let approve = matches!(answer.trim(), "y" | "Y" | "yes");
         let request = if approve {
-            Request::Approve { id: approval.id.clone(), by: Some(user()), remember: false }
+            Request::Approve {
+                id: approval.id.clone(),
+                by: Some(user()),
+                remember: false,
+                patterns: Default::default(),
+            }
         } else {
             Request::Deny {
                 id: approval.id.clone(),
@@ -399,8 +406,15 @@ fn describe(approval: &Approval, reveal: bool) -> String {
         ),
     };
     let scope = warden_approval::Whitelist::prepare(approval, "").scope();
+    let editable: Vec<String> =
+        warden_approval::Whitelist::editable(approval).into_iter().map(|(name, _)| safe(&name)).collect();
+    let widen = if editable.is_empty() {
+        String::new()
+    } else {
+        format!(" (--pattern NAME=GLOB widens {})", editable.join(", "))
+    };
     format!(
-        "{short}  {server}/{tool}  ({left} s left)\n  rule {rule}: {reason}\n  session {session}, {client}\n  id {id}, arguments (sha256 {digest}):\n{notice}{arguments}  approve --remember also approves {scope}, until revoked\n",
+        "{short}  {server}/{tool}  ({left} s left)\n  rule {rule}: {reason}\n  session {session}, {client}\n  id {id}, arguments (sha256 {digest}):\n{notice}{arguments}  approve --remember also approves {scope}, until revoked{widen}\n",
         short = safe(approval.short_id()),
         server = safe(&approval.server),
         tool = safe(&approval.tool),

@@ -252,15 +252,14 @@ async fn list(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
         })
         .collect();
     // Each pending approval says, in words, what approving it for the
-    // session would also approve.
+    // session would also approve, and which arguments may be widened.
     let pending: Vec<serde_json::Value> = web
         .store
         .pending()
         .into_iter()
         .map(|approval| {
-            let scope = Whitelist::prepare(&approval, "").scope();
-            let mut value = serde_json::to_value(approval).unwrap_or_default();
-            value["sessionScope"] = json!(scope);
+            let mut value = serde_json::to_value(&approval).unwrap_or_default();
+            session_terms(&approval, &mut value);
             value
         })
         .collect();
@@ -273,7 +272,7 @@ async fn list(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
             for item in answer["pending"].as_array().into_iter().flatten() {
                 let Ok(approval) = serde_json::from_value::<crate::Approval>(item.clone()) else { continue };
                 let mut value = item.clone();
-                value["sessionScope"] = json!(Whitelist::prepare(&approval, "").scope());
+                session_terms(&approval, &mut value);
                 pending.push(value);
             }
             recent.extend(answer["recent"].as_array().into_iter().flatten().cloned());
@@ -321,6 +320,9 @@ struct DecideBody {
     /// The SHA-256 of the arguments shown (the approval's `argsDigest`).
     #[serde(default)]
     digest: Option<String>,
+    /// With `approve-session`: string arguments widened to globs, by name.
+    #[serde(default)]
+    patterns: std::collections::BTreeMap<String, String>,
 }
 
 async fn decide(
@@ -365,31 +367,40 @@ async fn decide(
             );
         }
         Err(crate::DecideError::Unknown(id)) => {
-            return decide_on_peer(&web, &id, &digest, (approve, remember, body.reason), &who.name()).await;
+            let verdict = Verdict { id, approve, reason: body.reason, remember, patterns: body.patterns };
+            return decide_on_peer(&web, &verdict, &digest, &who.name()).await;
         }
         Err(err) => return refuse(StatusCode::CONFLICT, &err.to_string()),
     }
-    let reason = body.reason;
     let by = who.name();
-    match apply(web.store.as_ref(), &web.whitelist, &Verdict { id, approve, reason, remember }, "web", &by) {
+    let verdict = Verdict { id, approve, reason: body.reason, remember, patterns: body.patterns };
+    match apply(web.store.as_ref(), &web.whitelist, &verdict, "web", &by) {
         Ok(approval) => {
             ([(header::CONTENT_TYPE, "application/json")], json!({"ok": true, "approval": approval}).to_string())
                 .into_response()
         }
         Err(crate::DecideError::Unknown(id)) => refuse(StatusCode::NOT_FOUND, &format!("no approval {id}")),
+        Err(err @ crate::DecideError::Pattern(_)) => refuse(StatusCode::BAD_REQUEST, &err.to_string()),
         Err(err) => refuse(StatusCode::CONFLICT, &err.to_string()),
     }
 }
 
+/// Adds to an approval's JSON what "approve for this session" would grant:
+/// `sessionScope`, in words, and `sessionEditable`, the string arguments
+/// the approver may widen to a glob, each with the glob of its exact value.
+fn session_terms(approval: &crate::Approval, value: &mut serde_json::Value) {
+    value["sessionScope"] = json!(Whitelist::prepare(approval, "").scope());
+    let editable: Vec<serde_json::Value> = Whitelist::editable(approval)
+        .into_iter()
+        .map(|(name, pattern)| json!({"name": name, "pattern": pattern}))
+        .collect();
+    value["sessionEditable"] = json!(editable);
+}
+
 /// Passes a decision on to the other Warden that holds approval `id`,
 /// after the same digest check.
-async fn decide_on_peer(
-    web: &Web,
-    id: &str,
-    digest: &str,
-    (approve, remember, reason): (bool, bool, Option<String>),
-    by: &str,
-) -> Response {
+async fn decide_on_peer(web: &Web, verdict: &Verdict, digest: &str, by: &str) -> Response {
+    let id = verdict.id.as_str();
     let Some(peers) = &web.peers else { return refuse(StatusCode::NOT_FOUND, &format!("no approval {id}")) };
     for (path, answer) in peers.lists().await {
         let held = answer["pending"].as_array().into_iter().flatten().find(|item| item["id"] == id).cloned();
@@ -401,10 +412,11 @@ async fn decide_on_peer(
             );
         }
         let by = Some(by.to_owned());
-        let request = if approve {
-            crate::channels::socket::Request::Approve { id: id.to_owned(), by, remember }
+        let request = if verdict.approve {
+            let (remember, patterns) = (verdict.remember, verdict.patterns.clone());
+            crate::channels::socket::Request::Approve { id: id.to_owned(), by, remember, patterns }
         } else {
-            crate::channels::socket::Request::Deny { id: id.to_owned(), reason, by }
+            crate::channels::socket::Request::Deny { id: id.to_owned(), reason: verdict.reason.clone(), by }
         };
         return match peers::ask(&path, &request).await {
             Ok(answer) => ([(header::CONTENT_TYPE, "application/json")], answer.to_string()).into_response(),

@@ -96,6 +96,42 @@ async fn a_fake_key_header_hides_nothing_from_the_page_the_cli_or_the_audit() {
     assert_eq!(executed["argumentsDigest"], listed[0]["argsDigest"]);
 }
 
+/// "Approve for this session" on the page, widened: the person edits the
+/// exact value into a pattern, sees what it means, and grants it; a later
+/// call within it runs, one outside it waits (issue 28).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_widens_approve_for_this_session_to_a_pattern_the_person_edits() {
+    let dir = scratch_dir("trust-pattern");
+    let (mut client, url) = warden(&dir);
+    let first = echo(&mut client, json!({"text": "DROP TABLE tmp_1", "n": 1}));
+    pending(&dir, 1);
+    let mut browser = logged_in(&url, 1000, 800).await;
+    browser.wait_until("document.querySelector('article.pending.armed')").await;
+    browser.click("article.pending details.widen summary").await;
+    let offered = browser
+        .eval("[...document.querySelectorAll('article.pending input.pattern')].map(i => [i.dataset.name, i.value])")
+        .await;
+    assert_eq!(offered, json!([["text", "DROP TABLE tmp_1"]]), "only the string argument, exactly");
+    browser
+        .eval("(() => { const i = document.querySelector('article.pending input.pattern'); i.focus(); i.select(); })()")
+        .await;
+    browser.type_text("DROP TABLE tmp_*").await;
+    browser.screenshot(&screenshot_path(&dir, "approvals-pattern.png")).await;
+    browser.click("article.pending button.session-pattern").await;
+    assert_eq!(client.response(&first)["result"]["content"][0]["text"], "DROP TABLE tmp_1");
+    browser.wait_until("document.querySelector('article.decided')").await;
+    // The page lists the entry with its pattern in words.
+    browser.wait_until("document.getElementById('grants').textContent.includes('text matching')").await;
+    let grants = browser.eval("document.getElementById('grants').textContent").await;
+    assert!(grants.as_str().unwrap().contains(r#"exactly n = 1 and text matching "DROP TABLE tmp_*""#), "{grants}");
+    let within = echo(&mut client, json!({"text": "DROP TABLE tmp_9", "n": 1}));
+    assert_eq!(client.response(&within)["result"]["content"][0]["text"], "DROP TABLE tmp_9");
+    let outside = echo(&mut client, json!({"text": "DROP TABLE customers", "n": 1}));
+    let waiting = pending(&dir, 1)[0]["id"].as_str().unwrap().to_owned();
+    assert!(approvals(&dir, &["deny", &waiting]).0);
+    assert_eq!(client.response(&outside)["result"]["isError"], true);
+}
+
 /// The visible box of the argument block, and where the text's last
 /// character is drawn.
 const TAIL_IN_VIEW: &str = r#"(() => {

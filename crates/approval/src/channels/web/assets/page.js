@@ -122,12 +122,15 @@ function maskNotice(approval) {
   return [notice];
 }
 
+// Every button that decides: the actions row and the widened approval.
+const DECIDING = ".actions button, .widen button";
+
 function buttonsOf(id) {
   const entry = cards.get(id);
-  return entry ? [...entry.node.querySelectorAll(".actions button")] : [];
+  return entry ? [...entry.node.querySelectorAll(DECIDING)] : [];
 }
 
-async function decide(approval, action, reason) {
+async function decide(approval, action, reason, patterns) {
   const entry = cards.get(approval.id);
   if (!entry || entry.pressed || !entry.armed) return;
   // One press decides: every button of this card is off before anything else.
@@ -137,7 +140,7 @@ async function decide(approval, action, reason) {
   const response = await fetch(`/api/approvals/${approval.id}/${action}`, {
     method: "POST",
     headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-    body: JSON.stringify({ reason: reason || null, digest: approval.argsDigest }),
+    body: JSON.stringify({ reason: reason || null, digest: approval.argsDigest, patterns: patterns || {} }),
     credentials: "same-origin",
   });
   const body = await response.json().catch(() => ({}));
@@ -198,7 +201,36 @@ const watcher = "IntersectionObserver" in window ? new IntersectionObserver((see
 function arm(entry) {
   entry.armed = true;
   entry.node.classList.add("armed");
-  if (!entry.pressed) entry.node.querySelectorAll(".actions button").forEach((b) => (b.disabled = false));
+  if (!entry.pressed) entry.node.querySelectorAll(DECIDING).forEach((b) => (b.disabled = false));
+}
+
+// "Approve for this session" with string arguments widened to patterns the
+// person writes: each starts as the pattern of its exact value; only the
+// edited ones are sent, and the call shown must match what is written.
+function widen(approval) {
+  const editable = approval.sessionEditable || [];
+  if (!editable.length) return [];
+  const inputs = editable.map(({ name, pattern }) => {
+    const input = el("input", { type: "text", class: "pattern", "data-name": name, spellcheck: "false", "aria-label": `Pattern for ${name}` });
+    input.value = pattern;
+    input.dataset.exact = pattern;
+    return el("label", {}, el("span", { class: "mono" }, ...visible(name)), input);
+  });
+  const grant = el("button", { class: "session-pattern", type: "button", disabled: "" }, "Approve for this session with these patterns");
+  grant.addEventListener("click", () => {
+    const patterns = {};
+    for (const input of grant.parentElement.querySelectorAll("input.pattern")) {
+      if (input.value !== input.dataset.exact) patterns[input.dataset.name] = input.value;
+    }
+    decide(approval, "approve-session", null, patterns);
+  });
+  return [el("details", { class: "widen" },
+    el("summary", {}, "Widen “approve for this session”…"),
+    el("p", {}, "Later calls must have these values exactly, unless you edit one into a pattern: ",
+      el("code", {}, "*"), " matches any text, ", el("code", {}, "?"), " one character (",
+      el("code", {}, "\\"), " escapes). The call above must match what you write."),
+    ...inputs,
+    grant)];
 }
 
 function card(approval) {
@@ -229,6 +261,7 @@ function card(approval) {
     el("div", { class: "actions" }, approve, session, deny, reason),
     el("div", { class: "outcome", role: "status" }),
     el("div", { class: "hint" }, "“Approve for this session” also approves ", el("b", { class: "scope" }, ...visible(scope)), ", until revoked."),
+    ...widen(approval),
   );
 }
 

@@ -581,3 +581,31 @@ fn a_shared_servers_tasks_are_each_tenants_own() {
     let result = alice.request("tasks/result", json!({"taskId": task}));
     assert_eq!(result["result"]["content"][0]["text"], "slept 50", "{result}");
 }
+
+/// Each tenant asks for its own log level on a shared server: the server
+/// logs at the most verbose one asked for, and each tenant gets only the
+/// messages at or above its own level.
+#[test]
+fn a_shared_servers_log_level_is_each_tenants_own() {
+    let server = RelatedServer::start();
+    let warden = server.shared_by(2);
+    let mut bob = tenant(&warden, 1);
+    let mut alice = tenant(&warden, 0);
+    assert!(bob.request("logging/setLevel", json!({"level": "debug"}))["result"].is_object());
+    assert!(alice.request("logging/setLevel", json!({"level": "error"}))["result"].is_object());
+    // (Set when the shared server is ready, which may be after the requests.)
+    support::retry("the shared server's level to be the most verbose asked for, not the last", || {
+        let (level, _) = call_2025(&mut alice, "t0", "py__level", json!({}), None);
+        (text_of(&level) == "debug").then_some(())
+    });
+    let logs = |client: &mut McpHttp, who: &str, level: &str| -> Vec<Value> {
+        let arguments = json!({"message": format!("{who} at {level}"), "level": level});
+        let (answer, seen) = call_2025(client, who, "py__log", arguments, None);
+        assert_eq!(text_of(&answer), "logged");
+        seen.into_iter().filter(|message| message["method"] == "notifications/message").collect()
+    };
+    assert_eq!(logs(&mut alice, "t0", "info").len(), 0, "below alice's level");
+    assert_eq!(logs(&mut alice, "t0", "error").len(), 1);
+    assert_eq!(logs(&mut bob, "t1", "info").len(), 1, "bob asked for debug");
+    assert_eq!(logs(&mut bob, "t1", "debug").len(), 1);
+}

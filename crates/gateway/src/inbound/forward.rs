@@ -162,7 +162,9 @@ impl Shared {
         };
         let id_span = frame.id_span();
         if connection.is_modern()
-            && let Some(level) = lock(&self.log_level).as_deref().and_then(super::level_of)
+            && let Some(level) = self
+                .shared_log_level(connection.name())
+                .or_else(|| lock(&self.log_level).as_deref().and_then(super::level_of))
         {
             // The level rides each request; the connection may be newer
             // than the client's logging/setLevel.

@@ -82,13 +82,18 @@ impl Shared {
         let mut answers = JoinSet::new();
         for (_, upstream) in self.live_upstreams() {
             let Some(connection) = upstream.connection() else { continue };
+            // A shared server logs at the most verbose level any of its
+            // sessions asked for; each session filters its own.
+            let params = match self.shared_log_level(upstream.name()) {
+                Some(shared) => format!(r#"{{"level":{shared}}}"#),
+                None => params.clone(),
+            };
             if connection.is_modern() {
                 // 2026-07-28 takes the level on each request instead.
                 if let Some(level) = level_of(&params) {
                     connection.set_log_level(level);
                 }
             } else if connection.handshake().has("logging") {
-                let params = params.clone();
                 answers.spawn(async move {
                     if let Ok(answer) = connection.request("logging/setLevel", Some(&params)).await
                         && answer.kind() == Kind::ErrorResponse
@@ -104,6 +109,12 @@ impl Shared {
         }
         while answers.join_next().await.is_some() {}
         self.respond(frame, result_response(frame.id().unwrap_or("null"), "{}"));
+    }
+
+    /// For a shared server, the level it logs at for all its sessions.
+    pub(crate) fn shared_log_level(&self, server: &str) -> Option<String> {
+        let pool = self.pool.as_ref().filter(|pool| pool.shares(server))?;
+        pool.most_verbose_level(server)
     }
 }
 

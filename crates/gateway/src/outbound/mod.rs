@@ -52,15 +52,20 @@ impl Shared {
     /// session's log level and subscriptions, and tell the client.
     pub(crate) async fn upstream_ready(self: Arc<Self>, index: usize, connection: Arc<Connection>) {
         let changed = self.load_surface(index, &connection).await;
+        let shared_level = self.shared_log_level(connection.name());
         if connection.is_modern() {
-            if let Some(level) = lock(&self.log_level).as_deref().and_then(crate::inbound::level_of) {
+            let own = || lock(&self.log_level).as_deref().and_then(crate::inbound::level_of);
+            if let Some(level) = shared_level.or_else(own) {
                 connection.set_log_level(level);
             }
             self.relisten(index, &connection);
             self.list_changed(&changed);
             return;
         }
-        let level = lock(&self.log_level).clone();
+        let level = match shared_level {
+            Some(shared) => Some(format!(r#"{{"level":{shared}}}"#)),
+            None => lock(&self.log_level).clone(),
+        };
         if let Some(params) = level
             && connection.handshake().has("logging")
         {

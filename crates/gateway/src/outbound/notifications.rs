@@ -42,6 +42,12 @@ impl Shared {
             }
             // The answer to Warden's own listen request, not the client's.
             Some(Method::Other(name)) if &**name == "notifications/subscriptions/acknowledged" => {}
+            // A shared server logs at the most verbose level any session
+            // asked for: this session gets what it asked for.
+            Some(Method::Other(name))
+                if &**name == "notifications/message"
+                    && self.pool.as_ref().is_some_and(|pool| pool.shares(connection.name()))
+                    && !self.wants_log(frame.params()) => {}
             Some(Method::TaskStatus) => {
                 self.record_task_status(index, frame.params());
                 self.send_related(frame.into_text(), self.maps.request_of(connection, related))

@@ -21,6 +21,7 @@ use crate::session::Shared;
 use crate::tokens::lock;
 use owners::{Owners, User, owners};
 
+mod log_level;
 mod owners;
 
 /// The shared upstreams and process caps of one front.

@@ -52,10 +52,25 @@ async def roots(ctx: Context) -> str:
 
 
 @server.tool()
-async def log(message: str, ctx: Context) -> str:
-    """Sends a log message on this call's stream."""
-    await ctx.session.send_log_message("info", message, related_request_id=ctx.request_id)
+async def log(message: str, ctx: Context, level: str = "info") -> str:
+    """Sends a log message at `level` on this call's stream."""
+    await ctx.session.send_log_message(level, message, related_request_id=ctx.request_id)
     return "logged"
+
+
+levels = []
+
+
+@server._mcp_server.set_logging_level()
+async def set_level(level: types.LoggingLevel) -> None:
+    """Keeps the level set with logging/setLevel (declares `logging`)."""
+    levels.append(level)
+
+
+@server.tool()
+async def level() -> str:
+    """The level last set with logging/setLevel."""
+    return levels[-1] if levels else "none"
 
 
 @server.tool()

@@ -11,6 +11,56 @@ use warden_gateway::modern::{Envelope, is_modern};
 use warden_jsonrpc::Frame;
 use warden_upstream::mirror;
 
+/// Whether some object in the JSON `text` names a key twice (serde_json's
+/// `Value` keeps the last silently).
+fn has_duplicate_keys(text: &str) -> bool {
+    struct Unique;
+    impl<'de> serde::Deserialize<'de> for Unique {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(Unique)
+        }
+    }
+    impl<'de> serde::de::Visitor<'de> for Unique {
+        type Value = Unique;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Unique, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if !seen.insert(key) {
+                    return Err(serde::de::Error::custom("duplicate key"));
+                }
+                map.next_value::<Unique>()?;
+            }
+            Ok(Unique)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Unique, A::Error> {
+            while seq.next_element::<Unique>()?.is_some() {}
+            Ok(Unique)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_unit<E>(self) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+    }
+    serde_json::from_str::<Unique>(text).is_err()
+}
+
 const VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
@@ -47,8 +97,12 @@ fuzz_target!(|data: &[u8]| {
                     let complete = version.is_some_and(Value::is_string)
                         && capabilities.is_some_and(Value::is_object)
                         && elicitation_ok;
-                    // serde_json keeps the last of duplicate keys, Warden the first: judge only without them.
-                    let duplicates = text.matches(VERSION).count() > 1 || text.matches(CAPABILITIES).count() > 1;
+                    // serde_json keeps the last of duplicate keys, Warden the
+                    // first (or, inside the capabilities, refuses them): judge
+                    // only without them.
+                    let duplicates = text.matches(VERSION).count() > 1
+                        || text.matches(CAPABILITIES).count() > 1
+                        || capabilities.is_some_and(|_| frame.params().is_some_and(has_duplicate_keys));
                     assert!(!complete || duplicates, "refused a complete envelope ({}): {text:?}", err.message);
                 }
             }

@@ -149,8 +149,11 @@ impl Envelope {
             .get(meta::CLIENT_CAPABILITIES)
             .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::CLIENT_CAPABILITIES)))?;
         let capabilities = serde_json::from_str::<ClientCapabilities>(capabilities)
-            .ok()
-            .and_then(|capabilities| capabilities.read())
+            .map_err(|err| {
+                let name = meta::CLIENT_CAPABILITIES;
+                EnvelopeError::invalid(format!("{name} must be an object that names each capability once: {err}"))
+            })?
+            .read()
             .ok_or_else(|| EnvelopeError::invalid(format!("{} must be an object", meta::CLIENT_CAPABILITIES)))?;
         let logs = meta.get(meta::LOG_LEVEL).is_some_and(|raw| serde_json::from_str::<Text>(raw).is_ok());
         Ok(Envelope { version, capabilities, logs })
@@ -177,6 +180,21 @@ pub fn unsupported(requested: &str) -> EnvelopeError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the `modern_envelope` fuzz target (its oracle read the
+    /// capabilities with serde_json, which keeps the last of duplicate
+    /// keys): Warden refuses capabilities that name one twice, and says so.
+    #[test]
+    fn capabilities_that_name_one_twice_are_refused_saying_so() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{},"sampling":{}}}}}"#;
+        let frame = Frame::parse(text.to_owned()).expect("a frame");
+        let refused = Envelope::read(&frame).expect_err("refused");
+        assert!(
+            refused.message.contains("names each capability once: duplicate field `sampling`"),
+            "{}",
+            refused.message
+        );
+    }
 
     fn frame(params: &str) -> Frame {
         Frame::parse(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{params}}}"#)).unwrap()

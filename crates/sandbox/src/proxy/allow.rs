@@ -35,9 +35,13 @@ pub enum Host {
 }
 
 impl Host {
-    /// Parses a host as written in a request (`[::1]` for IPv6).
+    /// Parses a host as written in a request (`[::1]` for IPv6). One
+    /// trailing dot (the DNS root) is dropped; more are empty labels, and
+    /// such a host is refused rather than read as the name or address
+    /// before them.
     pub fn parse(text: &str) -> Option<Host> {
-        let text = text.trim().trim_end_matches('.');
+        let text = text.trim();
+        let text = text.strip_suffix('.').unwrap_or(text);
         if let Some(inner) = text.strip_prefix('[').and_then(|rest| rest.strip_suffix(']')) {
             return inner.parse().ok().map(Host::Ip);
         }
@@ -86,7 +90,7 @@ impl Allowlist {
             let ip = address.parse().map_err(|_| {
                 SandboxError::Invalid(format!("sandbox.hosts: {address:?} (for {name}) is not an IP address"))
             })?;
-            fixed.push((name.trim_end_matches('.').to_ascii_lowercase(), ip));
+            fixed.push((name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase(), ip));
         }
         Ok(Allowlist { allow: entries(allow)?, deny: entries(deny)?, hosts: fixed })
     }
@@ -226,6 +230,18 @@ mod tests {
         for bad in ["*", "*.com", "foo.*.com", "ex*ample.com", "host:0", "host:99999", "host:x", "", "a b"] {
             let result = Allowlist::parse(&[bad.to_string()], &[], &IndexMap::new());
             assert!(result.is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    /// Found by the `egress_request` fuzz target: `10.0.0.0....` was read
+    /// as the address 10.0.0.0 (every trailing dot dropped), where a URL
+    /// parser reads a name with empty labels. Only the root's one dot goes.
+    #[test]
+    fn one_trailing_dot_is_the_root_and_more_are_refused() {
+        assert_eq!(Host::parse("example.com."), Some(Host::Name("example.com".into())));
+        assert_eq!(Host::parse("10.0.0.1."), Some(Host::Ip("10.0.0.1".parse().unwrap())));
+        for bad in ["10.0.0.0....", "example.com..", "\r10.0.0.0....", ".", ".."] {
+            assert_eq!(Host::parse(bad), None, "{bad:?}");
         }
     }
 }

@@ -10,6 +10,8 @@
 #   FUZZ_SANITIZER=none fuzz/run.sh 10  # CI: no AddressSanitizer, a far
 #                                        # cheaper build (Warden's code is safe
 #                                        # Rust: a panic is what it finds)
+#   FUZZ_SEED=1 fuzz/run.sh 10           # the same mutations every run (CI:
+#                                        # a smoke test, not a lottery)
 #
 # Needs the nightly toolchain; installs cargo-fuzz (pinned) when missing.
 # Inputs that find new coverage go to fuzz/corpus/<target>/ (not committed);
@@ -45,7 +47,7 @@ for target in $targets; do
     mkdir -p "$corpus" "$artifacts" "$here/seeds/$target"
     status=0
     nice -n 19 "$bin_dir/$target" "$corpus" "$here/seeds/$target" \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -seed="${FUZZ_SEED:-0}" \
         -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || status=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)

@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::fixture_bin;
-use support::http::{HttpWarden, Response, send};
+use support::http::{HttpWarden, LegacySse, Response, send};
 
 const MODERN: &str = "2026-07-28";
 
@@ -174,25 +174,9 @@ fn audit_records_name_the_token_and_address_a_call_came_with() {
 
 /// One echo call over the legacy HTTP+SSE transport, answered on its stream.
 fn legacy_sse_echo(warden: &HttpWarden, auth: &str) {
-    let mut events =
-        send(&warden.addr, "GET", "/sse", &[("accept", "text/event-stream"), ("authorization", auth)], b"");
-    assert_eq!(events.status, 200);
-    let (_, endpoint) = events.next_event().expect("endpoint event");
-    let post = |body: Value| {
-        let headers = [("content-type", "application/json"), ("authorization", auth)];
-        assert_eq!(send(&warden.addr, "POST", &endpoint, &headers, body.to_string().as_bytes()).status, 202);
-    };
-    let init =
-        json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}});
-    post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
-    post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut legacy = LegacySse::open(&warden.addr, auth);
+    legacy.initialize(json!({}));
     let echo = json!({"name": "fx__echo", "arguments": {"text": "legacy sse"}});
-    post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": echo}));
-    loop {
-        let (_, message) = events.next_message().expect("the stream");
-        if message["id"] == 2 {
-            assert!(message["result"].is_object(), "{message}");
-            break;
-        }
-    }
+    assert_eq!(legacy.post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": echo})).status, 202);
+    assert!(legacy.answer(2)["result"].is_object());
 }

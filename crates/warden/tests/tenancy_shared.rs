@@ -15,7 +15,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::http::{HttpWarden, McpHttp, Response, send};
+use support::http::{HttpWarden, LegacySse, McpHttp, Response, send};
 use support::{PATIENCE, fixture_bin, fixture_requests, wait_for_fixture_requests};
 
 const MODERN: &str = "2026-07-28";
@@ -520,18 +520,9 @@ fn ten_tenants_at_once_on_a_shared_http_server() {
 #[test]
 fn over_stdio_a_shared_servers_requests_reach_no_legacy_sse_tenant() {
     let warden = stdio_shared(2);
-    let auth = bearer(1);
-    let mut events =
-        send(&warden.addr, "GET", "/sse", &[("accept", "text/event-stream"), ("authorization", auth.as_str())], b"");
-    assert_eq!(events.status, 200);
-    let (_, endpoint) = events.next_event().expect("endpoint event");
-    let post = |body: Value| {
-        let headers = [("content-type", "application/json"), ("authorization", auth.as_str())];
-        send(&warden.addr, "POST", &endpoint, &headers, body.to_string().as_bytes()).status
-    };
-    let init = json!({"protocolVersion": "2024-11-05", "capabilities": {"sampling": {}, "roots": {}}, "clientInfo": {"name": "old", "version": "1"}});
-    assert_eq!(post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})), 202);
-    assert_eq!(post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})), 202);
+    let mut legacy = LegacySse::open(&warden.addr, &bearer(1));
+    legacy.initialize(json!({"sampling": {}, "roots": {}}));
+    let post = |body: Value| legacy.post(body).status;
     let mut alice = tenant(&warden, 0);
     let stats =
         |client: &mut McpHttp| fixture_requests(&text_of(&call_2025(client, "t0", "fx__stats", json!({}), None).0));
@@ -547,7 +538,7 @@ fn over_stdio_a_shared_servers_requests_reach_no_legacy_sse_tenant() {
     // Everything bob's stream carried up to the answer of his ping.
     assert_eq!(post(json!({"jsonrpc": "2.0", "id": 99, "method": "ping"})), 202);
     loop {
-        let (_, message) = events.next_message().expect("bob's stream");
+        let (_, message) = legacy.events.next_message().expect("bob's stream");
         if message["id"] == 99 {
             break;
         }

@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::fixture_bin;
-use support::http::{HttpWarden, McpHttp, Response, send};
+use support::http::{HttpWarden, LegacySse, McpHttp, Response, send};
 
 fn config(http: &str, tokens: &[(&str, &str)]) -> String {
     let mut config = format!(
@@ -141,26 +141,9 @@ fn streams_and_calls_are_limited_per_token() {
 #[test]
 fn legacy_sse_calls_count_against_the_token_until_answered() {
     let warden = HttpWarden::start(&config("", &[("alice", ""), ("bob", ", limits: {calls: 1}")]));
-    let auth = "Bearer bob-secret-0123456789";
-    let mut events =
-        send(&warden.addr, "GET", "/sse", &[("accept", "text/event-stream"), ("authorization", auth)], b"");
-    assert_eq!(events.status, 200);
-    let (_, endpoint) = events.next_event().expect("endpoint event");
-    let post = |body: Value| {
-        let headers = [("content-type", "application/json"), ("authorization", auth)];
-        send(&warden.addr, "POST", &endpoint, &headers, body.to_string().as_bytes())
-    };
-    let answer = |events: &mut Response, id: u64| loop {
-        let (_, message) = events.next_message().expect("bob's stream");
-        if message["id"] == id {
-            break message;
-        }
-    };
-    let init =
-        json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}});
-    assert_eq!(post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})).status, 202);
-    assert!(answer(&mut events, 1)["result"].is_object());
-    assert_eq!(post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).status, 202);
+    let mut legacy = LegacySse::open(&warden.addr, "Bearer bob-secret-0123456789");
+    legacy.initialize(json!({}));
+    let post = |body: Value| legacy.post(body);
     let held = |n: u64| {
         support::retry(&format!("bob to hold {n} calls"), || {
             (status(&warden, "bob")["token"]["shares"]["calls"]["held"] == n).then_some(())
@@ -185,7 +168,7 @@ fn legacy_sse_calls_count_against_the_token_until_answered() {
     assert_eq!(post(cancel).status, 202);
     held(0);
     assert_eq!(post(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"})).status, 202);
-    assert!(answer(&mut events, 4)["result"].is_object());
+    assert!(legacy.answer(4)["result"].is_object());
     held(0);
 }
 

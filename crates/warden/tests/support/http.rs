@@ -523,3 +523,47 @@ pub fn blocks_per_call(warden: &HttpWarden, client: &McpHttp, tool: &str) -> f64
     }
     (super::blocked(warden.pid(), None) - before) as f64 / f64::from(calls)
 }
+
+/// A client of the legacy HTTP+SSE transport: its one stream (GET `/sse`)
+/// and the endpoint it names for POSTs, with a bearer token.
+pub struct LegacySse {
+    addr: String,
+    auth: String,
+    endpoint: String,
+    /// The stream: answers and everything else arrive here.
+    pub events: Response,
+}
+
+impl LegacySse {
+    /// Opens the stream with `auth` (an `Authorization` value).
+    pub fn open(addr: &str, auth: &str) -> LegacySse {
+        let mut events = send(addr, "GET", "/sse", &[("accept", "text/event-stream"), ("authorization", auth)], b"");
+        assert_eq!(events.status, 200);
+        let (_, endpoint) = events.next_event().expect("endpoint event");
+        LegacySse { addr: addr.to_owned(), auth: auth.to_owned(), endpoint, events }
+    }
+
+    /// POSTs one message to the stream's endpoint; the response unread.
+    pub fn post(&self, body: Value) -> Response {
+        let headers = [("content-type", "application/json"), ("authorization", self.auth.as_str())];
+        send(&self.addr, "POST", &self.endpoint, &headers, body.to_string().as_bytes())
+    }
+
+    /// The answer to request `id`, from the stream (what comes before it is skipped).
+    pub fn answer(&mut self, id: u64) -> Value {
+        loop {
+            let (_, message) = self.events.next_message().expect("the stream");
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// `initialize` (2024-11-05, id 1, with `capabilities`) and `notifications/initialized`.
+    pub fn initialize(&mut self, capabilities: Value) {
+        let init = json!({"protocolVersion": "2024-11-05", "capabilities": capabilities, "clientInfo": {"name": "old", "version": "1"}});
+        assert_eq!(self.post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})).status, 202);
+        assert!(self.answer(1)["result"].is_object());
+        assert_eq!(self.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).status, 202);
+    }
+}

@@ -187,8 +187,13 @@ impl Session {
     /// for the caller to run where it awaits the answer (see [`Work`]).
     pub fn request_work(&self, frame: Frame) -> Work {
         let shared = self.shared.clone();
-        // The work keeps the client's address it was started under.
-        Work::new(crate::origin::scope(crate::origin::client_address(), async move { shared.request(frame).await }))
+        let work = async move { shared.request(frame).await };
+        // The work keeps the client's address it was started under; on
+        // stdio there is none, and nothing to wrap.
+        match crate::origin::client_address() {
+            Some(address) => Work::new(crate::origin::scope(Some(address), work)),
+            None => Work::new(work),
+        }
     }
 
     /// Answers a message that exceeded the size limit. Its id is recovered

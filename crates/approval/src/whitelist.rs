@@ -345,6 +345,7 @@ impl Whitelist {
                     client_address: None,
                     verdict: &verdict,
                     outcome: &Outcome::Refused,
+                    result: None,
                     elapsed: Default::default(),
                     approval: None,
                 };

@@ -37,6 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             client_address: None,
             verdict: &Verdict::Allow,
             outcome: &Outcome::Result,
+            result: None,
             elapsed: Duration::from_micros(100),
             approval: None,
         };

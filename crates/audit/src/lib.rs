@@ -78,7 +78,17 @@ pub struct AuditSettings {
     /// How many rotated files to keep, `.1` the newest (default 5). With 0,
     /// rotation deletes the full file.
     pub keep: usize,
+    /// Record what each tool call was answered with, redacted like the
+    /// arguments, with the digest of the whole answer (default `true`).
+    pub results: bool,
+    /// A result whose JSON text is longer is recorded cut to this many
+    /// bytes (default [`RESULT_MAX_BYTES`]); its digest covers all of it.
+    pub result_max_bytes: usize,
 }
+
+/// The default [`AuditSettings::result_max_bytes`]: 16 KiB, enough for the
+/// text of most tool answers, not for a file or a page read whole.
+pub const RESULT_MAX_BYTES: usize = 16 * 1024;
 
 impl AuditSettings {
     /// The defaults for a log at `path`.
@@ -90,6 +100,8 @@ impl AuditSettings {
             fail_open: false,
             rotate_bytes: None,
             keep: 5,
+            results: true,
+            result_max_bytes: RESULT_MAX_BYTES,
         }
     }
 }
@@ -100,6 +112,8 @@ pub struct AuditLog {
     path: PathBuf,
     redact: bool,
     fail_open: bool,
+    results: bool,
+    result_max_bytes: usize,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -108,6 +122,7 @@ impl std::fmt::Debug for AuditLog {
             .field("path", &self.path)
             .field("redact", &self.redact)
             .field("fail_open", &self.fail_open)
+            .field("results", &self.results)
             .finish_non_exhaustive()
     }
 }
@@ -137,6 +152,8 @@ impl AuditLog {
             path: settings.path,
             redact: settings.redact,
             fail_open: settings.fail_open,
+            results: settings.results,
+            result_max_bytes: settings.result_max_bytes,
         })
     }
 
@@ -149,7 +166,7 @@ impl AuditLog {
     /// microseconds: see `examples/record_cost.rs`), and hands it to the
     /// writer; returns its `seq` once it is written.
     async fn write(&self, entry: Entry) -> Result<u64, AuditError> {
-        let members = Members::of(&entry.into_record(self.redact))?;
+        let members = Members::of(&entry.into_record(self.redact, self.result_max_bytes))?;
         self.committer.append(members).await
     }
 }
@@ -191,7 +208,7 @@ fn open_journal(writer: &mut Writer, path: &Path) -> Result<Option<journal::Jour
 
 impl Audit for AuditLog {
     fn record<'a>(&'a self, record: Record<'a>) -> AuditFuture<'a> {
-        let entry = Entry::new(&record);
+        let entry = Entry::new(&record, self.results);
         Box::pin(async move {
             match self.write(entry).await {
                 Ok(_) => Ok(()),

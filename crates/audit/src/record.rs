@@ -63,6 +63,22 @@ pub struct AuditRecord {
     /// For `unreachable`, why (redacted). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome_detail: Option<String>,
+    /// What a `tools/call` was answered with (the `result` object, or the
+    /// JSON-RPC `error` object), redacted. When its JSON text is longer
+    /// than the limit (`resultMaxBytes`), a string: the start of that text,
+    /// cut at a character boundary. Absent for other methods, for calls
+    /// that got no answer, and when results are not recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// Hex SHA-256 of the complete result before redaction and cutting, in
+    /// canonical form (as [`arguments_digest`]): what the tool answered can
+    /// be proven even where `result` masks or cuts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_digest: Option<String>,
+    /// The size in bytes of the result as the upstream sent it, present only
+    /// when `result` was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_bytes: Option<u64>,
     /// From the request's arrival to its answer, in milliseconds
     /// (microsecond resolution).
     pub duration_ms: f64,
@@ -210,13 +226,14 @@ pub(crate) struct Entry {
     arguments: Option<String>,
     verdict: Verdict,
     outcome: Outcome,
+    result: Option<String>,
     elapsed: Duration,
     approval: Option<ApprovalRecord>,
 }
 
 impl Entry {
-    /// Copies `record`.
-    pub(crate) fn new(record: &Record<'_>) -> Self {
+    /// Copies `record`; its tool result only if `with_result`.
+    pub(crate) fn new(record: &Record<'_>, with_result: bool) -> Self {
         Entry {
             session: record.call.session.to_owned(),
             client: record.client.map(str::to_owned),
@@ -228,30 +245,34 @@ impl Entry {
             arguments: record.call.arguments.map(str::to_owned),
             verdict: record.verdict.clone(),
             outcome: record.outcome.clone(),
+            result: record.result.filter(|_| with_result).map(str::to_owned),
             elapsed: record.elapsed,
             approval: record.approval.as_ref().map(ApprovalRecord::new),
         }
     }
 
-    /// The record for this entry, redacted if `redact`. `time`, `seq` and
-    /// `prevHash` are left empty for the writer to fill in.
-    pub(crate) fn into_record(self, redact: bool) -> AuditRecord {
+    /// The record for this entry, redacted if `redact`, its result cut to
+    /// `result_max_bytes`. `time`, `seq` and `prevHash` are left empty for
+    /// the writer to fill in.
+    pub(crate) fn into_record(self, redact: bool, result_max_bytes: usize) -> AuditRecord {
         let text = |s: String| if redact { redact_text(&s).into_owned() } else { s };
         let (arguments, arguments_digest) = match self.arguments {
             None => (Value::Null, None),
-            Some(raw) => match serde_json::from_str::<Value>(&raw) {
-                Ok(mut value) => {
-                    let digest = crate::sha256_hex(canonical_text(&value).as_bytes());
-                    if redact {
-                        redact_value(&mut value);
-                    }
-                    (value, Some(digest))
+            Some(raw) => {
+                let (value, digest) = digested(raw, redact);
+                (value, Some(digest))
+            }
+        };
+        let (result, result_digest, result_bytes) = match self.result {
+            None => (None, None, None),
+            Some(raw) => {
+                let sent = raw.len() as u64;
+                let (value, digest) = digested(raw, redact);
+                match cut(value, result_max_bytes) {
+                    Ok(value) => (Some(value), Some(digest), None),
+                    Err(start) => (Some(Value::String(start)), Some(digest), Some(sent)),
                 }
-                Err(_) => {
-                    let digest = crate::sha256_hex(raw.as_bytes());
-                    (Value::String(text(raw)), Some(digest))
-                }
-            },
+            }
         };
         let decision = match self.verdict {
             Verdict::Allow => Decision { verdict: VerdictKind::Allow, rule: None, reason: None },
@@ -286,12 +307,50 @@ impl Entry {
             decision,
             outcome,
             outcome_detail,
+            result,
+            result_digest,
+            result_bytes,
             duration_ms: self.elapsed.as_micros() as f64 / 1000.0,
             approval,
             prev_hash: String::new(),
             hash: None,
         }
     }
+}
+
+/// `raw` JSON text as a value, redacted if `redact`, with the hex SHA-256
+/// of its canonical form before redaction. Text that is not JSON becomes a
+/// (redacted) string, hashed as it is.
+fn digested(raw: String, redact: bool) -> (Value, String) {
+    match serde_json::from_str::<Value>(&raw) {
+        Ok(mut value) => {
+            let digest = crate::sha256_hex(canonical_text(&value).as_bytes());
+            if redact {
+                redact_value(&mut value);
+            }
+            (value, digest)
+        }
+        Err(_) => {
+            let digest = crate::sha256_hex(raw.as_bytes());
+            let text = if redact { redact_text(&raw).into_owned() } else { raw };
+            (Value::String(text), digest)
+        }
+    }
+}
+
+/// `value` if its JSON text fits in `max` bytes, else the start of that
+/// text, cut at a character boundary. Redaction happens before the cut, so a
+/// secret is masked whole, never left half-visible by the cut.
+fn cut(value: Value, max: usize) -> Result<Value, String> {
+    let text = value.to_string();
+    if text.len() <= max {
+        return Ok(value);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Err(text[..end].to_owned())
 }
 
 /// Whether `seq` is still unset: `time`, `seq` and `prevHash` are left out

@@ -83,6 +83,8 @@ mod tests {
             fail_open: false,
             rotate_bytes: None,
             keep: 2,
+            results: true,
+            result_max_bytes: crate::policy::RESULT_MAX_BYTES,
         });
         config.approval = Some(crate::ApprovalConfig {
             exchange_dir: Some("/run/w/exchange".into()),

@@ -426,10 +426,33 @@ pub struct AuditConfig {
     /// Rotated files kept.
     #[serde(default = "five")]
     pub keep: usize,
+    /// Record what each tool call was answered with, redacted like the
+    /// arguments, with the digest of the whole answer (on by default).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub results: bool,
+    /// A result longer than this many bytes of JSON is recorded cut (its
+    /// digest still covers all of it). Default 16384.
+    #[serde(default = "result_max_bytes", skip_serializing_if = "is_result_max_bytes")]
+    pub result_max_bytes: usize,
 }
 
 fn yes() -> bool {
     true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
+/// The default `audit.resultMaxBytes`.
+pub const RESULT_MAX_BYTES: usize = 16 * 1024;
+
+fn result_max_bytes() -> usize {
+    RESULT_MAX_BYTES
+}
+
+fn is_result_max_bytes(value: &usize) -> bool {
+    *value == RESULT_MAX_BYTES
 }
 
 fn five() -> usize {

@@ -119,6 +119,7 @@ impl Shared {
                     client_address: None,
                     verdict: &verdict,
                     outcome: &outcome,
+                    result: None,
                     elapsed: Default::default(),
                     approval: None,
                 };

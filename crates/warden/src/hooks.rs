@@ -28,6 +28,8 @@ pub fn open_audit(config: &Config) -> anyhow::Result<Option<Arc<dyn Audit>>> {
         fail_open: audit.fail_open,
         rotate_bytes: audit.rotate_bytes,
         keep: audit.keep,
+        results: audit.results,
+        result_max_bytes: audit.result_max_bytes,
     };
     let log = AuditLog::open(settings).with_context(|| format!("cannot open the audit log {}", audit.path))?;
     Ok(Some(Arc::new(log)))
@@ -182,6 +184,7 @@ impl SandboxDenials {
                 client_address: None,
                 verdict: &verdict,
                 outcome: &outcome,
+                result: None,
                 elapsed: Default::default(),
                 approval: None,
             };

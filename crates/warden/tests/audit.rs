@@ -319,3 +319,29 @@ fn several_wardens_on_one_log_keep_one_chain() {
     assert!(seqs.len() >= calls, "{} records", seqs.len());
     assert!(seqs.windows(2).all(|pair| pair[1] == pair[0] + 1), "one chain across files: {seqs:?}");
 }
+
+/// IronCurtain records what each tool answered; so does Warden, redacted
+/// like the arguments, and `results: false` leaves it out.
+#[test]
+fn a_tool_answer_is_recorded_redacted_and_can_be_left_out() {
+    let key = "sk-ant-api03-abcDEF123-ghiJKL456_mnoPQR789-stuVWX012yz";
+    let dir = support::scratch_dir("audit-results");
+    for (extra, recorded) in [("", true), (", results: false", false)] {
+        let log = dir.join(format!("audit{}.jsonl", recorded as u8));
+        let mut client = Client::serve_initialized(&audit_config(&log, extra));
+        client.wait_for_tool("fx__echo");
+        let text = format!("the key is {key}");
+        assert_eq!(client.call_text("fx__echo", json!({"text": text})), text);
+        client.close();
+        let records = records(&log);
+        let call = records.iter().find(|r| r["name"] == "echo").expect("the call's record");
+        assert!(!call.to_string().contains(key), "{call}");
+        if recorded {
+            assert_eq!(call["result"]["content"][0]["text"], "the key is [REDACTED:api-key]", "{call}");
+            let digest = call["resultDigest"].as_str().unwrap_or_default();
+            assert_eq!(digest.len(), 64, "{call}");
+        } else {
+            assert!(call.get("result").is_none() && call.get("resultDigest").is_none(), "{call}");
+        }
+    }
+}

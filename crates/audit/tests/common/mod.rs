@@ -47,11 +47,13 @@ pub struct Req<'a> {
     pub arguments: Option<&'a str>,
     pub verdict: Verdict,
     pub outcome: Outcome,
+    /// What the tool answered (the `result` object's text).
+    pub result: Option<&'a str>,
 }
 
 impl<'a> Req<'a> {
     pub fn allow(server: &'a str, name: &'a str, arguments: Option<&'a str>) -> Self {
-        Req { server, name, arguments, verdict: Verdict::Allow, outcome: Outcome::Result }
+        Req { server, name, arguments, verdict: Verdict::Allow, outcome: Outcome::Result, result: None }
     }
 
     pub fn deny(server: &'a str, name: &'a str, rule: &str, reason: &str) -> Self {
@@ -61,6 +63,7 @@ impl<'a> Req<'a> {
             arguments: None,
             verdict: Verdict::Deny { rule: rule.into(), reason: reason.into() },
             outcome: Outcome::Refused,
+            result: None,
         }
     }
 }
@@ -76,6 +79,7 @@ pub async fn record(log: &AuditLog, req: &Req<'_>) -> Result<(), String> {
         client_address: Some(std::net::IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 7))),
         verdict: &req.verdict,
         outcome: &req.outcome,
+        result: req.result,
         elapsed: Duration::from_micros(1234),
         approval: None,
     })

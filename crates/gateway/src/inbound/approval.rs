@@ -85,7 +85,7 @@ impl Shared {
         let mut waiting = Waiting { shared: self, approver, id: &ticket.id, request, serial, settled: false };
         tracing::info!(session = %self.id, server = call.server, name = call.name, approval = %ticket.id, "waiting for approval ({rule})");
         if let Err(why) =
-            self.audit(hooks, call, verdict, &Outcome::Pending, started, Some(step("pending", None))).await
+            self.audit(hooks, call, verdict, &Outcome::Pending, started, Some(step("pending", None)), None).await
         {
             self.audit_failed(frame, &why);
             return None;
@@ -112,8 +112,9 @@ impl Shared {
         let settled = resolution.settled;
         tracing::info!(session = %self.id, approval = %ticket.id, channel = %resolution.channel, by = %resolution.by, "approval {}", settled.as_str());
         let outcome = if settled == Settled::Approved { Outcome::Pending } else { Outcome::Refused };
-        let audited =
-            self.audit(hooks, call, verdict, &outcome, started, Some(step(settled.as_str(), Some(&resolution)))).await;
+        let audited = self
+            .audit(hooks, call, verdict, &outcome, started, Some(step(settled.as_str(), Some(&resolution))), None)
+            .await;
         match (settled, audited) {
             // A cancelled request gets no answer.
             (Settled::Withdrawn, _) if resolution.channel == "client" => None,

@@ -70,35 +70,39 @@ impl Shared {
         } else if let Some(refusal) = verdict.refusal() {
             tracing::info!(session = %self.id, server = call.server, name = call.name, "refused: {refusal}");
             // A refusal stands even if it cannot be recorded.
-            let _ = self.audit(hooks, call, &verdict, &Outcome::Refused, started, None).await;
+            let _ = self.audit(hooks, call, &verdict, &Outcome::Refused, started, None, None).await;
             self.respond(frame, refusal_response(frame, call.method, &refusal));
             return;
         }
-        let (reply, outcome) = match self.forward(frame, serial, upstream, splice, token).await {
+        let (reply, outcome, answer) = match self.forward(frame, serial, upstream, splice, token).await {
             Forwarded::Cancelled => return,
             Forwarded::Answer(answer) => {
                 if creates_task {
                     self.record_task(upstream, &answer);
                 }
                 let outcome = outcome_of(&answer, call.method, hooks.audit.is_some());
-                (answer.with_id(frame.id().unwrap_or("null")), outcome)
+                (answer.with_id(frame.id().unwrap_or("null")), outcome, Some(answer))
             }
             Forwarded::Failed(err) => {
                 let text = error_response(frame.id(), ErrorCode::UpstreamUnavailable, &err.to_string(), None);
-                (text, Outcome::Unreachable(err.to_string()))
+                (text, Outcome::Unreachable(err.to_string()), None)
             }
         };
         if let Some(approved) = &approved {
             approved.approver.executed(&approved.ticket.id);
         }
         let step = approved.as_ref().map(Approved::executed);
-        match self.audit(hooks, call, &verdict, &outcome, started, step).await {
+        // What a tool answered is part of its record; other answers are not.
+        let result = answer.as_ref().filter(|_| *call.method == Method::ToolsCall).and_then(Frame::payload);
+        match self.audit(hooks, call, &verdict, &outcome, started, step, result).await {
             Ok(()) => self.respond(frame, reply),
             Err(why) => self.audit_failed(frame, &why),
         }
     }
 
-    /// Records one decision, or one step of an approval.
+    /// Records one decision, or one step of an approval, with what a tool
+    /// answered (`result`, see [`crate::pipeline::Record::result`]).
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn audit(
         &self,
         hooks: &Hooks,
@@ -107,6 +111,7 @@ impl Shared {
         outcome: &Outcome,
         started: Instant,
         approval: Option<ApprovalStep<'_>>,
+        result: Option<&str>,
     ) -> Result<(), String> {
         let Some(audit) = &hooks.audit else { return Ok(()) };
         let client = self.client_name();
@@ -118,6 +123,7 @@ impl Shared {
             client_address: crate::origin::client_address(),
             verdict,
             outcome,
+            result,
             elapsed: started.elapsed(),
             approval,
         };

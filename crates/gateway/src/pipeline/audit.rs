@@ -40,6 +40,10 @@ pub struct Record<'a> {
     pub verdict: &'a Verdict,
     /// How it ended.
     pub outcome: &'a Outcome,
+    /// What a `tools/call` was answered with, as the upstream sent it: the
+    /// `result` (or JSON-RPC `error`) object's JSON text. `None` for other
+    /// methods and for calls that got no answer.
+    pub result: Option<&'a str>,
     /// From the request's arrival to its answer.
     pub elapsed: Duration,
     /// For an escalated call: the step of its approval this record is.

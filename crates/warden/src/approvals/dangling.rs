@@ -75,6 +75,7 @@ pub async fn close(audit: &Arc<dyn Audit>, records: Vec<AuditRecord>) {
             client_address: record.client_address.as_deref().and_then(|address| address.parse().ok()),
             verdict: &verdict,
             outcome: &Outcome::Refused,
+            result: None,
             elapsed: Default::default(),
             approval: Some(step),
         };

@@ -17,11 +17,16 @@
 
 #![warn(missing_docs)]
 
+mod collide;
 mod error;
 mod filter;
+mod language;
+mod lint;
 mod normalize;
+mod shadow;
 mod view;
 
 pub use error::{PatternError, ProfileError};
+pub use lint::warnings;
 pub use normalize::{MAX_DECODE_ROUNDS, normalize_uri};
 pub use view::{Decision, ProfileView};

@@ -53,6 +53,8 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    // Filter entries that change nothing, and globs that collide unprefixed.
+    warnings.extend(warden_profiles::warnings(&config));
     if let Err(err) = Limiter::new(&config.rate_limits, &config.breaker) {
         problems.push(err.to_string());
     }

@@ -28,7 +28,7 @@ pub mod store;
 pub mod whitelist;
 
 pub use digest::args_digest;
-pub use intent::{Intent, IntentBoard};
+pub use intent::{Intent, IntentBoard, USER_CONTEXT_FILE};
 pub use record::{Approval, Decided};
 pub use service::{Service, ServiceSettings};
 pub use state::{Event, State, Transition};

@@ -65,10 +65,11 @@ impl Default for ApprovalConfig {
 }
 
 /// Which API the auto-approver's model speaks.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum ModelApi {
-    /// The Anthropic Messages API (`/v1/messages`).
+    /// The Anthropic Messages API (`/v1/messages`), the default.
+    #[default]
     Anthropic,
     /// OpenAI-compatible chat completions (`/v1/chat/completions`): OpenAI,
     /// LiteLLM, vLLM, Ollama.
@@ -80,13 +81,17 @@ pub enum ModelApi {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AutoApproverConfig {
-    /// The API.
+    /// The API (default `anthropic`).
+    #[serde(default)]
     pub api: ModelApi,
     /// The API's base URL (default: the vendor's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
-    /// The model.
-    pub model: String,
+    /// The model (default, for `anthropic`: [`DEFAULT_ANTHROPIC_MODEL`];
+    /// an OpenAI-compatible server has no model every such server offers,
+    /// so there it must be named).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The environment variable holding the API key (default
     /// `ANTHROPIC_API_KEY` or `OPENAI_API_KEY`). The key is never logged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -98,4 +103,21 @@ pub struct AutoApproverConfig {
     /// How old the user's stated intent may be, in seconds (default 120).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent_max_age_secs: Option<u64>,
+}
+
+/// The auto-approver's model when none is named: IronCurtain's default, a
+/// small model (the question is narrow: does the user's message name this
+/// call?), quick enough that a call waits a second or two, not ten.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-haiku-4-5";
+
+impl AutoApproverConfig {
+    /// The model to ask: the one named, else the API's default (none for
+    /// OpenAI-compatible servers).
+    pub fn model(&self) -> Option<&str> {
+        match (&self.model, self.api) {
+            (Some(model), _) => Some(model),
+            (None, ModelApi::Anthropic) => Some(DEFAULT_ANTHROPIC_MODEL),
+            (None, ModelApi::Openai) => None,
+        }
+    }
 }

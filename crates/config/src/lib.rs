@@ -18,7 +18,7 @@ mod schema;
 mod validate;
 mod watch;
 
-pub use approval::{ApprovalConfig, AutoApproverConfig, ModelApi};
+pub use approval::{ApprovalConfig, AutoApproverConfig, DEFAULT_ANTHROPIC_MODEL, ModelApi};
 pub use env::expand;
 pub use error::ConfigError;
 pub use load::{load, parse};

@@ -134,6 +134,13 @@ fn validate_approval(config: &Config, problems: &mut Problems<'_>) {
         if approval.token.as_ref().is_some_and(|token| token.len() < 16) {
             problems.at(&["approval", "token"], "approval.token must have at least 16 characters".into());
         }
+        if approval.auto_approver.as_ref().is_some_and(|auto| auto.model().is_none()) {
+            problems.at(
+                &["approval", "autoApprover"],
+                "approval.autoApprover.model is needed with api: openai (an OpenAI-compatible server has no default model)"
+                    .into(),
+            );
+        }
     }
 }
 
@@ -315,6 +322,18 @@ approval: {timeoutSecs: 0, token: short}
         assert!(found[2].contains("\"c\"): timeoutSecs must be at least 1"), "{}", found[2]);
         assert!(found[3].contains("approval.timeoutSecs must be at least 1"), "{}", found[3]);
         assert!(found[4].contains("approval.token must have at least 16 characters"), "{}", found[4]);
+    }
+
+    #[test]
+    fn the_auto_approver_defaults_to_anthropic_and_its_small_model() {
+        let parse = |text: &str| crate::parse(Path::new("c.yaml"), text, &|_| None);
+        let config = parse("approval: {autoApprover: {}}\n").expect("no field is needed");
+        let auto = config.approval.and_then(|approval| approval.auto_approver).expect("autoApprover");
+        assert_eq!(auto.model(), Some(crate::DEFAULT_ANTHROPIC_MODEL));
+        let found = problems("approval: {autoApprover: {api: openai}}\n");
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].contains("autoApprover.model is needed with api: openai"), "{}", found[0]);
+        assert!(parse("approval: {autoApprover: {api: openai, model: llama3}}\n").is_ok());
     }
 
     #[test]

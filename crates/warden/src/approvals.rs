@@ -66,7 +66,12 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
         return Ok(None);
     };
     let store = Arc::new(MemoryStore::default());
-    let intents = Arc::new(IntentBoard::default());
+    // IronCurtain's session writes the user's latest message into its
+    // escalation directory, which the exchange directory is.
+    let intents = Arc::new(match &settings.exchange_dir {
+        Some(dir) => IntentBoard::with_exchange_dir(&crate::hooks::expand_home(dir)),
+        None => IntentBoard::default(),
+    });
     let whitelist = Arc::new(Whitelist::new(audit.clone()));
     let links = Arc::new(LoginLinks::default());
     let mut path = socket_path(config);
@@ -277,8 +282,10 @@ fn auto_approver(config: &AutoApproverConfig) -> anyhow::Result<AutoApprover> {
     let key = std::env::var(key_env).ok().filter(|key| !key.trim().is_empty()).with_context(|| {
         format!("approval.autoApprover: the environment variable {key_env} (its API key) is not set")
     })?;
+    // Validation makes sure a model is named where there is no default.
+    let model = config.model().context("approval.autoApprover: no model")?;
     let mut settings =
-        Settings::new(api, config.base_url.as_deref().unwrap_or(base), config.model.clone(), ApiKey::new(key));
+        Settings::new(api, config.base_url.as_deref().unwrap_or(base), model.to_owned(), ApiKey::new(key));
     if let Some(secs) = config.deadline_secs {
         settings.deadline = Duration::from_secs(secs);
     }

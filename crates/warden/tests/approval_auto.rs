@@ -193,3 +193,43 @@ fn an_openai_compatible_model_approves_too() {
     assert_eq!(received[0].1["tool_choice"]["function"]["name"], "record_decision");
     verify_audit(&dir);
 }
+
+/// IronCurtain's session writes the user's latest message into
+/// `user-context.json` in its escalation directory: with that directory as
+/// `exchangeDir`, the auto-approver reads it, and with no model named asks
+/// the default one.
+#[test]
+fn the_auto_approver_reads_ironcurtains_user_context_and_has_a_default_model() {
+    let dir = scratch_dir("auto-user-context");
+    let exchange = dir.join("escalations");
+    let script = Arc::new(Script::default());
+    let base = fake_model(script.clone());
+    let config = fixtures(
+        &[("fx", &[])],
+        &format!(
+            "policy:\n  annotations:\n    fx:\n      echo: {{args: {{text: [read-path]}}}}\n  rules:\n    - {{name: reads-need-a-yes, if: {{tool: [echo]}}, then: escalate, reason: reads a file, autoApprove: true}}\napproval:\n  socket: {socket:?}\n  exchangeDir: {exchange:?}\n  autoApprover: {{baseUrl: {base:?}, apiKeyEnv: FAKE_MODEL_KEY}}\naudit: {{path: {audit:?}}}\n",
+            socket = dir.join("approvals.sock").to_str().unwrap(),
+            exchange = exchange.to_str().unwrap(),
+            audit = dir.join("audit.jsonl").to_str().unwrap(),
+        ),
+    );
+    let path = dir.join("warden.yaml");
+    std::fs::write(&path, config).unwrap();
+    let mut client =
+        Client::start(&["serve", "--config", path.to_str().unwrap()], &[("FAKE_MODEL_KEY", "sk-fake-key-123")]);
+    client.initialize();
+    client.wait_for_tool("fx__echo");
+
+    // As IronCurtain's agent session writes it each turn.
+    let now = humantime::format_rfc3339_millis(std::time::SystemTime::now());
+    let context = json!({"userMessage": "please read /srv/app/notes.txt", "timestamp": now.to_string(), "source": "agent-session"});
+    std::fs::write(exchange.join("user-context.json"), context.to_string()).unwrap();
+    script.answers.lock().unwrap().push_back(decision("approve", "the user asked to read notes.txt"));
+    let approved = client.call_tool("fx__echo", json!({"text": "/srv/app/notes.txt"}));
+    assert_eq!(approved["content"][0]["text"], "/srv/app/notes.txt", "{approved}");
+    let received = script.received.lock().unwrap().clone();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].1["model"], "claude-haiku-4-5", "the default model");
+    assert!(received[0].1.to_string().contains("please read /srv/app/notes.txt"));
+    verify_audit(&dir);
+}

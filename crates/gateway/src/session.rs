@@ -267,6 +267,7 @@ impl Session {
     /// Each upstream's state.
     pub fn status(&self) -> Status {
         let catalog = self.shared.read_catalog();
+        let config = self.shared.config.load();
         Status {
             upstreams: self
                 .shared
@@ -276,6 +277,7 @@ impl Session {
                 .filter(|(_, upstream)| self.shared.shows_server(upstream.name()))
                 .map(|(_, upstream)| UpstreamStatus {
                     name: upstream.name().to_owned(),
+                    display_name: config.servers.get(upstream.name()).and_then(|server| server.display_name.clone()),
                     state: match upstream.state() {
                         State::Starting => "starting".into(),
                         State::Ready(_) => "ready".into(),
@@ -327,6 +329,8 @@ pub struct Status {
 pub struct UpstreamStatus {
     /// Its name.
     pub name: String,
+    /// Its `displayName`, when the configuration gives one.
+    pub display_name: Option<String>,
     /// `starting`, `ready`, `down: <reason>` or `stopped`.
     pub state: String,
 }

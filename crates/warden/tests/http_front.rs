@@ -576,3 +576,19 @@ fn a_call_at_a_time_wakes_no_other_thread() {
     let per_call = blocks_per_call(&warden, &client, "fx__echo");
     assert!(per_call <= 2.25, "Warden's threads blocked {per_call:.2} times per call");
 }
+
+#[test]
+fn status_names_each_upstream_with_its_display_name_when_it_has_one() {
+    let fixture = fixture_bin();
+    let config = format!(
+        "servers:\n  fx:\n    displayName: Local Fixture\n    transport: {{kind: stdio, command: {fixture:?}}}\n  plain:\n    transport: {{kind: stdio, command: {fixture:?}}}\n"
+    );
+    let warden = HttpWarden::start(&config);
+    let mut client = warden.client();
+    client.initialize();
+    let status = send(&warden.addr, "GET", "/status", &[], b"").json();
+    let upstreams = status["sessions"][0]["upstreams"].as_array().expect("upstreams");
+    let named = |name: &str| upstreams.iter().find(|u| u["name"] == name).cloned().expect("the upstream");
+    assert_eq!(named("fx")["displayName"], "Local Fixture", "{status}");
+    assert!(named("plain").get("displayName").is_none(), "no displayName without one: {status}");
+}

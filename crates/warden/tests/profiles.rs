@@ -213,6 +213,67 @@ fn profiles_effective_and_schema_describe_the_config() {
 }
 
 #[test]
+fn validate_warns_about_shadowed_entries_and_unprefixed_globs_that_collide() {
+    let fixture = fixture_bin();
+    let path = write_config(&format!(
+        r#"defaultProfile: safe
+naming: {{prefix: never}}
+servers:
+  fx:
+    transport: {{kind: stdio, command: "{fixture}"}}
+  other:
+    transport: {{kind: stdio, command: "{fixture}"}}
+profiles:
+  safe:
+    servers:
+      fx:
+        tools: {{allow: ['e*', echo, pid], deny: ['p*']}}
+        prompts: {{deny: ['*']}}
+      other:
+        tools: {{allow: ['ech?'], deny: [crash]}}
+        prompts: {{deny: ['*']}}
+"#
+    ));
+    let (ok, stdout, stderr) = warden(&["validate", "--config", path.to_str().unwrap()]);
+    assert!(ok, "warnings do not fail validation: {stderr}");
+    assert!(stdout.contains("valid"), "{stdout}");
+    let warnings: Vec<&str> = stderr.lines().filter(|line| line.starts_with("warning: ")).collect();
+    let expected = [
+        r#"profile "safe", server "fx", tools: allow "echo" is shadowed by an earlier allow entry "e*", which matches everything it matches"#,
+        r#"profile "safe", server "fx", tools: allow "pid" never lets anything through: deny "p*" hides everything it matches"#,
+        r#"profile "safe", server "other", tools: deny "crash" has no effect: no allow entry ("ech?") lets through anything it matches"#,
+        r#"profile "safe": tool names are not prefixed, and "fx" (allow "e*") and "other" (allow "ech?") both let through tools such as "echa": if both servers have one, the client sees "fx"'s (first in the file) and "other"'s is hidden"#,
+    ];
+    for warning in expected {
+        assert!(warnings.iter().any(|line| line.ends_with(warning)), "missing {warning:?} in {stderr}");
+    }
+    assert_eq!(warnings.len(), expected.len(), "{stderr}");
+}
+
+#[test]
+fn profiles_and_effective_show_display_names() {
+    let path = write_config(&config(SAFE_TOOLS));
+    let path = path.to_str().unwrap();
+    let (ok, stdout, _) = warden(&["profiles", "--config", path]);
+    assert!(ok);
+    assert!(stdout.contains("[servers: fx \"Fixture\", other]"), "{stdout}");
+
+    let (ok, stdout, stderr) = warden(&["effective", "--config", path, "--profile", "dev", "--json"]);
+    assert!(ok, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let items = report["items"].as_array().unwrap();
+    assert!(items.iter().filter(|i| i["server"] == "fx").all(|i| i["displayName"] == "Fixture"), "{stdout}");
+    assert!(items.iter().filter(|i| i["server"] == "other").all(|i| i.get("displayName").is_none()), "{stdout}");
+
+    let (ok, stdout, _) = warden(&["effective", "--config", path]);
+    assert!(ok);
+    assert!(stdout.contains("\nfx \"Fixture\" (ready)") && stdout.contains("\nother (ready)"), "{stdout}");
+    let (ok, stdout, _) = warden(&["effective", "--config", path, "--offline"]);
+    assert!(ok);
+    assert!(stdout.contains("\nfx \"Fixture\":") && stdout.contains("\nother: hidden entirely"), "{stdout}");
+}
+
+#[test]
 fn call_goes_through_the_filtered_hub() {
     let path = write_config(&config(SAFE_TOOLS));
     let path = path.to_str().unwrap();

@@ -11,6 +11,7 @@ use warden_gateway::pipeline::Hooks;
 use warden_profiles::ProfileView;
 
 use crate::cli::EffectiveArgs;
+use crate::commands::profiles::labelled;
 use crate::local::LocalClient;
 
 /// Connects to the servers (unless `--offline`) and explains each item.
@@ -45,10 +46,14 @@ pub async fn run(args: EffectiveArgs) -> anyhow::Result<ExitCode> {
         let rows: Vec<_> = explained
             .iter()
             .map(|(item, decision)| {
-                json!({
+                let mut row = json!({
                     "server": item.server, "kind": kind_name(item.kind), "name": item.key,
                     "exposedAs": item.exposed, "visible": decision.visible, "reason": decision.reason,
-                })
+                });
+                if let Some(display_name) = config.servers.get(&item.server).and_then(|s| s.display_name.as_deref()) {
+                    row["displayName"] = json!(display_name);
+                }
+                row
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&json!({"profile": view.name(), "items": rows}))?);
@@ -57,7 +62,7 @@ pub async fn run(args: EffectiveArgs) -> anyhow::Result<ExitCode> {
     println!("profile: {}", view.name().unwrap_or("(none: everything is visible)"));
     for server in servers {
         let state = status.upstreams.iter().find(|u| u.name == **server).map_or("unknown", |u| u.state.as_str());
-        println!("\n{server} ({state})");
+        println!("\n{} ({state})", labelled(&config, server));
         if config.sandbox_of(server).is_some() {
             let running = warden_sandbox::report::launch_of(server).unwrap_or_else(|| "not started".into());
             println!("  sandbox: {}\n  running: {running}", crate::commands::sandbox::describe(&config, server));
@@ -98,9 +103,9 @@ fn print_rules(config: &Config, view: &ProfileView, servers: &[&String]) {
     println!("profile: {name}  {}", profile.description);
     for server in servers {
         match profile.servers.get(*server) {
-            None => println!("\n{server}: hidden entirely (not in profile {name:?})"),
+            None => println!("\n{}: hidden entirely (not in profile {name:?})", labelled(config, server)),
             Some(filters) => {
-                println!("\n{server}:");
+                println!("\n{}:", labelled(config, server));
                 for (label, filter) in
                     [("tools", &filters.tools), ("prompts", &filters.prompts), ("resources", &filters.resources)]
                 {

@@ -2,6 +2,8 @@
 
 use std::process::ExitCode;
 
+use warden_config::Config;
+
 use crate::cli::ConfigArgs;
 
 /// Lists the profiles; the default is marked with `*`.
@@ -14,8 +16,16 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     let width = config.profiles.keys().map(String::len).max().unwrap_or(0);
     for (name, profile) in &config.profiles {
         let mark = if config.default_profile.as_deref() == Some(name) { '*' } else { ' ' };
-        let servers: Vec<&str> = profile.servers.keys().map(String::as_str).collect();
+        let servers: Vec<String> = profile.servers.keys().map(|server| labelled(&config, server)).collect();
         println!("{mark} {name:width$}  {}  [servers: {}]", profile.description, servers.join(", "));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A server's name, with its `displayName` in quotes when it has one.
+pub fn labelled(config: &Config, server: &str) -> String {
+    match config.servers.get(server).and_then(|entry| entry.display_name.as_deref()) {
+        Some(display_name) => format!("{server} {display_name:?}"),
+        None => server.to_owned(),
+    }
 }

@@ -8,6 +8,8 @@ use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use crate::session::UpstreamStatus;
+
 use super::Front;
 
 /// GET `/healthz`: the front is up. `Host` and `Origin` are checked as
@@ -47,11 +49,7 @@ pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) 
                 "owner": entry.owner.as_deref(),
                 "profile": entry.profile,
                 "protocolVersion": status.protocol_version,
-                "upstreams": status.upstreams.iter().map(|upstream| json!({
-                    "name": upstream.name,
-                    "state": upstream.state,
-                    "sandbox": warden_sandbox::report::launch_of(&upstream.name),
-                })).collect::<Vec<_>>(),
+                "upstreams": status.upstreams.iter().map(upstream_json).collect::<Vec<_>>(),
                 "collisions": status.collisions,
             })
         })
@@ -82,4 +80,18 @@ pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) 
         },
     });
     ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// One upstream of a session in `/status`; `displayName` only when the
+/// configuration gives one.
+fn upstream_json(upstream: &UpstreamStatus) -> serde_json::Value {
+    let mut entry = json!({
+        "name": upstream.name,
+        "state": upstream.state,
+        "sandbox": warden_sandbox::report::launch_of(&upstream.name),
+    });
+    if let Some(display_name) = &upstream.display_name {
+        entry["displayName"] = json!(display_name);
+    }
+    entry
 }

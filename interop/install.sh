@@ -3,7 +3,13 @@
 # SDK (mcp==2.3.0, both eras) into interop/.venv and its 1.x (mcp==1.30.0,
 # 2025 only) into interop/.venv1, and the TypeScript ones
 # (client 2.4.0, sdk 1.32.2, server 2.4.0) and Claude Code 2.1.330 into
-# interop/node_modules as package-lock.json pins them. Needs python3 (3.10+) and npm; does nothing when installed.
+# interop/node_modules as package-lock.json pins them. Also the real
+# third-party MCP servers the shipped annotations and presets name
+# (crates/warden/tests/known_servers.rs): server-filesystem and server-postgres
+# in node_modules too, desktop-commander in desktop-commander/node_modules (its
+# own lock), the Python servers on mcp 2.x (fetch, git, time) in .venv-servers
+# and those on mcp 1.x (shell, sqlite) in .venv-servers1. Needs python3
+# (3.11+) and npm; does nothing when installed.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -21,6 +27,19 @@ if [[ ! -f $stamp1 ]] || ! cmp -s requirements-1.txt "$stamp1"; then
     .venv1/bin/pip install --quiet --disable-pip-version-check -r requirements-1.txt
     cp requirements-1.txt "$stamp1"
 fi
+# The real Python servers: a venv per requirements file, reinstalled when the
+# file changes (their `mcp` pins conflict with each other and with the SDKs').
+venv() { # directory requirements
+    local stamp=$1/.warden-installed
+    if [[ ! -f $stamp ]] || ! cmp -s "$2" "$stamp"; then
+        rm -rf "$1"
+        python3 -m venv "$1"
+        "$1"/bin/pip install --quiet --disable-pip-version-check -r "$2"
+        cp "$2" "$stamp"
+    fi
+}
+venv .venv-servers requirements-servers.txt
+venv .venv-servers1 requirements-servers-1.txt
 version() { "$1" -c 'import importlib.metadata as m; print(m.version("mcp"))'; }
 echo "interop: Python SDKs $(version .venv/bin/python) and $(version .venv1/bin/python)"
 
@@ -29,4 +48,12 @@ if [[ ! -f $npm_stamp ]] || ! cmp -s package-lock.json "$npm_stamp"; then
     npm ci --no-audit --no-fund --engine-strict=false --loglevel=error
     cp package-lock.json "$npm_stamp"
 fi
-echo "interop: TypeScript SDKs and Claude Code installed"
+# desktop-commander has its own lock: 683 packages (about 260 MB). Its
+# scripts are not run (the postinstall reports the install over the network
+# and downloads ripgrep from GitHub), nor is puppeteer's browser downloaded.
+dc_stamp=desktop-commander/node_modules/.warden-installed-lock
+if [[ ! -f $dc_stamp ]] || ! cmp -s desktop-commander/package-lock.json "$dc_stamp"; then
+    (cd desktop-commander && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    cp desktop-commander/package-lock.json "$dc_stamp"
+fi
+echo "interop: TypeScript SDKs, Claude Code and the real MCP servers installed"

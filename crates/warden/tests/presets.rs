@@ -1,9 +1,10 @@
 //! Presets end to end: `warden init --preset`, and `policy.include` in front
-//! of the real reference filesystem server.
+//! of the real reference filesystem server (pinned by `interop/install.sh`).
 
 mod support;
 
 use serde_json::json;
+use support::servers::RealServer;
 use support::{Client, fixture_bin, run_warden as warden, scratch_dir};
 
 #[test]
@@ -33,21 +34,13 @@ fn protect_secrets_in_front_of_the_filesystem_server() {
     std::fs::write(project.join("main.rs"), "fn main() {}").unwrap();
     let config = dir.join("warden.yaml");
     std::fs::write(&config, "policy: {include: [builtin:protect-secrets]}\n").unwrap();
-    let cache = format!("{}/.npm", std::env::var("HOME").unwrap_or_else(|_| "/tmp".into()));
     let project_text = project.display().to_string();
-    let mut client = Client::start(
-        &[
-            "wrap",
-            "--config",
-            config.to_str().unwrap(),
-            "--",
-            "npx",
-            "-y",
-            "@modelcontextprotocol/server-filesystem",
-            &project_text,
-        ],
-        &[("npm_config_cache", &cache)],
-    );
+    let server = RealServer::Filesystem;
+    if !server.installed() {
+        return;
+    }
+    let args = server.wrap_args(Some(&config), &[&project_text]);
+    let mut client = Client::start(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
     client.initialize();
     client.wait_for_tool("read_text_file");
     let main =

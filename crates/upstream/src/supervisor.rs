@@ -308,8 +308,10 @@ impl Supervisor {
             let delay = backoff(&spec.supervision, failures);
             failures = failures.saturating_add(1);
             tracing::warn!(server = %spec.name, retry_in_ms = delay.as_millis() as u64, "upstream down: {reason}");
-            self.events.deliver(Event::new(self.index, EventKind::Down { reason: reason.clone() }));
-            self.state.send_replace(State::Down { reason, retry_at: Instant::now() + delay });
+            // The state first: a session told of the end can then tell this
+            // upstream's Down from a late one of a predecessor it replaced.
+            self.state.send_replace(State::Down { reason: reason.clone(), retry_at: Instant::now() + delay });
+            self.events.deliver(Event::new(self.index, EventKind::Down { reason }));
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
                 interrupt = self.interrupted(&spec) => match interrupt {

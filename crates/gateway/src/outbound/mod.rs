@@ -81,6 +81,11 @@ impl Shared {
 
     /// An upstream went down: its items disappear until it is back.
     fn upstream_down(&self, index: usize) {
+        // An upstream is Down before it says so; one still ready in this
+        // slot replaced the upstream that ended (a reload), and keeps its lists.
+        if self.upstreams.load().get(index).is_some_and(|upstream| upstream.connection().is_some()) {
+            return;
+        }
         let gone = self.write_catalog().clear(index);
         self.list_changed(&gone);
     }

@@ -26,6 +26,8 @@ pub enum RealServer {
     Postgres,
     /// `@modelcontextprotocol/server-everything` (npm).
     Everything,
+    /// `@modelcontextprotocol/server-memory` (npm).
+    Memory,
     /// `@wonderwhy-er/desktop-commander` (npm, its own lock).
     DesktopCommander,
     /// `mcp-server-sqlite` (PyPI, on the 1.x SDK).
@@ -42,10 +44,11 @@ pub enum RealServer {
 
 impl RealServer {
     /// Every installed real server.
-    pub const ALL: [RealServer; 9] = [
+    pub const ALL: [RealServer; 10] = [
         RealServer::Filesystem,
         RealServer::Postgres,
         RealServer::Everything,
+        RealServer::Memory,
         RealServer::DesktopCommander,
         RealServer::Sqlite,
         RealServer::Shell,
@@ -60,6 +63,7 @@ impl RealServer {
             RealServer::Filesystem => "filesystem",
             RealServer::Postgres => "postgres",
             RealServer::Everything => "everything",
+            RealServer::Memory => "memory",
             RealServer::DesktopCommander => "desktop-commander",
             RealServer::Sqlite => "sqlite",
             RealServer::Shell => "shell",
@@ -86,6 +90,7 @@ impl RealServer {
             RealServer::Filesystem => npm("node_modules", "@modelcontextprotocol/server-filesystem"),
             RealServer::Postgres => npm("node_modules", "@modelcontextprotocol/server-postgres"),
             RealServer::Everything => npm("node_modules", "@modelcontextprotocol/server-everything"),
+            RealServer::Memory => npm("node_modules", "@modelcontextprotocol/server-memory"),
             RealServer::DesktopCommander => npm("desktop-commander/node_modules", "@wonderwhy-er/desktop-commander"),
             RealServer::Sqlite => python(".venv-servers1", "mcp-server-sqlite"),
             RealServer::Shell => python(".venv-servers1", "mcp-shell-server"),

@@ -52,6 +52,16 @@ pub enum ImportError {
         /// Every problem found, one sentence each.
         problems: Vec<String>,
     },
+    /// `--merge`: the import defines things the config already defines
+    /// differently.
+    #[error(
+        "the import clashes with the config: {}; nothing was written (--replace puts the import's in their place)",
+        clashes.join("; ")
+    )]
+    Clash {
+        /// Each clash, one sentence each.
+        clashes: Vec<String>,
+    },
     /// The configuration could not be written as YAML.
     #[error("cannot write the config as YAML: {message}")]
     Write {

@@ -25,6 +25,9 @@
 //!   [`import_ironcurtain`]): rules, annotations and lists become the
 //!   `policy:` section, strict and denying by default.
 //!
+//! [`merge`] adds an import to an existing config instead (`--merge`): see
+//! its module for what is added, kept and refused.
+//!
 //! Every import is checked with Warden's own loader before it is returned.
 //! Anything that cannot be carried over, or that behaves differently in
 //! Warden, is reported in [`Imported::warnings`]; malformed input is an error
@@ -38,6 +41,7 @@ mod ironcurtain;
 mod mcp2;
 mod mcpmon;
 mod mcptools;
+mod merge;
 mod names;
 mod node;
 mod pyregex;
@@ -53,6 +57,7 @@ use std::str::FromStr;
 pub use error::ImportError;
 pub use ironcurtain::{IronCurtainInput, parse_allowed_domains};
 pub use mcptools::PLACEHOLDER_COMMAND;
+pub use merge::{Merged, merge, read_config};
 /// Public for the fuzz target; imports use it on MCP Sentinel's patterns.
 pub use pyregex::translate as translate_python_regex;
 pub use starter::{DENY_ALL, READ_VERBS, ServerInventory, ToolInfo, has_read_verb, is_safe, starter_profiles};

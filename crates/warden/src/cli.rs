@@ -63,7 +63,7 @@ pub enum Command {
     Init(InitArgs),
     /// Convert another gateway's configuration into a Warden config.
     #[command(
-        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --lists dynamic-lists.json --sandbox ~/.ironcurtain/sandbox --protected-path ~/.ironcurtain --allowed-domains git=github.com,*.github.com\n  warden import ironcurtain-servers src/config/mcp-servers.json --sandbox-policy enforce"
+        after_help = "Examples:\n  warden import mcp2 ~/.config/mcp2/config.yaml -o warden.yaml\n  warden import mcptools --merge -o warden.yaml git-tools.json\n  warden import mcpmon gateway.yaml\n  warden import mcptools inventory/filesystem-tools.json inventory/filesystem-prompts.json\n  warden import sentinel security_policy.yaml -o policy.yaml\n  warden import ironcurtain compiled-policy.json tool-annotations.json --lists dynamic-lists.json --sandbox ~/.ironcurtain/sandbox --protected-path ~/.ironcurtain --allowed-domains git=github.com,*.github.com\n  warden import ironcurtain-servers src/config/mcp-servers.json --sandbox-policy enforce"
     )]
     Import(ImportArgs),
     /// Test a policy against a table of calls, or explain one decision.
@@ -287,6 +287,16 @@ pub struct ImportArgs {
     /// Write the config here instead of stdout.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+    /// Add the import to an existing config (the `-o` file, else
+    /// `$WARDEN_CONFIG`, else `~/.config/warden/warden.yaml`) instead of
+    /// writing a new one; the old file is kept as `<file>.bak`.
+    #[arg(long)]
+    pub merge: bool,
+    /// With --merge: where the import defines a server, profile entry,
+    /// rule or setting differently from the config, take the import's (in
+    /// place) instead of refusing.
+    #[arg(long, requires = "merge")]
+    pub replace: bool,
     /// ironcurtain: the sandbox directory.
     #[arg(long)]
     pub sandbox: Option<String>,

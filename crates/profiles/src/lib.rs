@@ -22,11 +22,13 @@ mod error;
 mod filter;
 mod language;
 mod lint;
+mod live;
 mod normalize;
 mod shadow;
 mod view;
 
 pub use error::{PatternError, ProfileError};
 pub use lint::warnings;
+pub use live::live_collisions;
 pub use normalize::{MAX_DECODE_ROUNDS, normalize_uri};
 pub use view::{Decision, ProfileView};

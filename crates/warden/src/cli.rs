@@ -41,8 +41,10 @@ pub enum Command {
     )]
     Wrap(WrapArgs),
     /// Check a config file: exit 0 with a summary, or 1 with every problem found.
-    #[command(after_help = "Example:\n  warden validate --config warden.yaml")]
-    Validate(ConfigArgs),
+    #[command(
+        after_help = "Examples:\n  warden validate --config warden.yaml\n  warden validate --config warden.yaml --connect"
+    )]
+    Validate(ValidateArgs),
     /// List the profiles of a config file with their descriptions.
     #[command(after_help = "Example:\n  warden profiles --config warden.yaml")]
     Profiles(ConfigArgs),
@@ -99,6 +101,18 @@ pub enum SandboxCommand {
         #[arg(long, short, env = "WARDEN_CONFIG")]
         config: Option<PathBuf>,
     },
+}
+
+/// `warden validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The config file.
+    #[command(flatten)]
+    pub target: ConfigArgs,
+    /// Also start the servers and report the tools, prompts and resources
+    /// that two servers of a profile share, and which one the client gets.
+    #[arg(long)]
+    pub connect: bool,
 }
 
 /// A config file.

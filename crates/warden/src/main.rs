@@ -48,7 +48,7 @@ fn main() -> std::process::ExitCode {
         match cli.command {
             Command::Serve(args) => commands::serve::run(args).await,
             Command::Wrap(args) => commands::wrap::run(args).await,
-            Command::Validate(args) => commands::validate::run(args),
+            Command::Validate(args) => commands::validate::run(args).await,
             Command::Profiles(args) => commands::profiles::run(args),
             Command::Effective(args) => commands::effective::run(args).await,
             Command::Call(args) => commands::call::run(args).await,

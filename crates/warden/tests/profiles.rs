@@ -251,6 +251,56 @@ profiles:
 }
 
 #[test]
+fn validate_connect_names_the_collisions_of_what_the_servers_offer() {
+    let fixture = fixture_bin();
+    let path = write_config(&format!(
+        r#"defaultProfile: safe
+naming: {{prefix: never}}
+servers:
+  fx:
+    transport: {{kind: stdio, command: "{fixture}"}}
+  other:
+    transport: {{kind: stdio, command: "{fixture}", args: [--name, other]}}
+profiles:
+  safe:
+    servers:
+      fx:
+        tools: {{deny: [echo]}}
+        prompts: {{deny: ['*']}}
+      other:
+        tools: {{allow: [echo, pid]}}
+        prompts: {{deny: ['*']}}
+        resources: {{deny: ['**']}}
+"#
+    ));
+    let path = path.to_str().unwrap();
+    let warnings = |stderr: &str| -> Vec<String> {
+        stderr.lines().filter_map(|line| line.strip_prefix("warning: ")).map(str::to_owned).collect()
+    };
+    let (ok, _, stderr) = warden(&["validate", "--config", path]);
+    assert!(ok, "{stderr}");
+    let offline = warnings(&stderr);
+    assert_eq!(offline.len(), 1, "only the overlap the globs decide: {stderr}");
+    assert!(offline[0].contains("both let through tools such as \"pid\""), "{stderr}");
+
+    let (ok, _, stderr) = warden(&["validate", "--config", path, "--connect"]);
+    assert!(ok, "{stderr}");
+    let live = warnings(&stderr);
+    let expected = [
+        r#"profile "safe": tool "echo" is offered by "fx" and "other": the client sees neither, because the name belongs to "fx" (first in the file), whose tool the profile hides, and "other"'s, which it shows, is hidden by the collision"#,
+        r#"profile "safe": tool "pid" is offered by "fx" and "other": the client sees "fx"'s (first in the file), "other"'s is hidden"#,
+    ];
+    for warning in expected {
+        assert!(live.iter().any(|line| line == warning), "missing {warning:?} in {stderr}");
+    }
+    assert_eq!(live.len(), offline.len() + expected.len(), "{stderr}");
+
+    // What the client gets agrees: echo is nowhere, pid is fx's.
+    let (ok, _, stderr) = warden(&["call", "--config", path, "tool", "echo", "--args", r#"{"text":"x"}"#]);
+    assert!(!ok && stderr.contains("Unknown tool: echo"), "{stderr}");
+}
+
+#[test]
 fn profiles_and_effective_show_display_names() {
     let path = write_config(&config(SAFE_TOOLS));
     let path = path.to_str().unwrap();

@@ -1,16 +1,21 @@
 //! `warden validate`: every problem of a config file, or a short summary.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use warden_config::{ConfigError, PrefixMode};
+use warden_config::{Config, ConfigError, PrefixMode};
+use warden_gateway::pipeline::Hooks;
 use warden_limits::Limiter;
 use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
 
-use crate::cli::ConfigArgs;
+use crate::cli::ValidateArgs;
+use crate::local::LocalClient;
 
-/// Checks the file and every profile in it.
-pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
+/// Checks the file and every profile in it; with `--connect`, also what the
+/// servers offer.
+pub async fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
+    let ValidateArgs { target: args, connect } = args;
     let config = match warden_config::load(&args.config) {
         Ok(config) => config,
         Err(ConfigError::Invalid { path, problems }) => {
@@ -72,6 +77,13 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::FAILURE);
     }
+    if connect {
+        for warning in collisions_offered(&config).await? {
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+    }
     for warning in &warnings {
         eprintln!("warning: {warning}");
     }
@@ -97,4 +109,23 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         if config.policy.strict { ", strict" } else { "" }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts every server and reports, per profile, the names and URIs two of
+/// its servers share (see [`warden_profiles::live_collisions`]).
+async fn collisions_offered(config: &Config) -> anyhow::Result<Vec<String>> {
+    let client = LocalClient::start(Arc::new(config.clone()), Hooks::default()).await?;
+    let inventory = client.session().inventory();
+    client.close().await;
+    let profiles: Vec<Option<&str>> = if config.profiles.is_empty() {
+        vec![None]
+    } else {
+        config.profiles.keys().map(|name| Some(name.as_str())).collect()
+    };
+    let mut warnings = Vec::new();
+    for profile in profiles {
+        let view = ProfileView::compile(config, profile)?;
+        warnings.extend(warden_profiles::live_collisions(&view, &inventory));
+    }
+    Ok(warnings)
 }

@@ -14,8 +14,9 @@
 //! `insteadOf` and `pushurl` rewrites, worktree indirections), on a
 //! repository the agent can write, on every call; and IronCurtain's own
 //! domain gate does not see the enriched URL either. Without a remote value
-//! a rule's `domains` condition does not match, so Warden is never more
-//! permissive than IronCurtain's unenriched decision. All nine cases are
+//! (or with a remote's name, which IronCurtain resolves alike) a rule that
+//! allows by domain does not match, and one that denies or escalates by
+//! domain does: Warden is stricter, never more permissive. All nine cases are
 //! ported, with real repositories where IronCurtain makes them; eight get
 //! IronCurtain's decision, one (a `domains`-constrained allow rule for the
 //! enriched URL) is deliberately stricter: Warden denies by default.
@@ -354,6 +355,33 @@ fn git_remote_enrichment() {
             "escalate",
             None,
         )],
+    );
+    // Not IronCurtain's case: a rule that denies by the enriched URL. It
+    // denies in IronCurtain (the URL is evil.com); Warden, which reads no
+    // repository, lets a deny or escalate rule's `domains` hold for a remote
+    // it cannot read, so it denies too, by name or without a remote.
+    let deny_evil = json!([
+        rule(
+            "deny-push-evil",
+            json!({"server": ["git"], "tool": ["git_push"], "domains": {"roles": ["git-remote-url"], "allowed": ["evil.com"]}}),
+            "deny"
+        ),
+        rule("allow-git-push", json!({"server": ["git"], "tool": ["git_push"]}), "allow"),
+    ]);
+    let deny_evil = engine(deny_evil, push_annotations(), Some(SANDBOX), &[]);
+    let named = json!({"path": evil.to_str().expect("UTF-8"), "remote": "origin", "branch": "main"});
+    run(
+        &deny_evil,
+        &[
+            push("a deny rule on the enriched URL (Warden's case)", at(&evil), "deny", Some("deny-push-evil")),
+            push("a deny rule on the named remote's URL (Warden's case)", named, "deny", Some("deny-push-evil")),
+            push(
+                "a deny rule not naming the given URL (Warden's case)",
+                json!({"path": evil.to_str().expect("UTF-8"), "remote": "https://github.com/o/r.git"}),
+                "allow",
+                Some("allow-git-push"),
+            ),
+        ],
     );
     std::fs::remove_dir_all(&evil).expect("remove the repository");
 

@@ -1,18 +1,50 @@
 //! Cases of IronCurtain's own engine tests (`test/policy-engine.test.ts` at
-//! c0aeff9d), ported: each group's compiled policy and annotations go
-//! through `warden import ironcurtain`, and each call must get IronCurtain's
-//! decision (and, where the case asserts it, the rule, in Warden's name).
-//! The helpers are in `common/ironcurtain.rs`; the fixture the tests build
-//! most engines with (`test/fixtures/test-policy.ts`) is in
+//! c0aeff9d, 151 cases), ported: each group's compiled policy and
+//! annotations go through `warden import ironcurtain`, and each call must
+//! get IronCurtain's decision (and, where the case asserts it, the rule, in
+//! Warden's name). The helpers are in `common/ironcurtain.rs`; the fixture
+//! most engines are built with (`test/fixtures/test-policy.ts`) is in
 //! `data/ironcurtain-c0aeff9d/test-fixture-*.json`.
 //!
-//! Ported here: the untrusted domain gate, repository-level domain patterns,
-//! `lists` conditions on github-owner and github-repo (`domainMatchesAllowlist`
-//! is in `crates/policy/tests/domains.rs`). In `ironcurtain_engine_paths.rs`:
-//! structural invariants, tilde path recognition, tilde paths in compiled
-//! rules, delete, read, write and move operations, the structural sandbox
-//! invariant, partial sandbox resolution, per-element path evaluation,
-//! protected path exclusions. Other groups are not ported yet.
+//! Ported, by file:
+//! - here: untrusted domain gate, repo-level domain matching in compiled
+//!   rules, `lists` conditions with github-owner + github-repo;
+//! - `crates/policy/src/domains.rs` (`ironcurtain_domain_matching_cases`):
+//!   `domainMatchesAllowlist`;
+//! - `ironcurtain_engine_paths.rs`: structural invariants, tilde path
+//!   recognition, tilde paths in compiled rules, delete, read, write and move
+//!   operations, structural sandbox invariant, partial sandbox resolution,
+//!   per-element path evaluation, protected path exclusions;
+//! - `ironcurtain_engine_roles.rs`: per-role evaluation (multi-role tools),
+//!   per-role asymmetric rules, git sandbox containment, GitHub tools, Google
+//!   Workspace tools, PolicyEngine with conditional roles, `getAnnotation`
+//!   (as the decisions the roles it resolves lead to), trusted server policy
+//!   (`isTrustedServer` as whether the policy applies);
+//! - `ironcurtain_engine_domains.rs`: compiled rule evaluation of `domains`
+//!   conditions, multi-role evaluation (path + URL), `isIpAddress` (as
+//!   `url_host` and as decisions under a `*` allowlist),
+//!   `extractServerDomainAllowlists` (as `--allowed-domains` and the
+//!   decisions it leads to), git remote enrichment.
+//!
+//! Deliberately stricter than IronCurtain (the case records both):
+//! - `domainMatchesAllowlist` "matches *.prefix wildcard for base domain":
+//!   `*.github.com` admits only subdomains, not github.com itself;
+//! - git remote enrichment "enriches absent remote; domain-constrained allow
+//!   rule fires for matching domain": Warden reads no repository (IronCurtain
+//!   runs git in it), so the allow rule does not match and the default denies.
+//!
+//! Not ported (they decide nothing):
+//! - getStoredAnnotation "returns stored annotation with conditional
+//!   specs", "... with static specs unchanged", "returns undefined for
+//!   unknown tool": the return shape of a TypeScript accessor;
+//! - extractServerDomainAllowlists "skips servers without sandbox config",
+//!   "skips servers with empty allowedDomains": they read IronCurtain's
+//!   `mcp-servers.json`, which Warden does not; its `--allowed-domains`
+//!   names each server's list and refuses an empty one.
+//!
+//! Where a ported case asserts a TypeScript return value, the decision it
+//! implies is what is tested; those decisions were checked against
+//! IronCurtain's own engine at c0aeff9d (run with tsx).
 
 mod common;
 

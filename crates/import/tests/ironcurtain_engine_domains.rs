@@ -357,7 +357,8 @@ fn git_remote_enrichment() {
         )],
     );
     // Not IronCurtain's case: a rule that denies by the enriched URL. It
-    // denies in IronCurtain (the URL is evil.com); Warden, which reads no
+    // denies in IronCurtain (its engine at c0aeff9d, run on such a
+    // repository: deny, deny, allow); Warden, which reads no
     // repository, lets a deny or escalate rule's `domains` hold for a remote
     // it cannot read, so it denies too, by name or without a remote.
     let deny_evil = json!([

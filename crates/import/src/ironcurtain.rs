@@ -192,7 +192,7 @@ pub(crate) fn import(input: &IronCurtainInput) -> Result<Imported, ImportError> 
         warnings.push("allowed domains: IronCurtain escalates a URL outside them at once; Warden escalates it too but still lets a rule that denies the call deny it (stricter, never looser)".into());
     }
     if tools.list.iter().any(|tool| tool.server == "git" && tool.roles().iter().any(|role| role == "git-remote-url")) {
-        warnings.push("git: when a git_push, git_pull or git_fetch call names no remote, IronCurtain reads the repository's default remote from its .git/config (inside the sandbox) and checks that URL; Warden does not read repositories, so the remote role is decided without a value (rules with domain conditions do not match it)".into());
+        warnings.push("git: when a git_push, git_pull or git_fetch call names no remote, IronCurtain reads the repository's default remote from its .git/config (inside the sandbox) and checks that URL; Warden does not read repositories, so the remote role is decided without a value: a rule that allows by domain does not match it, one that denies or escalates by domain does (stricter); a remote given by name (origin) is treated alike".into());
     }
 
     let mut policies = shown(policy_path);

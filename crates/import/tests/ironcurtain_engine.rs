@@ -1,103 +1,55 @@
 //! Cases of IronCurtain's own engine tests (`test/policy-engine.test.ts` at
-//! c0aeff9d), ported: each group's compiled policy and annotations go
-//! through `warden import ironcurtain`, and each call must get IronCurtain's
-//! decision (and, where the case asserts it, the rule, in Warden's name).
+//! c0aeff9d, 151 cases), ported: each group's compiled policy and
+//! annotations go through `warden import ironcurtain`, and each call must
+//! get IronCurtain's decision (and, where the case asserts it, the rule, in
+//! Warden's name). The helpers are in `common/ironcurtain.rs`; the fixture
+//! most engines are built with (`test/fixtures/test-policy.ts`) is in
+//! `data/ironcurtain-c0aeff9d/test-fixture-*.json`.
 //!
-//! Covered groups: the untrusted domain gate, repository-level domain
-//! patterns, `lists` conditions on github-owner and github-repo,
-//! `domainMatchesAllowlist`. Other groups are not ported yet.
+//! Ported, by file:
+//! - here: untrusted domain gate, repo-level domain matching in compiled
+//!   rules, `lists` conditions with github-owner + github-repo;
+//! - `crates/policy/src/domains.rs` (`ironcurtain_domain_matching_cases`):
+//!   `domainMatchesAllowlist`;
+//! - `ironcurtain_engine_paths.rs`: structural invariants, tilde path
+//!   recognition, tilde paths in compiled rules, delete, read, write and move
+//!   operations, structural sandbox invariant, partial sandbox resolution,
+//!   per-element path evaluation, protected path exclusions;
+//! - `ironcurtain_engine_roles.rs`: per-role evaluation (multi-role tools),
+//!   per-role asymmetric rules, git sandbox containment, GitHub tools, Google
+//!   Workspace tools, PolicyEngine with conditional roles, `getAnnotation`
+//!   (as the decisions the roles it resolves lead to), trusted server policy
+//!   (`isTrustedServer` as whether the policy applies);
+//! - `ironcurtain_engine_domains.rs`: compiled rule evaluation of `domains`
+//!   conditions, multi-role evaluation (path + URL), `isIpAddress` (as
+//!   `url_host` and as decisions under a `*` allowlist),
+//!   `extractServerDomainAllowlists` (as `--allowed-domains` and the
+//!   decisions it leads to), git remote enrichment.
+//!
+//! Deliberately stricter than IronCurtain (the case records both):
+//! - `domainMatchesAllowlist` "matches *.prefix wildcard for base domain":
+//!   `*.github.com` admits only subdomains, not github.com itself;
+//! - git remote enrichment "enriches absent remote; domain-constrained allow
+//!   rule fires for matching domain": Warden reads no repository (IronCurtain
+//!   runs git in it), so the allow rule does not match and the default denies.
+//!
+//! Not ported (they decide nothing):
+//! - getStoredAnnotation "returns stored annotation with conditional
+//!   specs", "... with static specs unchanged", "returns undefined for
+//!   unknown tool": the return shape of a TypeScript accessor;
+//! - extractServerDomainAllowlists "skips servers without sandbox config",
+//!   "skips servers with empty allowedDomains": they read IronCurtain's
+//!   `mcp-servers.json`, which Warden does not; its `--allowed-domains`
+//!   names each server's list and refuses an empty one.
+//!
+//! Where a ported case asserts a TypeScript return value, the decision it
+//! implies is what is tested; those decisions were checked against
+//! IronCurtain's own engine at c0aeff9d (run with tsx).
 
 mod common;
 
-use common::text;
+use common::ironcurtain::{Case, SANDBOX, annotations, engine, rule, run, tool};
 use serde_json::{Value, json};
-use warden_import::{IronCurtainInput, import_ironcurtain};
-use warden_policy::PolicyEngine;
-
-/// IronCurtain's test sandbox (`${REAL_TMP}/ironcurtain-sandbox`).
-const SANDBOX: &str = "/tmp/ironcurtain-sandbox";
-
-/// One ported case: the call and IronCurtain's expected decision and rule
-/// (`None`: the case asserts only the decision; `Some("!rule")`: it asserts
-/// the rule is not that one).
-struct Case {
-    name: &'static str,
-    server: &'static str,
-    tool: &'static str,
-    args: Value,
-    decision: &'static str,
-    rule: Option<&'static str>,
-}
-
-/// Warden's name for an IronCurtain rule name.
-fn warden_rule(rule: &str) -> &str {
-    match rule {
-        "structural-domain-escalate" => "domain-allowlist",
-        "structural-sandbox-allow" => "sandbox",
-        "structural-protected-path" => "protected-path",
-        "structural-unknown-tool" => "unannotated-tool",
-        "default-deny" => "default",
-        other => other,
-    }
-}
-
-/// The engine IronCurtain's `new PolicyEngine(policy, annotations, [], sandbox, allowlists)` makes.
-fn engine(rules: Value, annotations: Value, sandbox: Option<&str>, allowlists: &[(&str, &[&str])]) -> PolicyEngine {
-    let policy = json!({"generatedAt": "test", "constitutionHash": "test", "inputHash": "test", "rules": rules});
-    let input = IronCurtainInput {
-        compiled_policy: text("compiled-policy.json", &policy.to_string()),
-        tool_annotations: text("tool-annotations.json", &annotations.to_string()),
-        sandbox: sandbox.map(str::to_owned),
-        allowed_domains: allowlists
-            .iter()
-            .map(|(server, domains)| ((*server).to_owned(), domains.iter().map(|d| (*d).to_owned()).collect()))
-            .collect(),
-        ..IronCurtainInput::default()
-    };
-    let imported = import_ironcurtain(input).unwrap_or_else(|err| panic!("import: {err}"));
-    // As Warden loads it: written, read back, validated.
-    let yaml = serde_saphyr::to_string(&imported.config).expect("serialise");
-    let config = common::load(&yaml);
-    PolicyEngine::compile(&config, None).unwrap_or_else(|err| panic!("{err}\n---\n{yaml}"))
-}
-
-fn run(engine: &PolicyEngine, cases: &[Case]) {
-    let mut failures = Vec::new();
-    for case in cases {
-        let evaluation = engine.evaluate(case.server, case.tool, Some(&case.args.to_string()));
-        let decision_ok = evaluation.action.as_str() == case.decision;
-        let rule_ok = match case.rule {
-            None => true,
-            Some(not) if not.starts_with('!') => evaluation.rule != warden_rule(&not[1..]),
-            Some(rule) => evaluation.rule == warden_rule(rule),
-        };
-        if !(decision_ok && rule_ok) {
-            failures.push(format!(
-                "{}: expected {} by {:?}, got {} by {}: {}\n  {}",
-                case.name,
-                case.decision,
-                case.rule,
-                evaluation.action,
-                evaluation.rule,
-                evaluation.reason,
-                evaluation.trace.join("\n  ")
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{} of {} failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
-}
-
-fn tool(server: &str, name: &str, args: Value) -> Value {
-    json!({"toolName": name, "serverName": server, "comment": name, "args": args})
-}
-
-fn annotations(server: &str, tools: Vec<Value>) -> Value {
-    json!({"generatedAt": "test", "servers": {server: {"inputHash": "test", "tools": tools}}})
-}
-
-fn rule(name: &str, when: Value, then: &str) -> Value {
-    json!({"name": name, "description": name, "principle": "test", "if": when, "then": then, "reason": name})
-}
 
 fn git_annotations() -> Value {
     annotations(

@@ -56,7 +56,13 @@
 //!
 //! A `paths` or `domains` check holds only if there is at least one value
 //! to check and every value passes (all canonical forms within one of the
-//! directories; every host allowed).
+//! directories; every host allowed). One exception makes deny and escalate
+//! rules match more, never less: their `domains` check also holds for a git
+//! remote (a URL role other than IronCurtain's web-only `fetch-url`) that
+//! names no host, such as a remote's name (`origin`), and for such a role
+//! without a value (the repository's default remote). IronCurtain resolves
+//! these from the repository's configuration, which Warden does not read,
+//! so the URL they stand for may be one the rule names.
 
 use serde_json::{Map, Value};
 
@@ -671,17 +677,25 @@ impl PolicyEngine {
         if let Some(domains) = &rule.domains
             && let Some(concerned) = concerned(&domains.roles, RoleCategory::Url, view.roles, role)
         {
+            // A git remote given by name, or not at all, is resolved from the
+            // repository by IronCurtain; Warden does not read repositories, so
+            // a rule that denies or escalates may be the one that matches it.
+            let restrictive = matches!(rule.decision, Some(Decision::Deny | Decision::Escalate));
+            let unread_remote =
+                |r: &RoleValues<'_>| restrictive && r.kind == RoleCategory::Url && !self.role_table.is_web_only(r.role);
             let mut any = false;
-            for (role_name, value) in concerned.iter().flat_map(|r| r.values.iter().map(move |v| (r.role, v))) {
+            for (of, value) in concerned.iter().flat_map(|r| r.values.iter().map(move |v| (*r, v))) {
                 any = true;
-                let remote = !self.role_table.is_web_only(role_name);
-                let allowed =
-                    matches!(&value.host, Some(Ok(host)) if domains.allowed.allows_url(host, value.text, remote));
+                let remote = !self.role_table.is_web_only(of.role);
+                let allowed = match &value.host {
+                    Some(Ok(host)) => domains.allowed.allows_url(host, value.text, remote),
+                    _ => unread_remote(of),
+                };
                 if !allowed {
                     return Err(Miss::HostNotAllowed(value.text));
                 }
             }
-            if !any {
+            if !any && !concerned.iter().any(|r| unread_remote(r)) {
                 return Err(Miss::NoUrl);
             }
         }

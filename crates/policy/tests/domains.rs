@@ -173,3 +173,41 @@ policy:
     assert!(problems[0].starts_with("policy.allowedDomains.web"));
     assert!(problems[1].starts_with("rule 'bad-domains'"));
 }
+
+#[test]
+fn deny_and_escalate_rules_hold_for_remotes_warden_cannot_read() {
+    // IronCurtain resolves a remote's name, or no remote, from the
+    // repository's configuration (which Warden does not read): the URL may
+    // be one a deny or escalate rule names, so that rule matches; a rule
+    // that allows by domain does not.
+    let engine = engine(
+        r#"
+policy:
+  decideAbsentRoles: true
+  annotations:
+    git: {push: {args: {remote: [git-remote-url]}}}
+    web: {fetch: {args: {url: [fetch-url]}}}
+  rules:
+    - name: no-pushes-to-evil
+      if: {roles: [git-remote-url], domains: {allowed: [evil.com]}}
+      then: deny
+    - name: pushes-to-github
+      if: {roles: [git-remote-url], domains: {allowed: [github.com]}}
+      then: allow
+    - name: no-fetches-from-evil
+      if: {roles: [fetch-url], domains: {allowed: [evil.com]}}
+      then: deny
+    - name: other-pushes
+      if: {roles: [git-remote-url]}
+      then: escalate
+"#,
+    );
+    let push = |remote: &str| format!(r#"{{"remote": {}}}"#, js(remote));
+    expect(&engine, "git", "push", "{}", Decision::Deny, "no-pushes-to-evil");
+    expect(&engine, "git", "push", &push("origin"), Decision::Deny, "no-pushes-to-evil");
+    expect(&engine, "git", "push", &push("https://evil.com/o/r.git"), Decision::Deny, "no-pushes-to-evil");
+    expect(&engine, "git", "push", &push("https://github.com/o/r.git"), Decision::Allow, "pushes-to-github");
+    expect(&engine, "git", "push", &push("https://gitlab.com/o/r.git"), Decision::Escalate, "other-pushes");
+    // A fetched URL is what is fetched: no host, nothing to resolve.
+    expect(&engine, "web", "fetch", &url("not a url"), Decision::Allow, "default");
+}

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod ironcurtain;
+
 use warden_config::{Config, Transport};
 use warden_import::Imported;
 

@@ -16,6 +16,7 @@ servers:
   fetch: {transport: {kind: stdio, command: uvx, args: ["mcp-server-fetch"]}}
   git: {transport: {kind: stdio, command: uvx, args: ["mcp-server-git"]}}
   browser: {transport: {kind: stdio, command: npx, args: ["@playwright/mcp@latest"]}}
+  memory: {transport: {kind: stdio, command: npx, args: ["-y", "@modelcontextprotocol/server-memory"]}}
   other: {transport: {kind: stdio, command: my-server}}
 "#;
 
@@ -42,7 +43,12 @@ fn protect_secrets() {
 #[test]
 fn sql_approval() {
     let engine = with("builtin:sql-approval", "");
+    // Annotated SQL (create_table's query); `sql` and `statement` anywhere;
+    // `query` of a tool named like a query. A call two of them match names
+    // the one without roles (role rules are decided after those).
     let rule = "sql-approval: destructive SQL";
+    let by_name = "sql-approval: destructive SQL in sql or statement";
+    let by_tool = "sql-approval: destructive SQL in a query tool";
     for sql in [
         "DELETE FROM users",
         "drop table users",
@@ -52,8 +58,19 @@ fn sql_approval() {
         "SELECT 1; DROP TABLE users",
         "this is not sql",
     ] {
-        expect(&engine, "sqlite", "write_query", &format!(r#"{{"query": {}}}"#, js(sql)), Decision::Escalate, rule);
-        expect(&engine, "pg", "query", &format!(r#"{{"sql": {}}}"#, js(sql)), Decision::Escalate, rule);
+        expect(&engine, "sqlite", "write_query", &format!(r#"{{"query": {}}}"#, js(sql)), Decision::Escalate, by_tool);
+        expect(&engine, "pg", "query", &format!(r#"{{"sql": {}}}"#, js(sql)), Decision::Escalate, by_name);
+    }
+    expect(&engine, "sqlite", "create_table", r#"{"query": "CREATE TABLE t(x)"}"#, Decision::Escalate, rule);
+    // Servers nobody annotated.
+    expect(&engine, "other", "run", r#"{"sql": "DROP TABLE t"}"#, Decision::Escalate, by_name);
+    expect(&engine, "other", "execute", r#"{"statement": "DELETE FROM t"}"#, Decision::Escalate, by_name);
+    expect(&engine, "other", "run_query", r#"{"query": "DROP TABLE t"}"#, Decision::Escalate, by_tool);
+    expect(&engine, "other", "executeSQL", r#"{"query": "DROP TABLE t"}"#, Decision::Escalate, by_tool);
+    expect(&engine, "other", "run_query", r#"{"query": "SELECT 1"}"#, Decision::Allow, "default");
+    // A search's `query` is not SQL (server-memory, GitHub's search tools).
+    for (server, tool) in [("memory", "search_nodes"), ("other", "search_code")] {
+        expect(&engine, server, tool, r#"{"query": "delete the old entries"}"#, Decision::Allow, "default");
     }
     for sql in ["SELECT * FROM users LIMIT 10", "select count(*) from t"] {
         expect(&engine, "sqlite", "read_query", &format!(r#"{{"query": {}}}"#, js(sql)), Decision::Allow, "default");
@@ -123,7 +140,7 @@ fn presets_combine_and_unknown_ones_are_errors() {
         "write_query",
         r#"{"query": "DELETE FROM t"}"#,
         Decision::Escalate,
-        "sql-approval: destructive SQL",
+        "sql-approval: destructive SQL in a query tool",
     );
     let wrong = problems(&format!("{SERVERS}policy: {{include: [builtin:everything-safe]}}\n"));
     assert!(wrong.iter().any(|p| p.contains("unknown preset") && p.contains("builtin:protect-secrets")), "{wrong:?}");

@@ -3,7 +3,10 @@
 
 mod support;
 
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use support::servers::RealServer;
@@ -97,7 +100,7 @@ fn assert_escalated(client: &mut Client, tool: &str, arguments: Value, rule: &st
     let (error, text) = call(client, tool, arguments.clone());
     assert!(
         error
-            && text.contains(&format!("Approval required by policy '{rule}'"))
+            && text.contains(&format!("Approval required by policy '{rule}"))
             && text.contains("No approval channel is configured"),
         "{tool} {arguments}: {text}"
     );
@@ -148,7 +151,9 @@ fn sql_approval_in_front_of_sqlite() {
     assert!(!error && count.contains("'n': 2"), "{count}");
     let (_, tables) = call(&mut client, "list_tables", json!({}));
     assert!(tables.contains("users") && !tables.contains("'t'"), "{tables}");
-    let refused = (String::from("escalate"), rule.to_owned(), String::from("refused"));
+    let by_tool = "sql-approval: destructive SQL in a query tool";
+    let refused = (String::from("escalate"), by_tool.to_owned(), String::from("refused"));
+    assert_eq!(audited(&dir, "create_table", 1)[0].1, rule);
     assert_eq!(audited(&dir, "write_query", 2), [refused.clone(), refused.clone()]);
     let allowed = (String::from("allow"), String::new(), String::from("result"));
     assert_eq!(audited(&dir, "read_query", 3), [allowed.clone(), refused, allowed]);
@@ -171,4 +176,167 @@ fn sql_approval_in_front_of_postgres_without_a_database() {
     }
     let (error, text) = call(&mut client, "query", json!({"sql": "SELECT * FROM users LIMIT 1"}));
     assert!(error && text.contains("ECONNREFUSED") && !text.contains(rule), "the SELECT reaches the server: {text}");
+}
+
+/// A web server on 127.0.0.1 for the fetch tests: `/page` is a page, any
+/// other path 404; it keeps every path asked for.
+struct Site {
+    port: u16,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Site {
+    fn start() -> Site {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let seen = asked.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request = String::new();
+                let _ = reader.read_line(&mut request);
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                        break;
+                    }
+                }
+                let path = request.split_whitespace().nth(1).unwrap_or_default().to_owned();
+                seen.lock().unwrap().push(path.clone());
+                let (status, body) = match path.as_str() {
+                    "/page" => (
+                        "200 OK",
+                        "<html><head><title>Test page</title></head><body><p>Hello from the test page</p></body></html>",
+                    ),
+                    _ => ("404 Not Found", "not found"),
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Site { port, asked }
+    }
+
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+/// No proxy between the fetching servers and the test's web server.
+const NO_PROXY: &[(&str, &str)] = &[("NO_PROXY", "*"), ("no_proxy", "*")];
+
+#[test]
+fn fetch_approval_in_front_of_mcp_server_fetch() {
+    let server = RealServer::Fetch;
+    if !server.installed() {
+        return;
+    }
+    let site = Site::start();
+    let dir = scratch_dir("preset-fetch");
+    // The preset's "known" hosts are those a rule of yours allows.
+    let policy = "  include: [builtin:fetch-approval]\n  rules:\n    - {name: local docs, if: {roles: [fetch-url], domains: {allowed: [127.0.0.1]}}, then: allow}\n";
+    // The server refuses loopback addresses unless told otherwise.
+    let mut client = wrap_real(server, &dir, policy, &["--allow-private-ips"], NO_PROXY, "fetch");
+    let port = site.port;
+    let (error, page) = call(&mut client, "fetch", json!({"url": format!("http://127.0.0.1:{port}/page")}));
+    assert!(!error && page.contains("Hello from the test page"), "{page}");
+    let rule = "fetch-approval: unknown hosts";
+    // The same server by another name is another host, not allowed.
+    assert_escalated(&mut client, "fetch", json!({"url": format!("http://localhost:{port}/other")}), rule);
+    assert_escalated(&mut client, "fetch", json!({"url": "https://unknown.example/"}), rule);
+    assert!(!site.asked().contains(&"/other".to_owned()), "{:?}", site.asked());
+    // The audit log names no rule for an allowed call.
+    let allowed = (String::from("allow"), String::new(), String::from("result"));
+    let refused = (String::from("escalate"), rule.to_owned(), String::from("refused"));
+    assert_eq!(audited(&dir, "fetch", 3), [allowed, refused.clone(), refused]);
+}
+
+#[test]
+fn shell_approval_in_front_of_mcp_shell_server() {
+    let server = RealServer::Shell;
+    if !server.installed() {
+        return;
+    }
+    let env = [("ALLOW_COMMANDS", "echo")];
+    // Without the preset the command runs.
+    let mut plain =
+        wrap_real(server, &scratch_dir("preset-shell-plain"), "  default: allow\n", &[], &env, "shell_execute");
+    let (error, text) = call(&mut plain, "shell_execute", json!({"command": ["echo", "ran-it"]}));
+    assert!(!error && text.contains("ran-it"), "{text}");
+    let dir = scratch_dir("preset-shell");
+    let mut client = wrap_real(server, &dir, "  include: [builtin:shell-approval]\n", &[], &env, "shell_execute");
+    assert_escalated(&mut client, "shell_execute", json!({"command": ["echo", "ran-it"]}), "shell-approval: ");
+    assert_eq!(audited(&dir, "shell_execute", 1)[0].2, "refused");
+}
+
+#[test]
+fn presets_in_front_of_desktop_commander() {
+    let server = RealServer::DesktopCommander;
+    if !server.installed() {
+        return;
+    }
+    let site = Site::start();
+    let dir = std::fs::canonicalize(scratch_dir("preset-dc")).unwrap();
+    let project = dir.join("project");
+    std::fs::create_dir_all(project.join("certs")).unwrap();
+    std::fs::write(project.join(".env"), "API_KEY=SECRET-VALUE").unwrap();
+    std::fs::write(project.join("certs/server.key"), "SECRET-VALUE").unwrap();
+    std::fs::write(project.join("main.rs"), "fn main() {}").unwrap();
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let home_text = home.display().to_string();
+    let env = [NO_PROXY, &[("HOME", home_text.as_str())]].concat();
+    let policy = "  include: [builtin:protect-secrets, builtin:shell-approval, builtin:fetch-approval]\n";
+    let mut client = wrap_real(server, &dir, policy, &[], &env, "start_process");
+    // Tools that run nothing and read no secret pass.
+    let (error, listing) = call(&mut client, "list_directory", json!({"path": project}));
+    assert!(!error && listing.contains("main.rs"), "{listing}");
+    let (error, main) = call(&mut client, "read_file", json!({"path": project.join("main.rs")}));
+    assert!(!error && main.contains("fn main"), "{main}");
+    // shell-approval: commands and processes.
+    let shell = "shell-approval: ";
+    assert_escalated(&mut client, "start_process", json!({"command": "echo hi", "timeout_ms": 2000}), shell);
+    assert_escalated(&mut client, "interact_with_process", json!({"pid": 1, "input": "echo hi"}), shell);
+    // protect-secrets: key and env files, however the tool names the path.
+    for (tool, arguments) in [
+        ("read_file", json!({"path": project.join(".env")})),
+        ("read_file", json!({"path": project.join("certs/server.key")})),
+        ("get_file_info", json!({"path": project.join(".env")})),
+        (
+            "edit_block",
+            json!({"file_path": project.join("certs/server.key"), "old_string": "SECRET", "new_string": "x"}),
+        ),
+        ("move_file", json!({"source": project.join(".env"), "destination": project.join("env.txt")})),
+    ] {
+        let (error, text) = call(&mut client, tool, arguments.clone());
+        assert!(
+            error && text.contains("protect-secrets") && !text.contains("SECRET-VALUE"),
+            "{tool} {arguments}: {text}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(project.join("certs/server.key")).unwrap(), "SECRET-VALUE");
+    assert!(project.join(".env").exists());
+    // fetch-approval: read_file fetches a URL with isUrl.
+    let url = format!("http://127.0.0.1:{}/page", site.port);
+    assert_escalated(&mut client, "read_file", json!({"path": url, "isUrl": true}), "fetch-approval: unknown hosts");
+    assert!(site.asked().is_empty(), "{:?}", site.asked());
+}
+
+#[test]
+fn sql_approval_leaves_other_query_arguments_alone() {
+    let server = RealServer::Memory;
+    if !server.installed() {
+        return;
+    }
+    let dir = scratch_dir("preset-memory");
+    let file = dir.join("memory.jsonl");
+    let env = [("MEMORY_FILE_PATH", file.to_str().unwrap())];
+    let mut client = wrap_real(server, &dir, "  include: [builtin:sql-approval]\n", &[], &env, "search_nodes");
+    let (error, text) = call(&mut client, "search_nodes", json!({"query": "delete the old entries"}));
+    assert!(!error, "a knowledge-graph search is not SQL: {text}");
 }

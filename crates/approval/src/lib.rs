@@ -8,7 +8,7 @@
 //! * [`Approvals`] ([`store`]): where pending approvals live; first decision
 //!   wins, each exactly once. [`MemoryStore`] keeps them in this process; a
 //!   replica set would implement the trait on a shared store.
-//! * [`Service`] ([`service`]): the gateway's [`Approver`](warden_gateway::pipeline::Approver):
+//! * [`Service`] ([`service`]): the gateway's [`Approver`](warden_pipeline::Approver):
 //!   opens an approval per escalated call, starts the channels that ask for
 //!   it, and expires it when its time is up.
 //! * [`channels`]: the ways a decision arrives, each behind

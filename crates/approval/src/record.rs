@@ -31,7 +31,7 @@ pub struct Approval {
     pub args_digest: String,
     /// The resources the call names (its path and URL role values).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub identifiers: Vec<warden_gateway::pipeline::Identifier>,
+    pub identifiers: Vec<warden_pipeline::Identifier>,
     /// The rule that escalated.
     pub rule: String,
     /// Why.
@@ -83,7 +83,7 @@ impl Decided {
 impl Approval {
     /// The first eight characters of the id, as people quote it.
     pub fn short_id(&self) -> &str {
-        warden_gateway::pipeline::short_id(&self.id)
+        warden_pipeline::short_id(&self.id)
     }
 
     /// How long until it expires (zero once past).

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
-use warden_gateway::pipeline::{Approver, Ask, Resolution, ResolutionFuture, Settled, Ticket};
+use warden_pipeline::{Approver, Ask, Resolution, ResolutionFuture, Settled, Ticket};
 
 use crate::channels::auto::{AutoChannel, Call as AutoCall};
 use crate::digest::args_digest;

@@ -17,8 +17,8 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use warden_gateway::pipeline::{Audit, Call, Identifier, Outcome, Record, Verdict};
 use warden_jsonrpc::Method;
+use warden_pipeline::{Audit, Call, Identifier, Outcome, Record, Verdict};
 
 use crate::record::{Approval, millis};
 

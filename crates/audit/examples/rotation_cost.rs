@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use warden_audit::{AuditLog, AuditSettings};
-use warden_gateway::pipeline::{Audit, Call, Outcome, Record, Verdict};
 use warden_jsonrpc::Method;
+use warden_pipeline::{Audit, Call, Outcome, Record, Verdict};
 
 const RECORDS: usize = 4_000;
 

@@ -319,7 +319,7 @@ impl Shared {
     /// runs on a single-threaded runtime (where blocking it holds up no other
     /// request), and the last durable write was quick.
     fn commits_in_place(&self) -> bool {
-        warden_gateway::pipeline::serving() <= 1
+        warden_pipeline::serving() <= 1
             && self.last_write_us.load(Ordering::Relaxed) <= MAX_IN_PLACE.as_micros() as u64
             && tokio::runtime::Handle::try_current()
                 .is_ok_and(|runtime| runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread)

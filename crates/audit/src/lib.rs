@@ -29,7 +29,7 @@ mod writer;
 
 use std::path::{Path, PathBuf};
 
-use warden_gateway::pipeline::{Audit, AuditFuture, Record};
+use warden_pipeline::{Audit, AuditFuture, Record};
 
 pub use chain::{Broken, GENESIS, VerifyReport, sha256_hex, verify};
 pub use error::AuditError;

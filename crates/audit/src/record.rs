@@ -4,8 +4,8 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use warden_gateway::pipeline::{ApprovalStep, Outcome, Record, Verdict};
 use warden_jsonrpc::canonical_text;
+use warden_pipeline::{ApprovalStep, Outcome, Record, Verdict};
 
 use crate::redact::{redact_text, redact_value};
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::{Req, TempDir, json, lines, record, record_at_once, write_n};
 use warden_audit::{AuditLog, AuditSettings, Fsync, GENESIS, sha256_hex, verify};
-use warden_gateway::pipeline::{Outcome, Verdict};
+use warden_pipeline::{Outcome, Verdict};
 
 #[tokio::test]
 async fn each_record_is_on_disk_when_record_returns() {

@@ -6,7 +6,7 @@ mod common;
 use common::{Req, TempDir, json, lines, record};
 use serde_json::Value;
 use warden_audit::{AuditLog, AuditSettings, arguments_digest, verify};
-use warden_gateway::pipeline::Outcome;
+use warden_pipeline::Outcome;
 
 const KEY: &str = "sk-ant-api03-abcDEF123-ghiJKL456_mnoPQR789-stuVWX012yz";
 

@@ -15,7 +15,7 @@ pub mod modern;
 pub mod origin;
 mod outbound;
 mod outlet;
-pub mod pipeline;
+pub use warden_pipeline as pipeline;
 mod pool;
 mod servers;
 mod session;

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use globset::{Glob, GlobMatcher};
 use sha2::{Digest, Sha256};
 use warden_config::{Breaker, LimitScope, RateLimit};
-use warden_gateway::pipeline::{Call, Guard, Verdict};
 use warden_jsonrpc::Method;
+use warden_pipeline::{Call, Guard, Verdict};
 
 pub use window::Window;
 

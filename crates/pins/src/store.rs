@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use warden_config::PinMode;
-use warden_gateway::pipeline::{Pins, Review, ToolDefinition};
+use warden_pipeline::{Pins, Review, ToolDefinition};
 
 use crate::fingerprint::{canonical, fingerprint};
 

@@ -10,8 +10,8 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 
-use warden_gateway::pipeline::{Call, Guard};
 use warden_jsonrpc::Method;
+use warden_pipeline::{Call, Guard};
 use warden_policy::PolicyEngine;
 
 const CALLS: usize = 100_000;

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use warden_config::{Action, Config, Policy, Profile, Rule};
-use warden_gateway::pipeline::Escalation;
+use warden_pipeline::Escalation;
 
 use crate::condition::{Cond, CondCompiler};
 use crate::domains::DomainSet;
@@ -40,7 +40,7 @@ pub(crate) const RESERVED: [&str; 9] = [
 
 /// A compiled policy: decides tool calls from their server, tool name and
 /// arguments. Build it with [`PolicyEngine::compile`], use it with
-/// [`PolicyEngine::evaluate`] or as a gateway [`Guard`](warden_gateway::pipeline::Guard).
+/// [`PolicyEngine::evaluate`] or as a gateway [`Guard`](warden_pipeline::Guard).
 #[derive(Debug)]
 pub struct PolicyEngine {
     /// The profile whose overrides apply, if any.

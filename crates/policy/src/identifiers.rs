@@ -2,7 +2,7 @@
 //! the auto-approver (which sees nothing else of the arguments).
 
 use serde_json::Value;
-use warden_gateway::pipeline::Identifier;
+use warden_pipeline::Identifier;
 
 use crate::PolicyEngine;
 use crate::condition::SqlCache;

@@ -6,8 +6,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
-use warden_gateway::pipeline::{Call, Guard, Verdict};
 use warden_jsonrpc::Method;
+use warden_pipeline::{Call, Guard, Verdict};
 
 use crate::PolicyEngine;
 

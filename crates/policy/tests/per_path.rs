@@ -4,7 +4,7 @@
 mod common;
 
 use common::{expect, problems};
-use warden_gateway::pipeline::Verdict;
+use warden_pipeline::Verdict;
 use warden_policy::Decision;
 
 const MULTI: &str = r#"

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{config, engine, expect};
-use warden_gateway::pipeline::{Call, Guard, Verdict};
 use warden_jsonrpc::Method;
+use warden_pipeline::{Call, Guard, Verdict};
 use warden_policy::{Decision, PolicyEngine, PolicyError};
 
 const SENTINEL: &str = r#"

@@ -13,7 +13,7 @@
 //! that cannot be normalised is never visible.
 //!
 //! [`ProfileView`] is the compiled profile; it implements the gateway's
-//! [`View`](warden_gateway::pipeline::View).
+//! [`View`](warden_pipeline::View).
 
 #![warn(missing_docs)]
 

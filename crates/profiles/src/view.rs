@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use warden_config::{Config, Profile, ServerFilters};
-use warden_gateway::catalog::ItemKind;
-use warden_gateway::pipeline::View;
+use warden_pipeline::ItemKind;
+use warden_pipeline::View;
 
 use crate::error::{PatternError, ProfileError};
 use crate::filter::{CompiledFilter, Subject, Verdict};

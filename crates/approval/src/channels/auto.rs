@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use warden_autoapprove::{AutoApprover, Decision, Identifier, Request};
-use warden_gateway::pipeline::{self, Assessed};
+use warden_pipeline::{self as pipeline, Assessed};
 
 use crate::intent::IntentBoard;
 use crate::record::Decided;

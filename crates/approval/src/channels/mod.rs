@@ -61,5 +61,5 @@ pub fn apply(
 
 /// Whether `presented` is `digest` (hex, any case), compared in constant time.
 pub fn same_digest(digest: &str, presented: &str) -> bool {
-    warden_gateway::front::constant_time_eq(digest.as_bytes(), presented.trim().to_ascii_lowercase().as_bytes())
+    warden_pipeline::access::constant_time_eq(digest.as_bytes(), presented.trim().to_ascii_lowercase().as_bytes())
 }

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use warden_audit::{AuditLog, AuditSettings};
-use warden_gateway::pipeline::{Audit, Call, Outcome, Record, Verdict};
 use warden_jsonrpc::Method;
+use warden_pipeline::{Audit, Call, Outcome, Record, Verdict};
 
 /// A directory removed when dropped.
 pub struct TempDir(PathBuf);

@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use warden_config::Config;
-use warden_gateway::catalog::ItemKind;
-use warden_gateway::pipeline::View;
+use warden_pipeline::ItemKind;
+use warden_pipeline::View;
 
 use crate::{ProfileError, ProfileView};
 

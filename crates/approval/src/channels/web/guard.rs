@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use warden_gateway::front::{constant_time_eq, host_name, is_loopback_name};
+use warden_pipeline::access::{constant_time_eq, host_name, is_loopback_name};
 
 use super::refuse;
 

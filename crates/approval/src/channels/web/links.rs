@@ -44,7 +44,7 @@ impl LoginLinks {
         let mut codes = self.lock();
         let found = codes
             .keys()
-            .find(|known| warden_gateway::front::constant_time_eq(known.as_bytes(), code.as_bytes()))
+            .find(|known| warden_pipeline::access::constant_time_eq(known.as_bytes(), code.as_bytes()))
             .cloned();
         match found.and_then(|known| codes.remove(&known)) {
             Some(ends) => ends > Instant::now(),

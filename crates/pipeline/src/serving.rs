@@ -16,11 +16,11 @@ pub fn serving() -> usize {
 
 /// Counts one request as served while it lives.
 #[derive(Debug)]
-pub(crate) struct Serving(());
+pub struct Serving(());
 
 impl Serving {
     /// Starts counting a request.
-    pub(crate) fn start() -> Serving {
+    pub fn start() -> Serving {
         SERVING.fetch_add(1, Ordering::Relaxed);
         Serving(())
     }

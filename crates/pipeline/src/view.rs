@@ -1,6 +1,6 @@
 //! Which components a client may see.
 
-use crate::catalog::ItemKind;
+use crate::ItemKind;
 
 /// Decides whether a component is visible. Hidden components are left out of
 /// lists and answered as unknown when named in a request.

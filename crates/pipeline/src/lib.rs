@@ -15,9 +15,13 @@
 //! When an upstream's tools are loaded, **pins** ([`Pins`]) may withhold
 //! tools whose definitions changed since they were first seen.
 
+#![warn(missing_docs)]
+
+pub mod access;
 mod approval;
 mod audit;
 mod guard;
+mod item_kind;
 mod pins;
 mod serving;
 mod view;
@@ -30,9 +34,9 @@ pub use approval::{
 };
 pub use audit::{Audit, AuditFuture, Outcome, Record};
 pub use guard::{AllowAll, Call, Guard, Guards, Verdict};
+pub use item_kind::ItemKind;
 pub use pins::{Pins, Review, ToolDefinition};
-pub(crate) use serving::Serving;
-pub use serving::serving;
+pub use serving::{Serving, serving};
 pub use view::{ShowAll, View};
 
 /// The pluggable stages of the pipeline. Swapped as a whole on reload.

@@ -1,4 +1,5 @@
-//! The kinds of things an MCP server lists.
+//! The kinds of things an MCP server lists, and one listed item as
+//! inspection (`warden effective`, `validate --connect`) sees it.
 
 /// The four kinds of things an MCP server lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,4 +60,21 @@ impl ItemKind {
     pub fn is_named(self) -> bool {
         matches!(self, ItemKind::Tool | ItemKind::Prompt)
     }
+}
+
+/// One item an upstream offers, for inspection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InventoryItem {
+    /// The upstream's name.
+    pub server: String,
+    /// What it is.
+    pub kind: ItemKind,
+    /// Its name, URI or URI template as the upstream knows it.
+    pub key: String,
+    /// Its name as the client sees it (tools and prompts), or its URI.
+    pub exposed: String,
+    /// Its description, if it has one.
+    pub description: Option<String>,
+    /// Whether a tool says it does not modify anything (`annotations.readOnlyHint`).
+    pub read_only: bool,
 }

@@ -34,7 +34,7 @@ pub use approval::{
 };
 pub use audit::{Audit, AuditFuture, Outcome, Record};
 pub use guard::{AllowAll, Call, Guard, Guards, Verdict};
-pub use item_kind::ItemKind;
+pub use item_kind::{InventoryItem, ItemKind};
 pub use pins::{Pins, Review, ToolDefinition};
 pub use serving::{Serving, serving};
 pub use view::{ShowAll, View};

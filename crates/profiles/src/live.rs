@@ -8,8 +8,8 @@
 //! neither. Resources and templates are never prefixed, so they collide in
 //! every naming mode; tools and prompts only when names are not prefixed.
 
-use warden_gateway::catalog::{InventoryItem, ItemKind};
-use warden_gateway::pipeline::View;
+use warden_pipeline::View;
+use warden_pipeline::{InventoryItem, ItemKind};
 
 use crate::view::ProfileView;
 
@@ -59,7 +59,7 @@ fn noun(kind: ItemKind) -> &'static str {
 mod tests {
     use std::path::Path;
 
-    use warden_gateway::catalog::{InventoryItem, ItemKind};
+    use warden_pipeline::{InventoryItem, ItemKind};
 
     use super::live_collisions;
     use crate::ProfileView;

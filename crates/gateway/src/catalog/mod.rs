@@ -17,6 +17,7 @@ use header_annotations::InvalidAnnotation;
 pub use naming::Namer;
 pub use surface::{Item, ItemKind, Page, Surface};
 pub use template::UriTemplate;
+pub use warden_pipeline::InventoryItem;
 
 /// Where a client-facing name leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,23 +26,6 @@ pub struct Route {
     pub upstream: usize,
     /// The name the upstream knows.
     pub name: String,
-}
-
-/// One item an upstream offers, for inspection.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InventoryItem {
-    /// The upstream's name.
-    pub server: String,
-    /// What it is.
-    pub kind: ItemKind,
-    /// Its name, URI or URI template as the upstream knows it.
-    pub key: String,
-    /// Its name as the client sees it (tools and prompts), or its URI.
-    pub exposed: String,
-    /// Its description, if it has one.
-    pub description: Option<String>,
-    /// Whether a tool says it does not modify anything (`annotations.readOnlyHint`).
-    pub read_only: bool,
 }
 
 /// One tool or prompt as the client sees it.

@@ -96,7 +96,8 @@ impl Session {
     pub fn start_in(config: Arc<Config>, hooks: Hooks, to_client: impl Outlet, pool: Option<Arc<Pool>>) -> Session {
         let (init_params, _) = watch::channel(None);
         let names = config.servers.keys().map(|name| Arc::from(name.as_str())).collect();
-        let catalog = Catalog::new(Namer::new(&config.naming, config.servers.len()), names);
+        let mut catalog = Catalog::new(Namer::new(&config.naming, config.servers.len()), names);
+        catalog.set_view(hooks.view.clone());
         let shared = Arc::new_cyclic(|weak: &std::sync::Weak<Shared>| {
             // Upstream events are handled in the tasks that read them (in order);
             // the sink holds the session weakly, so dropping the session ends it.
@@ -216,6 +217,8 @@ impl Session {
     /// may have changed; requests already past a stage keep the hooks they
     /// started with.
     pub fn set_hooks(&self, hooks: Hooks) {
+        // Names go to what the new view shows (an item it hides takes none).
+        self.shared.write_catalog().set_view(hooks.view.clone());
         self.shared.hooks.store(Arc::new(hooks));
         self.shared.match_view();
         self.shared.list_changed(&[ItemKind::Tool, ItemKind::Prompt, ItemKind::Resource]);

@@ -2,11 +2,11 @@
 //! --connect`): names (or URIs) that two servers of a profile share, and what
 //! the client is left with.
 //!
-//! The gateway gives a shared name to the server written first in the file
-//! before any profile is applied: the later server's item is hidden, and
-//! when the profile hides the first server's item too, the client sees
-//! neither. Resources and templates are never prefixed, so they collide in
-//! every naming mode; tools and prompts only when names are not prefixed.
+//! The gateway gives a shared name to the first server in the file whose
+//! item the profile shows (an item the profile hides takes no name): the
+//! later server's item is hidden. Resources and templates are never
+//! prefixed, so they collide in every naming mode; tools and prompts only
+//! when names are not prefixed.
 
 use warden_pipeline::View;
 use warden_pipeline::{InventoryItem, ItemKind};
@@ -14,12 +14,14 @@ use warden_pipeline::{InventoryItem, ItemKind};
 use crate::view::ProfileView;
 
 /// Warnings about the items of `inventory` (every server's, in file order)
-/// that collide under `view`, one sentence each. Only collisions that cost
-/// the client something are reported: a later server's item that the
-/// profile would show.
+/// that collide under `view`, one sentence each: a later server's item that
+/// the profile shows, hidden by an earlier server's shown item of that name.
 pub fn live_collisions(view: &ProfileView, inventory: &[InventoryItem]) -> Vec<String> {
     let profile = view.name().map_or_else(|| "no profile".to_owned(), |name| format!("profile {name:?}"));
-    let shown: Vec<&InventoryItem> = inventory.iter().filter(|item| view.shows_server(&item.server)).collect();
+    let shown: Vec<&InventoryItem> = inventory
+        .iter()
+        .filter(|item| view.shows_server(&item.server) && view.shows(&item.server, item.kind, &item.key))
+        .collect();
     let mut warnings = Vec::new();
     for (at, item) in shown.iter().enumerate() {
         let Some(first) = shown[..at].iter().find(|earlier| {
@@ -27,21 +29,10 @@ pub fn live_collisions(view: &ProfileView, inventory: &[InventoryItem]) -> Vec<S
         }) else {
             continue;
         };
-        if !view.shows(&item.server, item.kind, &item.key) {
-            continue;
-        }
-        let what = noun(item.kind);
-        let name = &item.exposed;
-        let (winner, loser) = (&first.server, &item.server);
-        warnings.push(if view.shows(&first.server, first.kind, &first.key) {
-            format!(
-                "{profile}: {what} {name:?} is offered by {winner:?} and {loser:?}: the client sees {winner:?}'s (first in the file), {loser:?}'s is hidden"
-            )
-        } else {
-            format!(
-                "{profile}: {what} {name:?} is offered by {winner:?} and {loser:?}: the client sees neither, because the name belongs to {winner:?} (first in the file), whose {what} the profile hides, and {loser:?}'s, which it shows, is hidden by the collision"
-            )
-        });
+        let (what, name, winner, loser) = (noun(item.kind), &item.exposed, &first.server, &item.server);
+        warnings.push(format!(
+            "{profile}: {what} {name:?} is offered by {winner:?} and {loser:?}: the client sees {winner:?}'s (first in the file), {loser:?}'s is hidden"
+        ));
     }
     warnings
 }
@@ -76,7 +67,7 @@ mod tests {
     }
 
     #[test]
-    fn a_later_servers_shown_item_loses_to_the_first_and_may_leave_nothing() {
+    fn a_later_servers_shown_item_loses_to_the_first_shown_one() {
         let text = "servers:\n  a: {transport: {kind: stdio, command: a}}\n  b: {transport: {kind: stdio, command: b}}\n  c: {transport: {kind: stdio, command: c}}\nnaming: {prefix: never}\ndefaultProfile: p\nprofiles:\n  p:\n    servers:\n      a: {tools: {deny: [hidden_on_a]}}\n      b: {tools: {deny: [hidden_on_b]}}\n";
         let config = warden_config::parse(Path::new("w.yaml"), text, &|_| None).expect("valid");
         let view = ProfileView::compile(&config, None).expect("compiles");
@@ -97,7 +88,6 @@ mod tests {
             live_collisions(&view, &inventory),
             [
                 "profile \"p\": tool \"read\" is offered by \"a\" and \"b\": the client sees \"a\"'s (first in the file), \"b\"'s is hidden",
-                "profile \"p\": tool \"hidden_on_a\" is offered by \"a\" and \"b\": the client sees neither, because the name belongs to \"a\" (first in the file), whose tool the profile hides, and \"b\"'s, which it shows, is hidden by the collision",
                 "profile \"p\": resource \"file://x\" is offered by \"a\" and \"b\": the client sees \"a\"'s (first in the file), \"b\"'s is hidden",
             ]
         );

@@ -287,7 +287,6 @@ profiles:
     assert!(ok, "{stderr}");
     let live = warnings(&stderr);
     let expected = [
-        r#"profile "safe": tool "echo" is offered by "fx" and "other": the client sees neither, because the name belongs to "fx" (first in the file), whose tool the profile hides, and "other"'s, which it shows, is hidden by the collision"#,
         r#"profile "safe": tool "pid" is offered by "fx" and "other": the client sees "fx"'s (first in the file), "other"'s is hidden"#,
     ];
     for warning in expected {
@@ -295,9 +294,11 @@ profiles:
     }
     assert_eq!(live.len(), offline.len() + expected.len(), "{stderr}");
 
-    // What the client gets agrees: echo is nowhere, pid is fx's.
-    let (ok, _, stderr) = warden(&["call", "--config", path, "tool", "echo", "--args", r#"{"text":"x"}"#]);
-    assert!(!ok && stderr.contains("Unknown tool: echo"), "{stderr}");
+    // What the client gets agrees: fx's echo is hidden, so the name is
+    // other's (a hidden item takes no name), and pid is fx's.
+    let (ok, stdout, stderr) =
+        warden(&["call", "--config", path, "tool", "echo", "--args", r#"{"text":"answered by other"}"#]);
+    assert!(ok && stdout.contains("answered by other"), "other's echo answers: {stdout}{stderr}");
 }
 
 #[test]

@@ -18,6 +18,7 @@ pub use naming::Namer;
 pub use surface::{Item, ItemKind, Page, Surface};
 pub use template::UriTemplate;
 pub use warden_pipeline::InventoryItem;
+use warden_pipeline::{ShowAll, View};
 
 /// Where a client-facing name leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +65,18 @@ pub struct Catalog {
     /// Per upstream, the tools its last list left out for their
     /// `x-mcp-header` annotations, and why.
     left_out: Vec<Vec<(String, InvalidAnnotation)>>,
+    /// What the client may see: an item it may not see takes no name, so
+    /// a later server's visible item of that name is served instead.
+    view: Visible,
+}
+
+/// The view the catalog names by (opaque to `Debug`).
+struct Visible(Arc<dyn View>);
+
+impl std::fmt::Debug for Visible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("View")
+    }
 }
 
 impl Catalog {
@@ -86,7 +99,15 @@ impl Catalog {
             resource_owner: HashMap::new(),
             templates: Vec::new(),
             collisions: Vec::new(),
+            view: Visible(Arc::new(ShowAll)),
         }
+    }
+
+    /// Names only what `view` shows from now on (a profile's view, swapped
+    /// on reload): an item it hides takes no name.
+    pub fn set_view(&mut self, view: Arc<dyn View>) {
+        self.view = Visible(view);
+        self.rebuild();
     }
 
     /// Adds a server after the last one; returns its index.
@@ -307,7 +328,11 @@ impl Catalog {
         let mut template_owner: HashMap<&str, usize> = HashMap::new();
         for (upstream, surface) in self.surfaces.iter().enumerate() {
             let Some(surface) = surface else { continue };
+            let server = &self.servers[upstream];
             for (index, item) in surface.resources.iter().enumerate() {
+                if !self.view.0.shows(server, ItemKind::Resource, &item.key) {
+                    continue;
+                }
                 match self.resource_owner.get(&item.key) {
                     Some(&owner) if owner != upstream => collisions.push(format!(
                         "resource '{}' of server '{}' is hidden: server '{}' lists the same URI",
@@ -321,6 +346,9 @@ impl Catalog {
                 }
             }
             for (index, item) in surface.templates.iter().enumerate() {
+                if !self.view.0.shows(server, ItemKind::Template, &item.key) {
+                    continue;
+                }
                 match template_owner.get(item.key.as_str()) {
                     Some(&owner) if owner != upstream => collisions.push(format!(
                         "resource template '{}' of server '{}' is hidden: server '{}' lists the same template",
@@ -349,6 +377,9 @@ impl Catalog {
             let server = &self.servers[upstream];
             for item in surface.items(kind) {
                 if kind == ItemKind::Tool && self.withheld[upstream].contains(&item.key) {
+                    continue;
+                }
+                if !self.view.0.shows(server, kind, &item.key) {
                     continue;
                 }
                 let exposed = self.namer.expose(server, &item.key);
@@ -467,6 +498,32 @@ mod tests {
         assert_eq!(catalog.clear(0), vec![ItemKind::Tool]);
         assert_eq!(catalog.tool("echo").unwrap().upstream, 1);
         assert!(catalog.collisions().is_empty());
+    }
+
+    /// Hides server `a`'s items; shows everything else.
+    struct HideA;
+
+    impl View for HideA {
+        fn shows(&self, server: &str, _kind: ItemKind, _key: &str) -> bool {
+            server != "a"
+        }
+    }
+
+    #[test]
+    fn an_item_the_view_hides_takes_no_name() {
+        let mut catalog = catalog(PrefixMode::Never);
+        catalog.set(0, ItemKind::Tool, items(ItemKind::Tool, r#"{"tools":[{"name":"echo","from":"a"}]}"#));
+        catalog.set(1, ItemKind::Tool, items(ItemKind::Tool, r#"{"tools":[{"name":"echo","from":"b"}]}"#));
+        catalog.set(0, ItemKind::Resource, items(ItemKind::Resource, r#"{"resources":[{"uri":"file:///x"}]}"#));
+        catalog.set(1, ItemKind::Resource, items(ItemKind::Resource, r#"{"resources":[{"uri":"file:///x"}]}"#));
+        assert_eq!(catalog.tool("echo").unwrap().upstream, 0);
+        assert_eq!(catalog.collisions().len(), 2);
+        catalog.set_view(Arc::new(HideA));
+        assert_eq!(catalog.tool("echo").unwrap().upstream, 1, "the hidden first server leaves the name to b");
+        assert!(catalog.collisions().is_empty(), "{:?}", catalog.collisions());
+        catalog.set_view(Arc::new(ShowAll));
+        assert_eq!(catalog.tool("echo").unwrap().upstream, 0, "shown again, a takes it back");
+        assert_eq!(catalog.collisions().len(), 2);
     }
 
     #[test]

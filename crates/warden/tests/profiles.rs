@@ -299,6 +299,19 @@ profiles:
     let (ok, stdout, stderr) =
         warden(&["call", "--config", path, "tool", "echo", "--args", r#"{"text":"answered by other"}"#]);
     assert!(ok && stdout.contains("answered by other"), "other's echo answers: {stdout}{stderr}");
+
+    // And `effective` shows the same: other's pid lost to fx's, its echo won.
+    let (ok, stdout, stderr) = warden(&["effective", "--config", path, "--json"]);
+    assert!(ok, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let row = |server: &str, name: &str| {
+        report["items"].as_array().unwrap().iter().find(|i| i["server"] == server && i["name"] == name).cloned()
+    };
+    let lost = row("other", "pid").expect("other's pid");
+    assert_eq!(lost["visible"], false, "{lost}");
+    assert!(lost["reason"].as_str().unwrap().contains("name collision"), "{lost}");
+    assert_eq!(row("other", "echo").expect("other's echo")["visible"], true);
+    assert_eq!(row("fx", "pid").expect("fx's pid")["visible"], true);
 }
 
 #[test]

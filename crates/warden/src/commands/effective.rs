@@ -37,11 +37,10 @@ pub async fn run(args: EffectiveArgs) -> anyhow::Result<ExitCode> {
     let items = client.session().inventory();
     let status = client.session().status();
     client.close().await;
-    let explained: Vec<(&InventoryItem, warden_profiles::Decision)> = items
-        .iter()
-        .filter(|item| servers.iter().any(|server| **server == item.server))
-        .map(|item| (item, view.explain(&item.server, item.kind, &item.key)))
-        .collect();
+    let mut explained: Vec<(&InventoryItem, warden_profiles::Decision)> =
+        items.iter().map(|item| (item, view.explain(&item.server, item.kind, &item.key))).collect();
+    lose_collisions(&mut explained);
+    explained.retain(|(item, _)| servers.iter().any(|server| **server == item.server));
     if args.json {
         let rows: Vec<_> = explained
             .iter()
@@ -82,6 +81,29 @@ pub async fn run(args: EffectiveArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Marks hidden what the profile shows but a name collision takes away: an
+/// item whose client-facing name an earlier server's shown item already has
+/// (the gateway gives the name to the first one in the file). `explained`
+/// is every server's, in file order, so `--server` still sees who wins.
+fn lose_collisions(explained: &mut [(&InventoryItem, warden_profiles::Decision)]) {
+    for at in 0..explained.len() {
+        let (item, decision) = &explained[at];
+        if !decision.visible {
+            continue;
+        }
+        let winner = explained[..at].iter().find(|(earlier, shown)| {
+            shown.visible
+                && earlier.kind == item.kind
+                && earlier.exposed == item.exposed
+                && earlier.server != item.server
+        });
+        if let Some((winner, _)) = winner {
+            let reason = format!("hidden by a name collision: {:?}'s has that name (first in the file)", winner.server);
+            explained[at].1 = warden_profiles::Decision { visible: false, reason };
+        }
+    }
 }
 
 fn kind_name(kind: ItemKind) -> &'static str {

@@ -2,25 +2,33 @@
 # Installs the Debian packages the tests drive for real: bubblewrap (the
 # per-server sandbox), Chromium (the approval page is checked in a real
 # headless browser, through the DevTools protocol, which is stable across
-# versions) and openssl (the tests make TLS certificates with it).
+# versions), openssl (the tests make TLS certificates with it) and postgresql
+# (sql-approval in front of the real server-postgres and a real database:
+# crates/warden/tests/presets.rs starts a throwaway cluster, as the postgres
+# user when run as root).
 #
 # No exact version is pinned: Debian's security archive keeps only the newest
 # build of a package (Chromium's major version moves about every four weeks,
 # and a point release replaces bubblewrap's), so a pinned version fails on the
 # first fresh machine after the archive moves on, with no change of ours.
 # Instead this installs what the archive has, checks the oldest version the
-# tests are known to need, and prints what it got. Does nothing when all three
+# tests are known to need, and prints what it got. Does nothing when all four
 # are there.
 set -euo pipefail
 
 print_versions() {
-    echo "system packages: $1 ($(bwrap --version), $(chromium --version 2>/dev/null | head -n1), $(openssl version))"
+    echo "system packages: $1 ($(bwrap --version), $(chromium --version 2>/dev/null | head -n1), $(openssl version), $("$(initdb_path)" --version))"
 }
 
-if ! { command -v bwrap && command -v chromium && command -v openssl; } >/dev/null; then
+# The newest installed PostgreSQL server's initdb (not on PATH in Debian).
+initdb_path() {
+    ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n1
+}
+
+if ! { command -v bwrap && command -v chromium && command -v openssl && [[ -n $(initdb_path) ]]; } >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends bubblewrap chromium openssl >/dev/null
+    apt-get install -y -qq --no-install-recommends bubblewrap chromium openssl postgresql >/dev/null
     installed=installed
 else
     installed="already installed"
@@ -35,4 +43,5 @@ at_least() { # name have want
 }
 at_least bubblewrap "$(bwrap --version | awk '{print $2}')" 0.8.0
 at_least chromium "$(chromium --version 2>/dev/null | awk '{print $2}')" 120
+at_least postgresql "$("$(initdb_path)" --version | awk '{print $3}')" 13
 print_versions "$installed"

@@ -340,3 +340,136 @@ fn sql_approval_leaves_other_query_arguments_alone() {
     let (error, text) = call(&mut client, "search_nodes", json!({"query": "delete the old entries"}));
     assert!(!error, "a knowledge-graph search is not SQL: {text}");
 }
+
+/// A throwaway PostgreSQL cluster from Debian's `postgresql` (installed by
+/// `.ci/system-packages.sh`), listening on 127.0.0.1 with `trust`
+/// authentication for the user `warden`; stopped when dropped. As root it
+/// runs as the `postgres` user, which the package creates.
+struct Postgres {
+    bin: std::path::PathBuf,
+    data: std::path::PathBuf,
+    as_root: bool,
+    port: u16,
+}
+
+impl Postgres {
+    /// The newest installed server's binaries, if any.
+    fn bin() -> Option<std::path::PathBuf> {
+        let mut versions: Vec<(u32, std::path::PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .flatten()
+            .filter_map(|entry| Some((entry.file_name().to_str()?.parse().ok()?, entry.path().join("bin"))))
+            .filter(|(_, bin): &(u32, std::path::PathBuf)| bin.join("initdb").exists())
+            .collect();
+        versions.sort();
+        versions.pop().map(|(_, bin)| bin)
+    }
+
+    fn command(&self, program: &str) -> std::process::Command {
+        let program = self.bin.join(program);
+        if self.as_root {
+            let mut command = std::process::Command::new("runuser");
+            command.args(["-u", "postgres", "--"]).arg(program);
+            command
+        } else {
+            std::process::Command::new(program)
+        }
+    }
+
+    fn run(&self, program: &str, args: &[&str]) {
+        let output = self.command(program).args(args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{program} {args:?}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// Starts a cluster in `dir` and runs `setup` (SQL) in it; `None` when
+    /// PostgreSQL is not installed (after saying why, or failing when
+    /// `WARDEN_REQUIRE_INTEROP` is set).
+    fn start(dir: &Path, setup: &str) -> Option<Postgres> {
+        use std::os::unix::fs::MetadataExt;
+        let Some(bin) = Postgres::bin() else {
+            let why = "PostgreSQL is not installed (run .ci/system-packages.sh)";
+            assert!(std::env::var_os("WARDEN_REQUIRE_INTEROP").is_none(), "WARDEN_REQUIRE_INTEROP is set but {why}");
+            println!("skipped: {why}");
+            return None;
+        };
+        let as_root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+        let home = dir.join("pg");
+        std::fs::create_dir_all(&home).unwrap();
+        if as_root {
+            // PostgreSQL refuses to run as root: its directory is the
+            // postgres user's.
+            let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+            let uid = passwd
+                .lines()
+                .find_map(|line| line.strip_prefix("postgres:")?.split(':').nth(1)?.parse::<u32>().ok())
+                .expect("the postgres user");
+            std::os::unix::fs::chown(&home, Some(uid), None).unwrap();
+        }
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let postgres = Postgres { bin, data: home.join("data"), as_root, port };
+        let data = postgres.data.to_str().unwrap();
+        postgres.run("initdb", &["-D", data, "-A", "trust", "-U", "warden", "--no-sync", "-E", "UTF8"]);
+        let options = format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", home.to_str().unwrap());
+        let log = home.join("log");
+        postgres.run("pg_ctl", &["-D", data, "-o", &options, "-w", "-l", log.to_str().unwrap(), "start"]);
+        let port = port.to_string();
+        postgres.run(
+            "psql",
+            &["-h", "127.0.0.1", "-p", &port, "-U", "warden", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-c", setup],
+        );
+        Some(postgres)
+    }
+
+    fn url(&self) -> String {
+        format!("postgresql://warden@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = self.command("pg_ctl").args(["-D", self.data.to_str().unwrap(), "-m", "immediate", "stop"]).output();
+    }
+}
+
+#[test]
+fn sql_approval_in_front_of_postgres() {
+    let server = RealServer::Postgres;
+    if !server.installed() {
+        return;
+    }
+    let dir = scratch_dir("preset-pg-real");
+    let setup = "CREATE TABLE users(id int, name text); INSERT INTO users VALUES (1, 'ann'), (2, 'bob'); \
+                 CREATE TABLE spare(x int);";
+    let Some(db) = Postgres::start(&dir, setup) else { return };
+    // Why: the server runs each query in a read-only transaction, but
+    // several statements end it. Without the preset this drops a table.
+    let plain_dir = scratch_dir("preset-pg-plain");
+    let mut plain = wrap_real(server, &plain_dir, "  default: allow\n", &[&db.url()], &[], "query");
+    call(&mut plain, "query", json!({"sql": "COMMIT; DROP TABLE spare"}));
+    let (error, tables) =
+        call(&mut plain, "query", json!({"sql": "SELECT count(*) AS n FROM pg_tables WHERE tablename = 'spare'"}));
+    assert!(!error && tables.contains("\"n\": \"0\""), "the read-only transaction held after all: {tables}");
+    drop(plain);
+    let policy = "  include: [builtin:sql-approval]\n";
+    let mut client = wrap_real(server, &dir, policy, &[&db.url()], &[], "query");
+    let (error, rows) = call(&mut client, "query", json!({"sql": "SELECT name FROM users ORDER BY id"}));
+    assert!(!error && rows.contains("ann") && rows.contains("bob"), "{rows}");
+    let rule = "sql-approval: destructive SQL in sql or statement";
+    for sql in ["DROP TABLE users", "DELETE FROM users", "SELECT 1; DROP TABLE users", "COMMIT; DROP TABLE users"] {
+        assert_escalated(&mut client, "query", json!({"sql": sql}), rule);
+    }
+    // Still there, both rows.
+    let (error, count) = call(&mut client, "query", json!({"sql": "SELECT count(*) AS n FROM users"}));
+    assert!(!error && count.contains("\"n\": \"2\""), "{count}");
+    let refused = (String::from("escalate"), rule.to_owned(), String::from("refused"));
+    let allowed = (String::from("allow"), String::new(), String::from("result"));
+    let records = audited(&dir, "query", 6);
+    assert_eq!(records[0], allowed);
+    assert_eq!(records[1..5], [refused.clone(), refused.clone(), refused.clone(), refused]);
+    assert_eq!(records[5], allowed);
+}

@@ -263,7 +263,7 @@ fn memory() {
 
 #[test]
 fn desktop_commander() {
-    let home = scratch_dir("known-dc");
+    let home = support::servers::desktop_commander_home(&scratch_dir("known-dc"));
     check(RealServer::DesktopCommander, &[], &[("HOME", home.to_str().unwrap())], "start_process");
 }
 

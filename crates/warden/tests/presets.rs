@@ -287,8 +287,7 @@ fn presets_in_front_of_desktop_commander() {
     std::fs::write(project.join(".env"), "API_KEY=SECRET-VALUE").unwrap();
     std::fs::write(project.join("certs/server.key"), "SECRET-VALUE").unwrap();
     std::fs::write(project.join("main.rs"), "fn main() {}").unwrap();
-    let home = dir.join("home");
-    std::fs::create_dir_all(&home).unwrap();
+    let home = support::servers::desktop_commander_home(&dir);
     let home_text = home.display().to_string();
     let env = [NO_PROXY, &[("HOME", home_text.as_str())]].concat();
     let policy = "  include: [builtin:protect-secrets, builtin:shell-approval, builtin:fetch-approval]\n";

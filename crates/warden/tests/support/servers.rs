@@ -135,3 +135,16 @@ impl RealServer {
         args
     }
 }
+
+/// A home directory for desktop-commander under `dir` (it keeps its config
+/// and tool history in `~/.claude-server-commander`), with its telemetry
+/// off (it would otherwise report tool calls over the network) and every
+/// directory allowed (by default only the home directory is).
+pub fn desktop_commander_home(dir: &Path) -> PathBuf {
+    let home = dir.join("home");
+    let config = home.join(".claude-server-commander");
+    std::fs::create_dir_all(&config).expect("create desktop-commander's config directory");
+    std::fs::write(config.join("config.json"), r#"{"telemetryEnabled": false, "allowedDirectories": []}"#)
+        .expect("write its config");
+    home
+}

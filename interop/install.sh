@@ -5,8 +5,8 @@
 # (client 2.4.0, sdk 1.32.2, server 2.4.0) and Claude Code 2.1.330 into
 # interop/node_modules as package-lock.json pins them. Also the real
 # third-party MCP servers the shipped annotations and presets name
-# (crates/warden/tests/known_servers.rs): server-filesystem, server-postgres and
-# server-memory in node_modules too, desktop-commander in desktop-commander/node_modules (its
+# (crates/warden/tests/known_servers.rs): server-filesystem, server-postgres,
+# server-memory and server-github in node_modules too, desktop-commander in desktop-commander/node_modules (its
 # own lock), the Python servers on mcp 2.x (fetch, git, time) in .venv-servers
 # and those on mcp 1.x (shell, sqlite) in .venv-servers1. Needs python3
 # (3.11+) and npm; does nothing when installed.

@@ -28,6 +28,9 @@ pub enum RealServer {
     Everything,
     /// `@modelcontextprotocol/server-memory` (npm).
     Memory,
+    /// `@modelcontextprotocol/server-github` (npm, archived; lists its
+    /// tools without a token).
+    Github,
     /// `@wonderwhy-er/desktop-commander` (npm, its own lock).
     DesktopCommander,
     /// `mcp-server-sqlite` (PyPI, on the 1.x SDK).
@@ -44,11 +47,12 @@ pub enum RealServer {
 
 impl RealServer {
     /// Every installed real server.
-    pub const ALL: [RealServer; 10] = [
+    pub const ALL: [RealServer; 11] = [
         RealServer::Filesystem,
         RealServer::Postgres,
         RealServer::Everything,
         RealServer::Memory,
+        RealServer::Github,
         RealServer::DesktopCommander,
         RealServer::Sqlite,
         RealServer::Shell,
@@ -64,6 +68,7 @@ impl RealServer {
             RealServer::Postgres => "postgres",
             RealServer::Everything => "everything",
             RealServer::Memory => "memory",
+            RealServer::Github => "github",
             RealServer::DesktopCommander => "desktop-commander",
             RealServer::Sqlite => "sqlite",
             RealServer::Shell => "shell",
@@ -91,6 +96,7 @@ impl RealServer {
             RealServer::Postgres => npm("node_modules", "@modelcontextprotocol/server-postgres"),
             RealServer::Everything => npm("node_modules", "@modelcontextprotocol/server-everything"),
             RealServer::Memory => npm("node_modules", "@modelcontextprotocol/server-memory"),
+            RealServer::Github => npm("node_modules", "@modelcontextprotocol/server-github"),
             RealServer::DesktopCommander => npm("desktop-commander/node_modules", "@wonderwhy-er/desktop-commander"),
             RealServer::Sqlite => python(".venv-servers1", "mcp-server-sqlite"),
             RealServer::Shell => python(".venv-servers1", "mcp-shell-server"),

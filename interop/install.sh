@@ -6,7 +6,8 @@
 # interop/node_modules as package-lock.json pins them. Also the real
 # third-party MCP servers the shipped annotations and presets name
 # (crates/warden/tests/known_servers.rs): server-filesystem, server-postgres,
-# server-memory and server-github in node_modules too, desktop-commander in desktop-commander/node_modules (its
+# server-memory, server-github, server-puppeteer and @playwright/mcp (without
+# their browsers) in node_modules too, desktop-commander in desktop-commander/node_modules (its
 # own lock), the Python servers on mcp 2.x (fetch, git, time) in .venv-servers
 # and those on mcp 1.x (shell, sqlite) in .venv-servers1. Needs python3
 # (3.11+) and npm; does nothing when installed.
@@ -43,9 +44,12 @@ venv .venv-servers1 requirements-servers-1.txt
 version() { "$1" -c 'import importlib.metadata as m; print(m.version("mcp"))'; }
 echo "interop: Python SDKs $(version .venv/bin/python) and $(version .venv1/bin/python)"
 
+# Without the browsers Playwright and Puppeteer would download from their
+# vendors' sites: the tests only list those servers' tools.
 npm_stamp=node_modules/.warden-installed-lock
 if [[ ! -f $npm_stamp ]] || ! cmp -s package-lock.json "$npm_stamp"; then
-    npm ci --no-audit --no-fund --engine-strict=false --loglevel=error
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 \
+        npm ci --no-audit --no-fund --engine-strict=false --loglevel=error
     cp package-lock.json "$npm_stamp"
 fi
 # desktop-commander has its own lock: 683 packages (about 260 MB). Its

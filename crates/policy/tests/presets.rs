@@ -102,6 +102,7 @@ fn shell_approval() {
     );
     // A tool whose name says nothing, annotated as running code.
     expect(&engine, "browser", "browser_evaluate", r#"{"function": "() => 1"}"#, Decision::Escalate, by_role);
+    expect(&engine, "browser", "browser_run_code_unsafe", r#"{"code": "page => 1"}"#, Decision::Escalate, by_role);
     expect(&engine, "other", "run_command", r#"{"cmd": "ls"}"#, Decision::Escalate, "shell-approval: command tools");
     expect(&engine, "other", "bash", r#"{"script": "ls"}"#, Decision::Escalate, "shell-approval: command tools");
     expect(&engine, "desktop", "read_file", r#"{"path": "/srv/a"}"#, Decision::Allow, "default");

@@ -25,18 +25,7 @@ use support::{Client, scratch_dir};
 const TABLE: &str = include_str!("../../policy/src/known/servers.yaml");
 
 /// Entries no real server checks here, and why.
-const NOT_CHECKED: &[(&str, &str)] = &[
-    (
-        "playwright",
-        "@playwright/mcp drives a browser it downloads from Playwright's CDN (not an npm, PyPI, crates.io or \
-         Debian registry), and a browser install would add minutes to CI",
-    ),
-    (
-        "puppeteer",
-        "@modelcontextprotocol/server-puppeteer is archived and downloads Chrome at install time from Google's \
-         CDN, which this machine cannot reach",
-    ),
-];
+const NOT_CHECKED: &[(&str, &str)] = &[];
 
 /// Annotated tools (`tool`) and arguments (`tool.arg`) the real server here
 /// does not have because the entry also covers another server (entry,
@@ -304,6 +293,18 @@ fn filesystem() {
 fn github() {
     // It lists its tools without a token.
     check(RealServer::Github, &[], &[], "get_file_contents");
+}
+
+#[test]
+fn playwright() {
+    // Every tool: those of its optional capabilities too. It starts no
+    // browser to list them.
+    check(RealServer::Playwright, &["--headless", "--caps=vision,pdf,devtools"], &[], "browser_navigate");
+}
+
+#[test]
+fn puppeteer() {
+    check(RealServer::Puppeteer, &[], &[], "puppeteer_navigate");
 }
 
 #[test]

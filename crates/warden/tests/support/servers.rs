@@ -31,6 +31,11 @@ pub enum RealServer {
     /// `@modelcontextprotocol/server-github` (npm, archived; lists its
     /// tools without a token).
     Github,
+    /// `@playwright/mcp` (npm; lists its tools without a browser).
+    Playwright,
+    /// `@modelcontextprotocol/server-puppeteer` (npm, archived; lists its
+    /// tools without a browser).
+    Puppeteer,
     /// `@wonderwhy-er/desktop-commander` (npm, its own lock).
     DesktopCommander,
     /// `mcp-server-sqlite` (PyPI, on the 1.x SDK).
@@ -47,12 +52,14 @@ pub enum RealServer {
 
 impl RealServer {
     /// Every installed real server.
-    pub const ALL: [RealServer; 11] = [
+    pub const ALL: [RealServer; 13] = [
         RealServer::Filesystem,
         RealServer::Postgres,
         RealServer::Everything,
         RealServer::Memory,
         RealServer::Github,
+        RealServer::Playwright,
+        RealServer::Puppeteer,
         RealServer::DesktopCommander,
         RealServer::Sqlite,
         RealServer::Shell,
@@ -69,6 +76,8 @@ impl RealServer {
             RealServer::Everything => "everything",
             RealServer::Memory => "memory",
             RealServer::Github => "github",
+            RealServer::Playwright => "playwright",
+            RealServer::Puppeteer => "puppeteer",
             RealServer::DesktopCommander => "desktop-commander",
             RealServer::Sqlite => "sqlite",
             RealServer::Shell => "shell",
@@ -97,6 +106,11 @@ impl RealServer {
             RealServer::Everything => npm("node_modules", "@modelcontextprotocol/server-everything"),
             RealServer::Memory => npm("node_modules", "@modelcontextprotocol/server-memory"),
             RealServer::Github => npm("node_modules", "@modelcontextprotocol/server-github"),
+            RealServer::Playwright => vec![
+                node().display().to_string(),
+                interop.join("node_modules/@playwright/mcp/cli.js").display().to_string(),
+            ],
+            RealServer::Puppeteer => npm("node_modules", "@modelcontextprotocol/server-puppeteer"),
             RealServer::DesktopCommander => npm("desktop-commander/node_modules", "@wonderwhy-er/desktop-commander"),
             RealServer::Sqlite => python(".venv-servers1", "mcp-server-sqlite"),
             RealServer::Shell => python(".venv-servers1", "mcp-shell-server"),

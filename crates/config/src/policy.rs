@@ -285,6 +285,12 @@ pub struct Condition {
     /// items (and it must have one); other values are tested as they are.
     #[serde(default, skip_serializing_if = "is_false")]
     pub each: bool,
+    /// When the argument is an array, the test must hold for at least one
+    /// of its items; other values are tested as they are. (A deny rule on
+    /// any of several paths: `each` would let one bad path ride with a good
+    /// one.)
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub some: bool,
     /// A number greater than this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gt: Option<f64>,

@@ -33,9 +33,20 @@ pub(crate) enum Cond {
         arg: ArgPath,
         /// The test.
         test: Test,
-        /// An array must have items, and the test must hold for each.
-        each: bool,
+        /// How an array argument is tested.
+        items: Items,
     },
+}
+
+/// How a test treats an array argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Items {
+    /// As a value (a string test does not hold for an array).
+    Whole,
+    /// It must have items, and the test must hold for each (`each`).
+    Each,
+    /// The test must hold for at least one item (`some`).
+    Some,
 }
 
 /// Where an argument is: its name, or a dotted path into objects.
@@ -136,11 +147,12 @@ impl Cond {
             Cond::All(all) => all.iter().all(|c| c.holds(args, sql)),
             Cond::Any(any) => any.iter().any(|c| c.holds(args, sql)),
             Cond::Not(not) => !not.holds(args, sql),
-            Cond::Test { arg, test, each } => match arg.lookup(args) {
-                Some(Value::Array(items)) if *each => {
+            Cond::Test { arg, test, items: how } => match (arg.lookup(args), how) {
+                (Some(Value::Array(items)), Items::Each) => {
                     !items.is_empty() && items.iter().all(|item| test.holds(Some(item), sql))
                 }
-                value => test.holds(value, sql),
+                (Some(Value::Array(items)), Items::Some) => items.iter().any(|item| test.holds(Some(item), sql)),
+                (value, _) => test.holds(value, sql),
             },
         }
     }
@@ -264,13 +276,16 @@ impl<'c> CondCompiler<'c> {
             }
             ([one], Some(_)) => fail(format!("`{one}` cannot be combined with `arg`")),
             ([one], None) => {
-                if !tests.is_empty() || cond.ignore_case || cond.each {
+                if !tests.is_empty() || cond.ignore_case || cond.each || cond.some {
                     let mut extra = tests.clone();
                     if cond.ignore_case {
                         extra.push("ignoreCase");
                     }
                     if cond.each {
                         extra.push("each");
+                    }
+                    if cond.some {
+                        extra.push("some");
                     }
                     return fail(format!("`{one}` cannot be combined with {}", extra.join(", ")));
                 }
@@ -302,11 +317,20 @@ impl<'c> CondCompiler<'c> {
                     [] => fail(format!(
                         "the condition on {arg:?} has no test (exists, equals, contains, notContains, startsWith, endsWith, regex, gt, ge, lt, le, in, inList or sql)"
                     )),
-                    [only] if cond.each && *only == "exists" => fail("`each` does not apply to `exists`".into()),
+                    [only] if (cond.each || cond.some) && *only == "exists" => {
+                        fail("`each` and `some` do not apply to `exists`".into())
+                    }
+                    [_] if cond.each && cond.some => fail("`each` and `some` cannot be combined".into()),
                     [_] => self.test(cond, at, problems).map(|test| Cond::Test {
                         arg: ArgPath::new(arg),
                         test,
-                        each: cond.each,
+                        items: if cond.each {
+                            Items::Each
+                        } else if cond.some {
+                            Items::Some
+                        } else {
+                            Items::Whole
+                        },
                     }),
                     _ => fail(format!(
                         "the condition on {arg:?} has {} tests ({}); use `all` to combine them",
@@ -529,7 +553,7 @@ mod tests {
             delete_without_where: false,
             multiple_statements: false,
         };
-        let cond = Cond::Test { arg: ArgPath::new("q"), test: Test::Sql(test), each: false };
+        let cond = Cond::Test { arg: ArgPath::new("q"), test: Test::Sql(test), items: Items::Whole };
         let mut cache = SqlCache::default();
         assert!(cond.holds(&args, &mut cache));
         assert!(cond.holds(&args, &mut cache));

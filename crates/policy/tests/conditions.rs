@@ -200,8 +200,29 @@ fn each_tests_every_item_of_an_array() {
         "policy:\n  rules:\n    - {name: r, if: {args: {arg: h, exists: true, each: true}}, then: deny}\n    - {name: s, if: {args: {each: true, all: [{arg: h, exists: true}]}}, then: deny}\n",
     );
     let joined = problems.join("\n");
-    assert!(joined.contains("`each` does not apply to `exists`"), "{joined}");
+    assert!(joined.contains("`each` and `some` do not apply to `exists`"), "{joined}");
     assert!(joined.contains("`all` cannot be combined with each"), "{joined}");
+}
+
+#[test]
+fn some_tests_whether_any_item_of_an_array_holds() {
+    check(
+        "{arg: paths, regex: '(^|/)\\.env$', some: true}",
+        &[
+            (r#"{"paths": ["/srv/a.txt", "/srv/.env"]}"#, true),
+            (r#"{"paths": ["/srv/a.txt", "/srv/b.txt"]}"#, false),
+            (r#"{"paths": []}"#, false),
+            (r#"{"paths": "/srv/.env"}"#, true),
+            (r#"{"paths": [1, "/srv/.env"]}"#, true),
+            (r#"{}"#, false),
+        ],
+    );
+    let problems = problems(
+        "policy:\n  rules:\n    - {name: r, if: {args: {arg: h, regex: x, each: true, some: true}}, then: deny}\n    - {name: s, if: {args: {arg: h, exists: true, some: true}}, then: deny}\n",
+    );
+    let joined = problems.join("\n");
+    assert!(joined.contains("`each` and `some` cannot be combined"), "{joined}");
+    assert!(joined.contains("`each` and `some` do not apply to `exists`"), "{joined}");
 }
 
 #[test]

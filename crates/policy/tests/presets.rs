@@ -35,6 +35,12 @@ fn protect_secrets() {
         expect(&engine, "desktop", "read_file", &args, Decision::Deny, "protect-secrets: key and env files");
     }
     expect(&engine, "fs", "read_text_file", r#"{"path": "/etc/shadow"}"#, Decision::Deny, "protected-path");
+    // One secret among several paths is enough to refuse the whole read.
+    let several = r#"{"paths": ["/srv/app/main.rs", "/srv/app/.env"]}"#;
+    expect(&engine, "fs", "read_multiple_files", several, Decision::Deny, "protect-secrets: key and env files");
+    expect(&engine, "desktop", "read_multiple_files", several, Decision::Deny, "protect-secrets: key and env files");
+    let plain = r#"{"paths": ["/srv/app/main.rs", "/srv/app/lib.rs"]}"#;
+    expect(&engine, "fs", "read_multiple_files", plain, Decision::Allow, "default");
     for path in ["/srv/app/main.rs", "/srv/.envrc.md/x", "/srv/keys.txt"] {
         expect(&engine, "fs", "read_text_file", &format!(r#"{{"path": {}}}"#, js(path)), Decision::Allow, "default");
     }
@@ -105,6 +111,10 @@ fn shell_approval() {
     expect(&engine, "browser", "browser_run_code_unsafe", r#"{"code": "page => 1"}"#, Decision::Escalate, by_role);
     expect(&engine, "other", "run_command", r#"{"cmd": "ls"}"#, Decision::Escalate, "shell-approval: command tools");
     expect(&engine, "other", "bash", r#"{"script": "ls"}"#, Decision::Escalate, "shell-approval: command tools");
+    // Widening the server's own limits is as good as running a command.
+    let limits = "shell-approval: the server's own limits";
+    let widen = r#"{"key": "allowedDirectories", "value": ["/"]}"#;
+    expect(&engine, "desktop", "set_config_value", widen, Decision::Escalate, limits);
     expect(&engine, "desktop", "read_file", r#"{"path": "/srv/a"}"#, Decision::Allow, "default");
     expect(&engine, "other", "search", r#"{"q": "x"}"#, Decision::Allow, "default");
 }

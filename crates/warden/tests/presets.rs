@@ -60,6 +60,10 @@ fn protect_secrets_in_front_of_the_filesystem_server() {
             response.raw
         );
     }
+    // A secret among several paths refuses the whole read.
+    let several = json!({"paths": [project.join("main.rs"), project.join(".env")]});
+    let response = client.request("tools/call", json!({"name": "read_multiple_files", "arguments": several}));
+    assert!(response.raw.contains("protect-secrets") && !response.raw.contains("SECRET-VALUE"), "{}", response.raw);
 }
 
 /// `warden wrap --config <dir>/warden.yaml -- <server> <extra>` with the
@@ -301,6 +305,9 @@ fn presets_in_front_of_desktop_commander() {
     let shell = "shell-approval: ";
     assert_escalated(&mut client, "start_process", json!({"command": "echo hi", "timeout_ms": 2000}), shell);
     assert_escalated(&mut client, "interact_with_process", json!({"pid": 1, "input": "echo hi"}), shell);
+    // Widening its own limits would undo the rest.
+    let widen = json!({"key": "allowedDirectories", "value": ["/"]});
+    assert_escalated(&mut client, "set_config_value", widen, "shell-approval: the server's own limits");
     // protect-secrets: key and env files, however the tool names the path.
     for (tool, arguments) in [
         ("read_file", json!({"path": project.join(".env")})),
@@ -311,6 +318,7 @@ fn presets_in_front_of_desktop_commander() {
             json!({"file_path": project.join("certs/server.key"), "old_string": "SECRET", "new_string": "x"}),
         ),
         ("move_file", json!({"source": project.join(".env"), "destination": project.join("env.txt")})),
+        ("read_multiple_files", json!({"paths": [project.join("main.rs"), project.join(".env")]})),
     ] {
         let (error, text) = call(&mut client, tool, arguments.clone());
         assert!(

@@ -29,6 +29,13 @@ fn template() -> AuditRecord {
 /// The call-path work for one record: what `Entry::into_record` and
 /// `Members::of` do.
 fn serialise(template: &AuditRecord, arguments: &str, redact: bool) -> Vec<u8> {
+    serialise_answered(template, arguments, None, redact)
+}
+
+/// The same with the tool's answer recorded (`audit.results`, the
+/// default): parsed, digested in canonical form, redacted, measured
+/// against the cut.
+fn serialise_answered(template: &AuditRecord, arguments: &str, result: Option<&str>, redact: bool) -> Vec<u8> {
     let mut value: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
     if redact {
         redact_value(&mut value);
@@ -38,6 +45,15 @@ fn serialise(template: &AuditRecord, arguments: &str, redact: bool) -> Vec<u8> {
     record.client = Some(text("claude-code/2.1.0"));
     record.name = text("echo");
     record.arguments = value;
+    if let Some(result) = result {
+        let mut answer: Value = serde_json::from_str(result).unwrap_or(Value::Null);
+        record.result_digest = Some(sha256_hex(warden_jsonrpc::canonical_text(&answer).as_bytes()));
+        if redact {
+            redact_value(&mut answer);
+        }
+        black_box(answer.to_string().len());
+        record.result = Some(answer);
+    }
     serde_json::to_vec(&record).unwrap_or_default()
 }
 
@@ -68,6 +84,8 @@ fn main() {
     let template = template();
     measure("echo arguments, redacted", || serialise(&template, echo, true).len());
     measure("echo arguments, not redacted", || serialise(&template, echo, false).len());
+    let answer = r#"{"content":[{"type":"text","text":"hello"}]}"#;
+    measure("echo arguments and answer, redacted", || serialise_answered(&template, echo, Some(answer), true).len());
     measure("1.3 KB arguments with secrets, redacted", || serialise(&template, &long, true).len());
     measure("1.3 KB arguments with secrets, not redacted", || serialise(&template, &long, false).len());
     let line = serialise(&template, &long, true);

@@ -36,6 +36,8 @@
 //!   sensitive; `Debug` prints `<redacted>`; errors and reasonings never
 //!   quote it (API error bodies are reduced to their type and code).
 
+#![warn(missing_docs)]
+
 mod approver;
 mod assessment;
 mod check;

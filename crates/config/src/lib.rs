@@ -6,6 +6,8 @@
 //! `${VAR}` and `${VAR:-default}` in transport fields are expanded from the
 //! environment when the file is loaded.
 
+#![warn(missing_docs)]
+
 mod approval;
 mod env;
 mod error;

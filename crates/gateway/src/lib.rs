@@ -8,6 +8,8 @@
 //! arrives in [`outbound`], which maps ids and tokens back and writes to the
 //! client. A [`Session`] holds one client's state and its upstreams.
 
+#![warn(missing_docs)]
+
 pub mod catalog;
 pub mod front;
 mod inbound;

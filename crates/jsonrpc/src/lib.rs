@@ -7,6 +7,8 @@
 //! place and leaves every other byte untouched; [`LineReader`] reads
 //! newline-delimited messages with a size cap.
 
+#![warn(missing_docs)]
+
 mod build;
 mod canonical;
 mod codes;

@@ -7,6 +7,8 @@
 //! a loop. Each refusal names the limit and says when to retry. Only
 //! `tools/call` is counted.
 
+#![warn(missing_docs)]
+
 mod window;
 
 use std::collections::HashMap;

@@ -8,6 +8,8 @@
 //! the change with `warden pins accept`, which shows the diff; in `warn`
 //! mode it is logged and stays available.
 
+#![warn(missing_docs)]
+
 mod fingerprint;
 mod store;
 

@@ -18,6 +18,8 @@
 //! as usual, so a future that yields on purpose still yields. A wake-up at
 //! any other time goes straight to the task's own waker.
 
+#![warn(missing_docs)]
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -22,6 +22,8 @@
 //! # Ok::<(), warden_sql::SqlError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod analyze;
 mod dialect;
 mod error;

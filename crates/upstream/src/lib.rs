@@ -10,6 +10,8 @@
 //! so any number of calls can be in flight at once. Everything the server
 //! sends that is not a response to Warden comes out as an [`Event`].
 
+#![warn(missing_docs)]
+
 mod code_watch;
 mod connection;
 mod dispatch;

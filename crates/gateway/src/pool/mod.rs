@@ -221,10 +221,8 @@ impl EventSink for Fanout {
                 let Some(((last, last_index), others)) = owners.split_last() else { return };
                 // Every owner but the last gets a copy; the last gets the frame.
                 for (session, index) in others {
-                    if let Ok(copy) = Frame::parse(frame.text()) {
-                        let kind = EventKind::Message(connection.clone(), copy);
-                        session.clone().upstream_event(Event { upstream: *index, kind, related });
-                    }
+                    let kind = EventKind::Message(connection.clone(), frame.clone());
+                    session.clone().upstream_event(Event { upstream: *index, kind, related });
                 }
                 let kind = EventKind::Message(connection, frame);
                 last.clone().upstream_event(Event { upstream: *last_index, kind, related });

@@ -39,13 +39,13 @@ impl IntentBoard {
     /// Records `message` from `source`, now.
     pub fn set(&self, message: String, source: String) {
         let intent = Intent { message, source, at: SystemTime::now() };
-        *self.latest.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(intent);
+        *warden_sync::lock(&self.latest) = Some(intent);
     }
 
     /// The latest intent, if any: the newer of the one set and the one in
     /// the context file.
     pub fn latest(&self) -> Option<Intent> {
-        let set = self.latest.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        let set = warden_sync::lock(&self.latest).clone();
         let written = self.context_file.as_deref().and_then(read_user_context);
         match (set, written) {
             (Some(set), Some(written)) => Some(if written.at > set.at { written } else { set }),

@@ -87,7 +87,7 @@ impl Default for MemoryStore {
 
 impl MemoryStore {
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.inner)
     }
 }
 

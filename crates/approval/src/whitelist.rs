@@ -363,7 +363,7 @@ impl Whitelist {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Grant>> {
-        self.grants.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.grants)
     }
 }
 

@@ -37,7 +37,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -47,6 +47,7 @@ use crate::chain::Members;
 use crate::error::AuditError;
 use crate::journal::{Device, Frame, Journal};
 use crate::writer::Writer;
+use warden_sync::lock;
 
 /// The most records one batch takes, so waiters are answered in bounded
 /// time even when records arrive faster than they are written.
@@ -392,10 +393,6 @@ impl Shared {
             done.next += 1;
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The direct writer thread: a batch at a time until the log closes.

@@ -78,7 +78,7 @@ async fn answers(stdout: ChildStdout, waiting: Waiting) {
         let Ok(Envelope { id: Some(id), method: None }) = serde_json::from_str::<Envelope<'_>>(&line) else {
             continue;
         };
-        let sender = waiting.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(id.get());
+        let sender = warden_sync::lock(&waiting).remove(id.get());
         if let Some(sender) = sender {
             let _ = sender.send(line);
         }
@@ -103,7 +103,7 @@ async fn pass(
     let answer = match envelope.id.filter(|_| envelope.method.is_some()) {
         Some(id) => {
             let (sender, receiver) = oneshot::channel();
-            waiting.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(id.get().to_owned(), sender);
+            warden_sync::lock(waiting).insert(id.get().to_owned(), sender);
             Some(receiver)
         }
         None => None,

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
@@ -110,7 +110,7 @@ impl Rpc {
         line.push(b'\n');
         let (tx, rx) = oneshot::channel();
         {
-            let mut guard = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut guard = warden_sync::lock(&self.pending);
             let map = guard.as_mut().ok_or_else(|| anyhow!("server closed its stdout"))?;
             map.insert(id, tx);
         }
@@ -124,7 +124,7 @@ impl Rpc {
             }
             Ok(Err(_)) => bail!("server closed its stdout before answering {method} (id {id})"),
             Err(_) => {
-                if let Some(map) = self.pending.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+                if let Some(map) = warden_sync::lock(&self.pending).as_mut() {
                     map.remove(&id);
                 }
                 bail!("no response to {method} (id {id}) within {:?}", self.timeout)
@@ -323,8 +323,7 @@ async fn read_loop(stdout: ChildStdout, pending: Arc<Pending>, writer: mpsc::Unb
                     continue; // not one of ours
                 };
                 let outcome = msg.into_outcome();
-                let waiter =
-                    pending.lock().unwrap_or_else(PoisonError::into_inner).as_mut().and_then(|map| map.remove(&id));
+                let waiter = warden_sync::lock(&pending).as_mut().and_then(|map| map.remove(&id));
                 if let Some(tx) = waiter {
                     let _ = tx.send(Reply { received, outcome });
                 }
@@ -333,5 +332,5 @@ async fn read_loop(stdout: ChildStdout, pending: Arc<Pending>, writer: mpsc::Unb
         }
     }
     // Server gone: fail everything pending and refuse new requests.
-    pending.lock().unwrap_or_else(PoisonError::into_inner).take();
+    warden_sync::lock(&pending).take();
 }

@@ -11,7 +11,7 @@ use warden_upstream::{State, Upstream, UpstreamSpec};
 use crate::catalog::{ItemKind, Namer};
 use crate::pool::Lease;
 use crate::session::Shared;
-use crate::tokens::lock;
+use warden_sync::lock;
 
 /// Why a hidden server's upstream never started (never shown to a client).
 pub(crate) const HIDDEN: &str = "hidden by the profile";

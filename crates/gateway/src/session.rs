@@ -240,7 +240,7 @@ impl Session {
     /// client as `id` (JSON text), if Warden asked on an upstream's behalf.
     pub(crate) fn input_key(&self, id: &str) -> Option<String> {
         let id = id.parse::<u64>().ok()?;
-        crate::tokens::lock(&self.shared.maps.input_keys).get(&id).cloned()
+        warden_sync::lock(&self.shared.maps.input_keys).get(&id).cloned()
     }
 
     /// For the tool the client knows as `exposed`: `None` if it is not
@@ -300,7 +300,7 @@ impl Session {
     /// never started).
     pub async fn shutdown(&self) {
         // Calls waiting for approval are withdrawn: nobody is left to answer.
-        for (_, (_, waiting)) in crate::tokens::lock(&self.shared.maps.waiting).drain() {
+        for (_, (_, waiting)) in warden_sync::lock(&self.shared.maps.waiting).drain() {
             let _ = waiting.send("the session ended");
         }
         let mut stopping = tokio::task::JoinSet::new();
@@ -312,7 +312,7 @@ impl Session {
             }
         }
         while stopping.join_next().await.is_some() {}
-        crate::tokens::lock(&self.shared.permits).clear();
+        warden_sync::lock(&self.shared.permits).clear();
     }
 }
 
@@ -362,11 +362,11 @@ impl Shared {
     }
 
     pub fn read_catalog(&self) -> std::sync::RwLockReadGuard<'_, Catalog> {
-        self.catalog.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::read(&self.catalog)
     }
 
     pub fn write_catalog(&self) -> std::sync::RwLockWriteGuard<'_, Catalog> {
-        self.catalog.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::write(&self.catalog)
     }
 
     /// The catalog, to write what `connection` listed as upstream `index`'s;

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use warden_sync::lock;
 use warden_upstream::Connection;
 
 /// A client request that is being served by an upstream.
@@ -159,10 +160,4 @@ pub(crate) fn progress_token(
 ) -> Option<std::ops::Range<usize>> {
     let meta: Meta = serde_json::from_str(meta?.get()).ok()?;
     Some(frame.span_of(meta.progress_token?.get()))
-}
-
-/// Locks a mutex, ignoring poisoning: the maps stay consistent because every
-/// critical section is a single insert or remove.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -96,7 +96,7 @@ impl Limiter {
         }
         if let Some((limit, span)) = self.breaker {
             let key = fingerprint(call);
-            let mut identical = self.identical.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut identical = warden_sync::lock(&self.identical);
             // Forget loops that went quiet, so the map does not grow forever.
             if identical.len() > 10_000 {
                 identical.retain(|_, window| !window.is_idle(now, span));
@@ -113,7 +113,7 @@ impl Limiter {
                 };
             }
         }
-        let mut windows = self.windows.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut windows = warden_sync::lock(&self.windows);
         for (index, limit) in self.limits.iter().enumerate() {
             if !(limit.server.is_match(call.server) && limit.tool.is_match(call.name)) {
                 continue;

@@ -122,7 +122,7 @@ impl PinStore {
     /// `tool` (all of the server's tools when `None`). Returns what was
     /// accepted.
     pub fn accept(&self, server: Option<&str>, tool: Option<&str>) -> Result<Vec<Change>, PinError> {
-        let _guard = self.lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _guard = warden_sync::lock(&self.lock);
         let mut file = self.read()?;
         let accepted: Vec<Change> = changes(&file)
             .into_iter()
@@ -140,7 +140,7 @@ impl PinStore {
 
     /// The review behind [`Pins::review`], with errors.
     pub fn check(&self, server: &str, tools: &[ToolDefinition<'_>]) -> Result<Review, PinError> {
-        let _guard = self.lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _guard = warden_sync::lock(&self.lock);
         let mut file = self.read()?;
         let mut dirty = false;
         let mut review = Review::default();

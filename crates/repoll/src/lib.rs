@@ -25,6 +25,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
+use warden_sync::lock;
 
 /// Polls in a row before a wake-up during the poll goes to the scheduler.
 pub const MAX_REPOLLS: usize = 4;
@@ -107,10 +108,6 @@ impl<F: Future> Future for Repoll<F> {
         cx.waker().wake_by_ref();
         Poll::Pending
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ impl Support {
     /// The same, probed once per process and `bwrap` setting.
     pub fn cached(bwrap: Option<&Path>) -> Support {
         static PROBED: OnceLock<Mutex<Vec<Probed>>> = OnceLock::new();
-        let mut probed = PROBED.get_or_init(Default::default).lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut probed = warden_sync::lock(PROBED.get_or_init(Default::default));
         if let Some((_, support)) = probed.iter().find(|(path, _)| path.as_deref() == bwrap) {
             return support.clone();
         }

@@ -54,13 +54,13 @@ static LAUNCHES: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new
 /// Records how server `server` was last started (its confinement, or that
 /// it runs unsandboxed and why), for `/status` and `warden effective`.
 pub fn launched(server: &str, how: String) {
-    let mut launches = LAUNCHES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut launches = warden_sync::lock(&LAUNCHES);
     launches.retain(|(name, _)| name != server);
     launches.push((server.to_owned(), how));
 }
 
 /// How server `server` was last started, if it has a sandbox.
 pub fn launch_of(server: &str) -> Option<String> {
-    let launches = LAUNCHES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let launches = warden_sync::lock(&LAUNCHES);
     launches.iter().find(|(name, _)| name == server).map(|(_, how)| how.clone())
 }

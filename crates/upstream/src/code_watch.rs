@@ -15,6 +15,7 @@ use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode
 use notify_debouncer_full::{DebounceEventResult, Debouncer, NoCache, new_debouncer_opt};
 use tokio::sync::mpsc;
 use warden_config::Watch;
+use warden_sync::lock;
 
 /// The longest the debouncer holds events back; the supervisor's own wait
 /// (`debounceMs`) decides what counts as one change.
@@ -174,10 +175,6 @@ impl Shared {
         }
         Ok(Shared { _debouncer: debouncer, subscribers })
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Resolves one configured path against `base`.

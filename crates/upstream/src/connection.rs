@@ -297,6 +297,6 @@ impl Connection {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.pending)
     }
 }

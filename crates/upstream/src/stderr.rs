@@ -21,7 +21,7 @@ impl StderrTail {
 
     /// Appends one line.
     pub fn push_line(&self, line: &str) {
-        let mut bytes = self.bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut bytes = warden_sync::lock(&self.bytes);
         bytes.extend(line.as_bytes());
         bytes.push_back(b'\n');
         let excess = bytes.len().saturating_sub(self.limit);
@@ -30,7 +30,7 @@ impl StderrTail {
 
     /// The kept text, starting at a line boundary when it was cut.
     pub fn text(&self) -> String {
-        let bytes = self.bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let bytes = warden_sync::lock(&self.bytes);
         let (front, back) = bytes.as_slices();
         let all = [front, back].concat();
         let text = String::from_utf8_lossy(&all);

@@ -105,19 +105,19 @@ impl ProfileHooks {
 
     /// Switches to a reloaded configuration; hooks are rebuilt on demand.
     pub fn replace(&self, config: Arc<Config>) {
-        *self.config.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = config;
-        self.built.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+        *warden_sync::write(&self.config) = config;
+        warden_sync::lock(&self.built).clear();
     }
 }
 
 impl HooksSource for ProfileHooks {
     fn hooks(&self, profile: Option<&str>) -> Result<Hooks, String> {
-        let mut built = self.built.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut built = warden_sync::lock(&self.built);
         let key = profile.map(str::to_owned);
         if let Some(hooks) = built.get(&key) {
             return Ok(hooks.clone());
         }
-        let config = self.config.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        let config = warden_sync::read(&self.config).clone();
         let hooks = for_profile(&config, profile, self.lasting.clone()).map_err(|err| format!("{err:#}"))?;
         built.insert(key, hooks.clone());
         Ok(hooks)

@@ -101,6 +101,6 @@ impl AutoChannel {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Assessed>> {
-        self.assessed.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.assessed)
     }
 }

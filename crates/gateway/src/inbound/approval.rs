@@ -12,7 +12,7 @@ use crate::pipeline::{
     ApprovalStep, Approver, Ask, Call, Hooks, Outcome, Resolution, Settled, Ticket, Verdict, short_id,
 };
 use crate::session::Shared;
-use crate::tokens::lock;
+use warden_sync::lock;
 
 /// How often a waiting call's client hears that it still waits.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);

@@ -12,7 +12,7 @@ use warden_jsonrpc::{json_string, notification};
 
 use crate::pipeline::{Approver, Ticket, short_id};
 use crate::session::Shared;
-use crate::tokens::lock;
+use warden_sync::lock;
 
 #[derive(Deserialize)]
 struct Answer {

@@ -12,7 +12,8 @@ use super::approval::Approved;
 use super::rounds::INPUT_REQUIRED;
 use crate::pipeline::{ApprovalStep, Call, Hooks, Outcome, Verdict};
 use crate::session::Shared;
-use crate::tokens::{InFlight, TokenTarget, lock};
+use crate::tokens::{InFlight, TokenTarget};
+use warden_sync::lock;
 
 /// How a forwarded request ended.
 pub(super) enum Forwarded {

@@ -11,7 +11,7 @@ use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, result_response};
 use crate::catalog::ItemKind;
 use crate::session::Shared;
 use crate::surfaces::fetch_all;
-use crate::tokens::lock;
+use warden_sync::lock;
 
 /// How long a client's list waits for an upstream's fresh answer before the
 /// last known one is used.

@@ -5,7 +5,8 @@ use serde_json::value::RawValue;
 use warden_jsonrpc::{Frame, Method, Splice};
 
 use crate::session::Shared;
-use crate::tokens::{TokenTarget, lock};
+use crate::tokens::TokenTarget;
+use warden_sync::lock;
 
 #[derive(Deserialize)]
 struct CancelledParams<'a> {

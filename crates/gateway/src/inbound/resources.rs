@@ -9,8 +9,8 @@ use super::forward::Target;
 use crate::catalog::{ItemKind, Route};
 use crate::pipeline::Call;
 use crate::session::Shared;
-use crate::tokens::lock;
 use crate::tokens::progress_token;
+use warden_sync::lock;
 
 #[derive(Deserialize)]
 struct UriParams<'a> {

@@ -14,7 +14,7 @@ use warden_upstream::Connection;
 
 use super::forward::Forwarded;
 use crate::session::Shared;
-use crate::tokens::lock;
+use warden_sync::lock;
 
 /// Marks an answer that may be `input_required`: looked for in every
 /// answer from a modern server.

@@ -14,7 +14,7 @@ use super::forward::Target;
 use crate::pipeline::Call;
 use crate::session::Shared;
 use crate::surfaces::paginate;
-use crate::tokens::lock;
+use warden_sync::lock;
 
 #[derive(Deserialize)]
 struct TaskParams {

@@ -93,7 +93,7 @@ impl Exchange {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.state)
     }
 
     /// The round's capabilities.

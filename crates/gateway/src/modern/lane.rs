@@ -19,6 +19,7 @@ use super::seal::{Sealer, State, expiry};
 use super::{discover, results};
 use crate::outlet::{Outbound, Outlet};
 use crate::session::Session;
+use warden_sync::lock;
 
 /// How long Warden waits for more input requests of the same call before
 /// returning them together.
@@ -421,10 +422,6 @@ fn random_id() -> String {
         Ok(()) => format!("{:016x}", u64::from_ne_bytes(bytes)),
         Err(_) => format!("c{}", COUNTER.fetch_add(1, Ordering::Relaxed)),
     }
-}
-
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

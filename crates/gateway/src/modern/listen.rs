@@ -8,10 +8,11 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 use warden_jsonrpc::{Frame, Members, json_string};
 
-use super::lane::{Inner, lock};
+use super::lane::Inner;
 use super::meta;
 use super::reply::{Guard, Piece, Reply};
 use super::results;
+use warden_sync::lock;
 
 /// What one stream asked for.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -76,7 +77,7 @@ pub(super) struct Listeners {
 
 impl Listeners {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Listener>> {
-        self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.all)
     }
 
     /// Adds a stream.

@@ -10,7 +10,7 @@ use warden_jsonrpc::json_string;
 use warden_upstream::Connection;
 
 use crate::session::Shared;
-use crate::tokens::lock;
+use warden_sync::lock;
 
 impl Shared {
     /// (Re)opens the listen stream on modern upstream `index` with every

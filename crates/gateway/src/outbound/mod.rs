@@ -18,7 +18,7 @@ use warden_upstream::{Connection, Event, EventKind, EventSink};
 
 use crate::catalog::ItemKind;
 use crate::session::Shared;
-use crate::tokens::lock;
+use warden_sync::lock;
 
 /// Receives every upstream's events for one session.
 pub(crate) struct Sink(pub Weak<Shared>);

@@ -9,7 +9,8 @@ use warden_upstream::Connection;
 
 use crate::catalog::ItemKind;
 use crate::session::Shared;
-use crate::tokens::{TokenTarget, lock};
+use crate::tokens::TokenTarget;
+use warden_sync::lock;
 
 #[derive(Deserialize)]
 struct ProgressParams<'a> {

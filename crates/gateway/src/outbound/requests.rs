@@ -9,7 +9,8 @@ use warden_jsonrpc::{Frame, Splice};
 use warden_upstream::Connection;
 
 use crate::session::Shared;
-use crate::tokens::{ServerRequest, TokenTarget, lock, progress_token};
+use crate::tokens::{ServerRequest, TokenTarget, progress_token};
+use warden_sync::lock;
 
 #[derive(Deserialize)]
 struct WithMeta<'a> {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::Pool;
 use crate::session::Shared;
-use crate::tokens::lock;
+use warden_sync::lock;
 
 /// RFC 5424 severities, most verbose first, as MCP names them.
 const LEVELS: [&str; 8] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];

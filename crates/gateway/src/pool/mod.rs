@@ -18,8 +18,8 @@ use warden_jsonrpc::{ErrorCode, Frame, Kind, error_response};
 use warden_upstream::{Connection, Event, EventKind, EventSink, Upstream, UpstreamSpec};
 
 use crate::session::Shared;
-use crate::tokens::lock;
 use owners::{Owners, User, owners};
+use warden_sync::lock;
 
 mod log_level;
 mod owners;

@@ -13,7 +13,7 @@ use warden_jsonrpc::{Frame, Kind, Method};
 use warden_upstream::Connection;
 
 use crate::session::Shared;
-use crate::tokens::lock;
+use warden_sync::lock;
 
 /// A session using a shared upstream, with the index it gave the upstream.
 pub(super) type User = (Arc<Shared>, usize);

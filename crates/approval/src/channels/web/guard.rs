@@ -76,7 +76,7 @@ impl Throttle {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, (u32, Instant)>> {
-        self.failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.failures)
     }
 }
 
@@ -265,7 +265,7 @@ impl Guard {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
-        self.sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.sessions)
     }
 }
 

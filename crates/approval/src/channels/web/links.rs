@@ -53,6 +53,6 @@ impl LoginLinks {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
-        self.codes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.codes)
     }
 }

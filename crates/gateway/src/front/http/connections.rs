@@ -81,7 +81,7 @@ impl Connections {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<u64, Arc<Connection>>> {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.inner)
     }
 
     /// How many connections are open (those giving way included).

@@ -237,7 +237,7 @@ impl HttpFront {
         for entry in ended {
             tokio::spawn(async move { entry.lane.shutdown().await });
         }
-        *self.front.endpoints.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = endpoints;
+        *warden_sync::write(&self.front.endpoints) = endpoints;
     }
 
     /// How many client sessions are live.
@@ -414,7 +414,7 @@ impl Front {
 
     /// The lanes, locked.
     fn lanes(&self) -> std::sync::MutexGuard<'_, HashMap<LaneKey, LaneEntry>> {
-        self.lanes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.lanes)
     }
 
     /// Ends idle sessions, least recently used first, until there is room
@@ -496,7 +496,7 @@ impl Front {
 
     /// The configuration of an endpoint: `None` for the hub.
     fn config_for(&self, scope: Option<&str>) -> Option<Arc<Config>> {
-        let endpoints = self.endpoints.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let endpoints = warden_sync::read(&self.endpoints);
         match scope {
             None => endpoints.hub.clone(),
             Some(server) => endpoints.per_server.get(server).cloned(),

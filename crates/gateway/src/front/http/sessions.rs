@@ -85,7 +85,7 @@ impl Entry {
     /// budget cannot. A reload that gives it fewer keeps the reservation
     /// until it ends: stopped processes are counted until they are gone.
     pub fn reserve_processes(&self, budget: &super::budget::ProcessBudget, processes: usize) -> bool {
-        let mut reservation = self.reservation.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut reservation = warden_sync::lock(&self.reservation);
         let Some(reservation) = reservation.as_mut() else { return false };
         let held = reservation.processes.num_permits();
         if processes <= held {
@@ -102,7 +102,7 @@ impl Entry {
 
     /// Holds its place and processes until it ends.
     pub fn hold(&self, reservation: Reservation) {
-        *self.reservation.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(reservation);
+        *warden_sync::lock(&self.reservation) = Some(reservation);
     }
 
     /// Whether it speaks the legacy HTTP+SSE transport (one stream, no
@@ -113,11 +113,11 @@ impl Entry {
 
     /// Notes that the client was heard from.
     pub fn touch(&self) {
-        *self.last_seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Instant::now();
+        *warden_sync::lock(&self.last_seen) = Instant::now();
     }
 
     fn idle_for(&self) -> Duration {
-        self.last_seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).elapsed()
+        warden_sync::lock(&self.last_seen).elapsed()
     }
 
     /// Whether nothing is going on: no request being handled, no event
@@ -161,7 +161,7 @@ pub(super) struct Sessions {
 
 impl Sessions {
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Entry>>> {
-        self.map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.map)
     }
 
     /// How many sessions are live.
@@ -259,5 +259,5 @@ pub(super) fn new_id() -> std::io::Result<String> {
 pub(super) async fn end(entry: Arc<Entry>) {
     entry.streams.close_all();
     entry.session.shutdown().await;
-    entry.reservation.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+    warden_sync::lock(&entry.reservation).take();
 }

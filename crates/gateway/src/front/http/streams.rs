@@ -115,7 +115,7 @@ impl Streams {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.inner)
     }
 
     /// Prime new SSE streams with an empty event (protocol 2025-11-25 on).

@@ -133,7 +133,7 @@ impl Tenants {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Arc<str>, usize), usize>> {
-        self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        warden_sync::lock(&self.held)
     }
 }
 

@@ -27,7 +27,7 @@ impl Remote {
     /// replacing any earlier reader.
     pub(crate) fn listen(self: &Arc<Self>, generation: u64) {
         let task = tokio::spawn(self.clone().listen_loop(generation));
-        let mut listener = self.listener.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut listener = warden_sync::lock(&self.listener);
         if let Some(old) = listener.replace(task.abort_handle()) {
             old.abort();
         }

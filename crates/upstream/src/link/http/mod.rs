@@ -67,7 +67,7 @@ impl Remote {
 
     /// Stops reading the GET stream.
     fn stop_listening(&self) {
-        if let Some(listener) = self.listener.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
+        if let Some(listener) = warden_sync::lock(&self.listener).take() {
             listener.abort();
         }
     }

@@ -12,10 +12,7 @@ use super::exchange::{Exchange, PostError, Reply};
 use super::session::Snapshot;
 use crate::error::UpstreamError;
 use crate::link::web::outbound::Outbound;
-
-fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use warden_sync::lock;
 
 /// What to do after a POST failed.
 #[derive(Debug, PartialEq, Eq)]

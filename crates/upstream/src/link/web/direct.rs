@@ -33,6 +33,7 @@ use tokio::net::TcpStream;
 use url::Position;
 
 use super::{CONNECT_TIMEOUT, MAX_REDIRECTS, SendError, cause};
+use warden_sync::lock;
 
 /// How many idle connections a link keeps.
 const MAX_IDLE: usize = 16;
@@ -309,10 +310,6 @@ fn basic_authorization(url: &Url) -> Option<Result<HeaderValue, InvalidHeaderVal
         value.set_sensitive(true);
         value
     }))
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// An answer's body with its connection: reading the body drives the

@@ -70,10 +70,20 @@ fn context_set(dir: &Path, message: &str) {
 /// A Warden whose echo (its `text` a read-path) escalates to the
 /// auto-approver speaking `api` at `base`.
 fn started(dir: &Path, api: &str, base: &str) -> Client {
+    started_with(
+        dir,
+        "",
+        &format!("{{api: {api}, baseUrl: {base:?}, model: fake-haiku, apiKeyEnv: FAKE_MODEL_KEY, deadlineSecs: 10}}"),
+    )
+}
+
+/// The same with `approval` (more settings of the `approval:` section, each
+/// on its own line, indented by two) and the `autoApprover` given.
+fn started_with(dir: &Path, approval: &str, auto_approver: &str) -> Client {
     let config = fixtures(
         &[("fx", &[])],
         &format!(
-            "policy:\n  annotations:\n    fx:\n      echo: {{args: {{text: [read-path]}}}}\n  rules:\n    - {{name: reads-need-a-yes, if: {{tool: [echo]}}, then: escalate, reason: reads a file, autoApprove: true}}\napproval:\n  socket: {socket:?}\n  autoApprover: {{api: {api}, baseUrl: {base:?}, model: fake-haiku, apiKeyEnv: FAKE_MODEL_KEY, deadlineSecs: 10}}\naudit: {{path: {audit:?}}}\n",
+            "policy:\n  annotations:\n    fx:\n      echo: {{args: {{text: [read-path]}}}}\n  rules:\n    - {{name: reads-need-a-yes, if: {{tool: [echo]}}, then: escalate, reason: reads a file, autoApprove: true}}\napproval:\n  socket: {socket:?}\n{approval}  autoApprover: {auto_approver}\naudit: {{path: {audit:?}}}\n",
             socket = dir.join("approvals.sock").to_str().unwrap(),
             audit = dir.join("audit.jsonl").to_str().unwrap(),
         ),
@@ -204,21 +214,8 @@ fn the_auto_approver_reads_ironcurtains_user_context_and_has_a_default_model() {
     let exchange = dir.join("escalations");
     let script = Arc::new(Script::default());
     let base = fake_model(script.clone());
-    let config = fixtures(
-        &[("fx", &[])],
-        &format!(
-            "policy:\n  annotations:\n    fx:\n      echo: {{args: {{text: [read-path]}}}}\n  rules:\n    - {{name: reads-need-a-yes, if: {{tool: [echo]}}, then: escalate, reason: reads a file, autoApprove: true}}\napproval:\n  socket: {socket:?}\n  exchangeDir: {exchange:?}\n  autoApprover: {{baseUrl: {base:?}, apiKeyEnv: FAKE_MODEL_KEY}}\naudit: {{path: {audit:?}}}\n",
-            socket = dir.join("approvals.sock").to_str().unwrap(),
-            exchange = exchange.to_str().unwrap(),
-            audit = dir.join("audit.jsonl").to_str().unwrap(),
-        ),
-    );
-    let path = dir.join("warden.yaml");
-    std::fs::write(&path, config).unwrap();
-    let mut client =
-        Client::start(&["serve", "--config", path.to_str().unwrap()], &[("FAKE_MODEL_KEY", "sk-fake-key-123")]);
-    client.initialize();
-    client.wait_for_tool("fx__echo");
+    let approval = format!("  exchangeDir: {:?}\n", exchange.to_str().unwrap());
+    let mut client = started_with(&dir, &approval, &format!("{{baseUrl: {base:?}, apiKeyEnv: FAKE_MODEL_KEY}}"));
 
     // As IronCurtain's agent session writes it each turn.
     let now = humantime::format_rfc3339_millis(std::time::SystemTime::now());

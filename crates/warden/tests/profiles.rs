@@ -212,28 +212,27 @@ fn profiles_effective_and_schema_describe_the_config() {
     assert!(schema["properties"]["servers"].is_object() && schema["properties"]["profiles"].is_object(), "{stdout}");
 }
 
+/// A config of two fixture servers, `fx` and `other`, whose names are not
+/// prefixed, with the profile `safe` (default) filtering them as
+/// `servers` says (the YAML under `profiles.safe.servers`, indented by six).
+fn two_unprefixed_servers(servers: &str) -> std::path::PathBuf {
+    let fixture = fixture_bin();
+    write_config(&format!(
+        "defaultProfile: safe\nnaming: {{prefix: never}}\nservers:\n  fx:\n    transport: {{kind: stdio, command: \"{fixture}\"}}\n  other:\n    transport: {{kind: stdio, command: \"{fixture}\", args: [--name, other]}}\nprofiles:\n  safe:\n    servers:\n{servers}"
+    ))
+}
+
 #[test]
 fn validate_warns_about_shadowed_entries_and_unprefixed_globs_that_collide() {
-    let fixture = fixture_bin();
-    let path = write_config(&format!(
-        r#"defaultProfile: safe
-naming: {{prefix: never}}
-servers:
-  fx:
-    transport: {{kind: stdio, command: "{fixture}"}}
-  other:
-    transport: {{kind: stdio, command: "{fixture}"}}
-profiles:
-  safe:
-    servers:
-      fx:
-        tools: {{allow: ['e*', echo, pid], deny: ['p*']}}
-        prompts: {{deny: ['*']}}
+    let path = two_unprefixed_servers(
+        r#"      fx:
+        tools: {allow: ['e*', echo, pid], deny: ['p*']}
+        prompts: {deny: ['*']}
       other:
-        tools: {{allow: ['ech?'], deny: [crash]}}
-        prompts: {{deny: ['*']}}
-"#
-    ));
+        tools: {allow: ['ech?'], deny: [crash]}
+        prompts: {deny: ['*']}
+"#,
+    );
     let (ok, stdout, stderr) = warden(&["validate", "--config", path.to_str().unwrap()]);
     assert!(ok, "warnings do not fail validation: {stderr}");
     assert!(stdout.contains("valid"), "{stdout}");
@@ -252,27 +251,16 @@ profiles:
 
 #[test]
 fn validate_connect_names_the_collisions_of_what_the_servers_offer() {
-    let fixture = fixture_bin();
-    let path = write_config(&format!(
-        r#"defaultProfile: safe
-naming: {{prefix: never}}
-servers:
-  fx:
-    transport: {{kind: stdio, command: "{fixture}"}}
-  other:
-    transport: {{kind: stdio, command: "{fixture}", args: [--name, other]}}
-profiles:
-  safe:
-    servers:
-      fx:
-        tools: {{deny: [echo]}}
-        prompts: {{deny: ['*']}}
+    let path = two_unprefixed_servers(
+        r#"      fx:
+        tools: {deny: [echo]}
+        prompts: {deny: ['*']}
       other:
-        tools: {{allow: [echo, pid]}}
-        prompts: {{deny: ['*']}}
-        resources: {{deny: ['**']}}
-"#
-    ));
+        tools: {allow: [echo, pid]}
+        prompts: {deny: ['*']}
+        resources: {deny: ['**']}
+"#,
+    );
     let path = path.to_str().unwrap();
     let warnings = |stderr: &str| -> Vec<String> {
         stderr.lines().filter_map(|line| line.strip_prefix("warning: ")).map(str::to_owned).collect()

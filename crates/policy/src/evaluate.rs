@@ -60,6 +60,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::candidates::Selection;
 use crate::compile::{CompiledRule, PolicyEngine, Request};
 use crate::condition::SqlCache;
 use crate::domains::{host_of, web_host_of};
@@ -135,7 +136,7 @@ impl PolicyEngine {
     /// of the call's `arguments` object, if any), recording a trace of every
     /// step.
     pub fn evaluate(&self, server: &str, tool: &str, arguments: Option<&str>) -> Evaluation {
-        self.run(server, tool, arguments, true)
+        self.run(server, tool, arguments, true, false)
     }
 
     /// Evaluates a `prompts/get` (`name` is the prompt's, `arguments` its
@@ -144,6 +145,46 @@ impl PolicyEngine {
     /// does, the request is allowed (the default and the structural checks
     /// concern tool calls).
     pub fn evaluate_request(&self, request: Request, server: &str, name: &str, arguments: Option<&str>) -> Evaluation {
+        self.judge_request(request, server, name, arguments, false)
+    }
+
+    /// [`PolicyEngine::evaluate`] as it was before rules were indexed: every
+    /// rule's globs are matched against the call. The reference the indexed
+    /// evaluation is tested against (`tests/differential_index.rs`), kept
+    /// until the index has earned trust; not for use.
+    #[doc(hidden)]
+    pub fn evaluate_scanning_all(&self, server: &str, tool: &str, arguments: Option<&str>, trace: bool) -> Evaluation {
+        self.run(server, tool, arguments, trace, true)
+    }
+
+    /// [`PolicyEngine::evaluate_request`] by the reference scan (see
+    /// [`PolicyEngine::evaluate_scanning_all`]); not for use.
+    #[doc(hidden)]
+    pub fn evaluate_request_scanning_all(
+        &self,
+        request: Request,
+        server: &str,
+        name: &str,
+        arguments: Option<&str>,
+    ) -> Evaluation {
+        self.judge_request(request, server, name, arguments, true)
+    }
+
+    /// What the guard decides for a tool call: [`PolicyEngine::evaluate`]
+    /// without the trace. Public for the differential tests; not for use.
+    #[doc(hidden)]
+    pub fn evaluate_untraced(&self, server: &str, tool: &str, arguments: Option<&str>) -> Evaluation {
+        self.decide_quietly(server, tool, arguments)
+    }
+
+    fn judge_request(
+        &self,
+        request: Request,
+        server: &str,
+        name: &str,
+        arguments: Option<&str>,
+        scan: bool,
+    ) -> Evaluation {
         let mut logged = Vec::new();
         let what = match request {
             Request::Prompt => "prompt",
@@ -162,11 +203,11 @@ impl PolicyEngine {
                 Err(why) => break 'decided Outcome::new(Decision::Deny, "invalid-arguments", why),
             };
             let mut sql = SqlCache::default();
-            let matched = self.rules_matching(server, name);
+            let selection = self.select(server, name, scan);
             let view = CallView { annotation: None, roles: &[], args: &args };
-            for &index in &self.call_rules {
+            for (index, admitted) in selection.walk(&self.call_rules, false) {
                 let Some(rule) = self.rules.get(index) else { continue };
-                if !rule.methods.judges(request) || !matched.get(index).copied().unwrap_or(false) {
+                if !rule.methods.judges(request) || !admitted {
                     continue;
                 }
                 if self.applies(rule, &view, None, &mut sql, Paths::Check).is_ok() {
@@ -185,13 +226,14 @@ impl PolicyEngine {
 
     /// [`PolicyEngine::evaluate`] without the trace (for the guard).
     pub(crate) fn decide_quietly(&self, server: &str, tool: &str, arguments: Option<&str>) -> Evaluation {
-        self.run(server, tool, arguments, false)
+        self.run(server, tool, arguments, false, false)
     }
 
-    fn run(&self, server: &str, tool: &str, arguments: Option<&str>, trace: bool) -> Evaluation {
+    fn run(&self, server: &str, tool: &str, arguments: Option<&str>, trace: bool, scan: bool) -> Evaluation {
         let mut trace = Trace { steps: trace.then(Vec::new) };
         let mut logged = Vec::new();
-        let outcome = self.decide(server, tool, arguments, &mut trace, &mut logged);
+        let selection = self.select(server, tool, scan);
+        let outcome = self.decide(server, tool, arguments, &selection, &mut trace, &mut logged);
         trace.step(|| match outcome.position {
             Some(position) => {
                 format!("decision: {} by '{}' (rule #{position}): {}", outcome.decision, outcome.rule, outcome.reason)
@@ -206,6 +248,7 @@ impl PolicyEngine {
         server: &str,
         tool: &str,
         arguments: Option<&str>,
+        selection: &Selection,
         trace: &mut Trace,
         logged: &mut Vec<String>,
     ) -> Outcome {
@@ -215,11 +258,10 @@ impl PolicyEngine {
             return Outcome::new(Decision::Allow, "trusted-server", format!("server '{server}' is trusted"));
         }
         trace.step(|| format!("trusted-server: server '{server}' is not trusted"));
-        let matched = self.rules_matching(server, tool);
         // Nothing looks at this tool's arguments: decide without decoding them
         // (a large argument costs nothing when no rule could care).
         let annotated = self.annotations.get(server).is_some_and(|tools| tools.contains_key(tool));
-        let ruled = self.rules.iter().zip(&matched).any(|(rule, hit)| *hit && rule.methods.tools);
+        let ruled = selection.any_for_tools(&self.rules);
         if !annotated && !ruled && !self.strict && !arguments.is_some_and(may_hold_paths) {
             trace.step(|| "no annotation and no rule concern this tool, and no argument names a path".into());
             return Outcome::new(
@@ -397,11 +439,11 @@ impl PolicyEngine {
                 results.push(Outcome::new(Decision::Allow, "sandbox", reason));
                 continue;
             }
-            results.push(self.decide_role(role, &view, &matched, &mut sql, trace, logged));
+            results.push(self.decide_role(role, &view, selection, &mut sql, trace, logged));
         }
 
         // 7. Call rules.
-        let call = self.decide_call(&view, &matched, &mut sql, trace, logged);
+        let call = self.decide_call(&view, selection, &mut sql, trace, logged);
 
         // 8. Combine. A role the sandbox allowed names the decision only when
         // no rule decided another role as restrictively (IronCurtain reports
@@ -480,7 +522,18 @@ impl PolicyEngine {
         None
     }
 
-    /// Which rules' server and tool globs match, by rule index.
+    /// The rules whose server and tool patterns admit the call: the
+    /// index's candidates, or every rule matched glob by glob (`scan`, the
+    /// reference).
+    fn select(&self, server: &str, tool: &str, scan: bool) -> Selection {
+        if scan {
+            Selection::Scanned(self.rules_matching(server, tool))
+        } else {
+            Selection::Indexed(self.index.candidates(server, tool))
+        }
+    }
+
+    /// Which rules' server and tool globs match, by rule index (the reference scan).
     fn rules_matching(&self, server: &str, tool: &str) -> Vec<bool> {
         let server_hits = glob_hits(&self.server_globs, server);
         let tool_hits = glob_hits(&self.tool_globs, tool);
@@ -499,7 +552,7 @@ impl PolicyEngine {
         &self,
         role: &'a RoleValues<'a>,
         view: &CallView<'a>,
-        matched: &[bool],
+        selection: &Selection,
         sql: &mut SqlCache<'a>,
         trace: &mut Trace,
         logged: &mut Vec<String>,
@@ -508,12 +561,12 @@ impl PolicyEngine {
         // Indices of the values still to discharge (a role without values has one pass).
         let mut remaining: Vec<usize> = (0..role.values.len()).collect();
         let mut outcomes: Vec<Outcome> = Vec::new();
-        for &index in &self.role_rules {
+        for (index, admitted) in selection.walk(&self.role_rules, trace.on()) {
             let Some(rule) = self.rules.get(index) else { continue };
             if !rule.roles.iter().any(|r| r == name) || !rule.methods.tools {
                 continue;
             }
-            if !matched.get(index).copied().unwrap_or(false) {
+            if !admitted {
                 trace.step(|| format!("rule '{}' (role {name}): server or tool does not match", rule.name));
                 continue;
             }
@@ -596,19 +649,19 @@ impl PolicyEngine {
     fn decide_call<'a>(
         &self,
         view: &CallView<'a>,
-        matched: &[bool],
+        selection: &Selection,
         sql: &mut SqlCache<'a>,
         trace: &mut Trace,
         logged: &mut Vec<String>,
     ) -> Option<Outcome> {
         let mut skipped = 0usize;
         let mut decided = None;
-        for &index in &self.call_rules {
+        for (index, admitted) in selection.walk(&self.call_rules, trace.on()) {
             let Some(rule) = self.rules.get(index) else { continue };
             if !rule.methods.tools {
                 continue;
             }
-            if !matched.get(index).copied().unwrap_or(false) {
+            if !admitted {
                 skipped += 1;
                 continue;
             }

@@ -33,6 +33,7 @@
 
 #![warn(missing_docs)]
 
+mod candidates;
 mod cases;
 mod categories;
 mod compile;
@@ -41,6 +42,7 @@ mod domains;
 mod error;
 mod evaluate;
 mod identifiers;
+mod index;
 mod known;
 mod loose_paths;
 mod paths;

@@ -32,6 +32,18 @@ impl Selection {
         }
     }
 
+    /// Whether some candidate for tool calls reads the arguments (has an
+    /// `args` condition). Always, for the reference scan, which decodes
+    /// them as the engine always did.
+    pub(crate) fn reads_arguments(&self, rules: &[CompiledRule]) -> bool {
+        match self {
+            Selection::Indexed(found) => found
+                .iter()
+                .any(|&index| rules.get(index as usize).is_some_and(|rule| rule.methods.tools && rule.args.is_some())),
+            Selection::Scanned(_) => true,
+        }
+    }
+
     /// The rules of `list` (indices in order, such as the engine's
     /// `call_rules`) to walk, each with whether it is a candidate. Only the
     /// candidates, unless `all` (the trace tells about the others too) or

@@ -69,6 +69,7 @@ use warden_config::RoleCategory;
 
 use crate::loose_paths::{self, may_hold_paths};
 use crate::roles::{Annotation, RoleValues, extract, type_name};
+use crate::shape;
 use crate::verdict::{Decision, Evaluation, Outcome, most_restrictive};
 
 /// Steps of the evaluation, kept only when asked for.
@@ -270,7 +271,15 @@ impl PolicyEngine {
                 format!("no rule decided the call; the default action is {}", self.default),
             );
         }
-        let args = match parse_arguments(arguments) {
+        // Arguments nothing reads (no roles, no candidate's `args`, nothing
+        // path-like) are checked without being decoded.
+        let unread = !annotated && !arguments.is_some_and(may_hold_paths) && !selection.reads_arguments(&self.rules);
+        let decoded = if unread && shape::acceptable(arguments) {
+            Ok(Value::Object(Map::new()))
+        } else {
+            parse_arguments(arguments)
+        };
+        let args = match decoded {
             Ok(args) => args,
             Err(why) => {
                 trace.step(|| format!("invalid-arguments: {why}"));

@@ -49,6 +49,7 @@ mod paths;
 mod presets;
 mod protect;
 mod roles;
+mod shape;
 mod verdict;
 
 pub use cases::{CaseFailure, CaseReport, Expected, run_cases};

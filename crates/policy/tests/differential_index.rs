@@ -190,11 +190,14 @@ fn policy(rng: &mut Rng) -> Value {
 }
 
 fn arguments(rng: &mut Rng) -> Option<String> {
-    match rng.below(20) {
+    match rng.below(24) {
         0 => return None,
         1 => return Some("{not json".to_owned()),
         2 => return Some("[1, 2]".to_owned()),
         3 => return Some("null".to_owned()),
+        4 => return Some(r#"{"n": 1e400}"#.to_owned()),
+        5 => return Some(r#"{"q": "x"} trailing"#.to_owned()),
+        6 => return Some("  ".to_owned()),
         _ => {}
     }
     let base = base();

@@ -59,6 +59,7 @@
 //! directories; every host allowed).
 
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
 
 use crate::candidates::Selection;
 use crate::compile::{CompiledRule, PolicyEngine, Request};
@@ -227,7 +228,23 @@ impl PolicyEngine {
 
     /// [`PolicyEngine::evaluate`] without the trace (for the guard).
     pub(crate) fn decide_quietly(&self, server: &str, tool: &str, arguments: Option<&str>) -> Evaluation {
-        self.run(server, tool, arguments, false, false)
+        let (outcome, logged) = self.outcome_quietly(server, tool, arguments);
+        outcome.into_evaluation(Vec::new(), logged)
+    }
+
+    /// What the guard needs of [`PolicyEngine::decide_quietly`]: the outcome
+    /// (texts borrowed where they can be) and the `log` rules that matched.
+    pub(crate) fn outcome_quietly(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<&str>,
+    ) -> (Outcome<'_>, Vec<String>) {
+        let mut trace = Trace { steps: None };
+        let mut logged = Vec::new();
+        let selection = self.select(server, tool, false);
+        let outcome = self.decide(server, tool, arguments, &selection, &mut trace, &mut logged);
+        (outcome, logged)
     }
 
     fn run(&self, server: &str, tool: &str, arguments: Option<&str>, trace: bool, scan: bool) -> Evaluation {
@@ -252,7 +269,7 @@ impl PolicyEngine {
         selection: &Selection,
         trace: &mut Trace,
         logged: &mut Vec<String>,
-    ) -> Outcome {
+    ) -> Outcome<'_> {
         // 1. Trusted servers.
         if self.trusted.contains(server) {
             trace.step(|| format!("trusted-server: server '{server}' is trusted: the policy does not apply"));
@@ -265,11 +282,7 @@ impl PolicyEngine {
         let ruled = selection.any_for_tools(&self.rules);
         if !annotated && !ruled && !self.strict && !arguments.is_some_and(may_hold_paths) {
             trace.step(|| "no annotation and no rule concern this tool, and no argument names a path".into());
-            return Outcome::new(
-                self.default,
-                "default",
-                format!("no rule decided the call; the default action is {}", self.default),
-            );
+            return self.default_outcome();
         }
         // Arguments nothing reads (no roles, no candidate's `args`, nothing
         // path-like) are checked without being decoded.
@@ -293,11 +306,7 @@ impl PolicyEngine {
         }
         if !annotated && !ruled && !self.strict {
             trace.step(|| "no annotation and no rule concern this tool".into());
-            return Outcome::new(
-                self.default,
-                "default",
-                format!("no rule decided the call; the default action is {}", self.default),
-            );
+            return self.default_outcome();
         }
         let mut sql = SqlCache::default();
 
@@ -458,38 +467,34 @@ impl PolicyEngine {
         // no rule decided another role as restrictively (IronCurtain reports
         // its sandbox containment only when it resolves every role).
         let default;
-        let mut candidates: Vec<&Outcome> = Vec::new();
-        let (contained, ruled): (Vec<&Outcome>, Vec<&Outcome>) = results.iter().partition(|o| o.rule == "sandbox");
+        let mut candidates: SmallVec<[&Outcome; 4]> = SmallVec::new();
+        let (contained, ruled): (SmallVec<[&Outcome; 4]>, SmallVec<[&Outcome; 4]>) =
+            results.iter().partition(|o| o.rule == "sandbox");
         if let Some(call) = &call {
             candidates.push(call);
-            candidates.extend(ruled.iter().chain(&contained));
+            candidates.extend(ruled.iter().chain(&contained).copied());
         } else if !roles.is_empty() {
-            candidates.extend(ruled.iter().chain(&contained));
+            candidates.extend(ruled.iter().chain(&contained).copied());
         } else {
-            default = Outcome::new(
-                self.default,
-                "default",
-                format!("no rule decided the call; the default action is {}", self.default),
-            );
+            default = self.default_outcome();
             candidates.push(&default);
         }
         if trace.on() && candidates.len() > 1 {
             let listed: Vec<String> = candidates.iter().map(|o| format!("{} ({})", o.decision, o.rule)).collect();
             trace.step(|| format!("combine: the most restrictive of {}", listed.join(", ")));
         }
-        most_restrictive(candidates).cloned().unwrap_or_else(|| {
-            Outcome::new(
-                self.default,
-                "default",
-                format!("no rule decided the call; the default action is {}", self.default),
-            )
-        })
+        most_restrictive(candidates).cloned().unwrap_or_else(|| self.default_outcome())
     }
 
     /// A refusal when a string of an argument the annotation does not
     /// mention (any argument of an unannotated tool) is a path within a
     /// protected path.
-    fn loose_path_refusal(&self, args: &Value, annotation: Option<&Annotation>, trace: &mut Trace) -> Option<Outcome> {
+    fn loose_path_refusal(
+        &self,
+        args: &Value,
+        annotation: Option<&Annotation>,
+        trace: &mut Trace,
+    ) -> Option<Outcome<'_>> {
         let Value::Object(map) = args else { return None };
         for (arg, value) in map {
             if annotation.is_some_and(|a| a.mentions(arg)) {
@@ -531,6 +536,17 @@ impl PolicyEngine {
         None
     }
 
+    /// The default's outcome for a call no rule decided (its reason a
+    /// constant: deciding by default allocates nothing).
+    fn default_outcome(&self) -> Outcome<'static> {
+        let reason = match self.default {
+            Decision::Allow => "no rule decided the call; the default action is allow",
+            Decision::Deny => "no rule decided the call; the default action is deny",
+            Decision::Escalate => "no rule decided the call; the default action is escalate",
+        };
+        Outcome::new(self.default, "default", reason)
+    }
+
     /// The rules whose server and tool patterns admit the call: the
     /// index's candidates, or every rule matched glob by glob (`scan`, the
     /// reference).
@@ -565,7 +581,7 @@ impl PolicyEngine {
         sql: &mut SqlCache<'a>,
         trace: &mut Trace,
         logged: &mut Vec<String>,
-    ) -> Outcome {
+    ) -> Outcome<'_> {
         let name = role.role;
         // Indices of the values still to discharge (a role without values has one pass).
         let mut remaining: Vec<usize> = (0..role.values.len()).collect();
@@ -662,7 +678,7 @@ impl PolicyEngine {
         sql: &mut SqlCache<'a>,
         trace: &mut Trace,
         logged: &mut Vec<String>,
-    ) -> Option<Outcome> {
+    ) -> Option<Outcome<'_>> {
         let mut skipped = 0usize;
         let mut decided = None;
         for (index, admitted) in selection.walk(&self.call_rules, trace.on()) {
@@ -776,7 +792,7 @@ fn concerned<'a>(
 }
 
 /// The outcome of `rule` deciding `decision`.
-fn rule_outcome(rule: &CompiledRule, decision: Decision) -> Outcome {
+fn rule_outcome(rule: &CompiledRule, decision: Decision) -> Outcome<'_> {
     Outcome::of_rule(decision, &rule.name, rule.position, &rule.label, &rule.reason)
 }
 

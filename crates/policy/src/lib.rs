@@ -41,6 +41,7 @@ mod condition;
 mod domains;
 mod error;
 mod evaluate;
+mod fold;
 mod identifiers;
 mod index;
 mod known;

@@ -172,6 +172,7 @@ fn main() {
         ("srv3", "tool_13", r#"{"query": "show me the SECRET13 now"}"#),
         ("shell", "run_exec", r#"{"cmd": "rm -rf /17"}"#),
     ];
+    let only_guard = std::env::args().nth(1).is_some_and(|arg| arg == "guard");
     let mut report = String::new();
     for scale in [1, 10] {
         let engine = engine(scale);
@@ -182,6 +183,10 @@ fn main() {
             ("before the index (every rule scanned, no trace)", Mode::Scanned),
         ];
         for (label, mode) in modes {
+            // `decide_bench guard` times the guard alone (for a profiler).
+            if only_guard && !matches!(mode, Mode::Guard) {
+                continue;
+            }
             let (p50, p99, max) = measure(&engine, &calls, mode);
             let _ = writeln!(
                 report,

@@ -47,19 +47,25 @@ impl Selection {
     /// The rules of `list` (indices in order, such as the engine's
     /// `call_rules`) to walk, each with whether it is a candidate. Only the
     /// candidates, unless `all` (the trace tells about the others too) or
-    /// this is the reference scan.
-    pub(crate) fn walk<'s>(&'s self, list: &'s [usize], all: bool) -> impl Iterator<Item = (usize, bool)> + 's {
+    /// this is the reference scan; `listed` says whether a rule is in `list`
+    /// (in constant time: candidates are not searched for in it).
+    pub(crate) fn walk<'s>(
+        &'s self,
+        list: &'s [usize],
+        all: bool,
+        listed: impl Fn(usize) -> bool + 's,
+    ) -> impl Iterator<Item = (usize, bool)> + 's {
         let (everything, candidates) = match self {
             Selection::Indexed(found) if !all => (None, Some(found)),
             _ => (Some(list), None),
         };
-        let listed = everything.into_iter().flatten().map(|&index| (index, self.admits(index)));
+        let every = everything.into_iter().flatten().map(|&index| (index, self.admits(index)));
         let found = candidates
             .into_iter()
             .flatten()
             .map(|&index| index as usize)
-            .filter(move |index| list.binary_search(index).is_ok())
+            .filter(move |&index| listed(index))
             .map(|index| (index, true));
-        listed.chain(found)
+        every.chain(found)
     }
 }

@@ -207,7 +207,7 @@ impl PolicyEngine {
             let mut sql = SqlCache::default();
             let selection = self.select(server, name, scan);
             let view = CallView { annotation: None, roles: &[], args: &args };
-            for (index, admitted) in selection.walk(&self.call_rules, false) {
+            for (index, admitted) in selection.walk(&self.call_rules, false, |i| self.is_call_rule(i)) {
                 let Some(rule) = self.rules.get(index) else { continue };
                 if !rule.methods.judges(request) || !admitted {
                     continue;
@@ -536,6 +536,12 @@ impl PolicyEngine {
         None
     }
 
+    /// Whether the rule at `index` is a call rule (one without roles, in
+    /// `call_rules`), else a role rule.
+    fn is_call_rule(&self, index: usize) -> bool {
+        self.rules.get(index).is_some_and(|rule| rule.roles.is_empty())
+    }
+
     /// The default's outcome for a call no rule decided (its reason a
     /// constant: deciding by default allocates nothing).
     fn default_outcome(&self) -> Outcome<'static> {
@@ -586,7 +592,7 @@ impl PolicyEngine {
         // Indices of the values still to discharge (a role without values has one pass).
         let mut remaining: Vec<usize> = (0..role.values.len()).collect();
         let mut outcomes: Vec<Outcome> = Vec::new();
-        for (index, admitted) in selection.walk(&self.role_rules, trace.on()) {
+        for (index, admitted) in selection.walk(&self.role_rules, trace.on(), |i| !self.is_call_rule(i)) {
             let Some(rule) = self.rules.get(index) else { continue };
             if !rule.roles.iter().any(|r| r == name) || !rule.methods.tools {
                 continue;
@@ -681,7 +687,7 @@ impl PolicyEngine {
     ) -> Option<Outcome<'_>> {
         let mut skipped = 0usize;
         let mut decided = None;
-        for (index, admitted) in selection.walk(&self.call_rules, trace.on()) {
+        for (index, admitted) in selection.walk(&self.call_rules, trace.on(), |i| self.is_call_rule(i)) {
             let Some(rule) = self.rules.get(index) else { continue };
             if !rule.methods.tools {
                 continue;

@@ -57,6 +57,12 @@
 //! A `paths` or `domains` check holds only if there is at least one value
 //! to check and every value passes (all canonical forms within one of the
 //! directories; every host allowed).
+//!
+//! "The rules" above are the call's candidates: the rules whose server and
+//! tool globs admit it, found once per call by lookup (see [`crate::index`])
+//! and walked in policy order. The arguments are decoded only when the
+//! annotation, a candidate's `args` or a path-like string needs them (see
+//! [`crate::shape`]).
 
 use serde_json::{Map, Value};
 use smallvec::SmallVec;

@@ -1,9 +1,15 @@
-//! Decision latency for a realistic 200-rule policy (tool globs, value
-//! conditions, regexes, lists, role rules, log rules; no path I/O).
+//! Decision latency for a realistic policy (tool globs, value conditions,
+//! regexes, lists, role rules, log rules; no path I/O), at 200 rules and,
+//! the same kinds of rules for ten times as many servers and tools, at
+//! 2,000: the cost of a decision follows the rules that could apply to the
+//! call, not the size of the policy.
 //!
 //! Run with `cargo run --release -p warden-policy --example decide_bench`.
 //! Prints p50 / p99 / max in microseconds for 100,000 calls, for the guard
-//! path (no trace) and for `evaluate` (with the explain trace).
+//! path (no trace), for `evaluate` (with the explain trace), and by the
+//! reference scan of every rule the index replaced. IronCurtain's
+//! imported policy has its own: `cargo run --release -p warden-import
+//! --example ironcurtain_bench`.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -16,7 +22,9 @@ use warden_policy::PolicyEngine;
 
 const CALLS: usize = 100_000;
 
-fn policy() -> String {
+/// The policy: 200 rules for `scale` 1, `200 * scale` rules over `10 * scale`
+/// servers (`srv0`…) and as many more tools.
+fn policy(scale: usize) -> String {
     let mut y = String::from(
         "policy:\n  default: allow\n  lists:\n    prod: [prod, production, prod-eu, prod-us]\n  annotations:\n",
     );
@@ -28,19 +36,20 @@ fn policy() -> String {
         y.push_str(&text);
         rules += 1;
     };
-    for i in 0..10 {
+    let servers = 10 * scale;
+    for i in 0..10 * scale {
         rule(&mut y, format!("    - {{name: log-{i}, if: {{server: [srv{i}]}}, then: log}}\n"));
     }
-    for i in 0..50 {
+    for i in 0..50 * scale {
         rule(
             &mut y,
             format!(
                 "    - {{name: block-tool-{i}, if: {{server: [srv{}], tool: [tool_{i}], args: {{arg: query, contains: secret{i}, ignoreCase: true}}}}, then: deny}}\n",
-                i % 10
+                i % servers
             ),
         );
     }
-    for i in 0..40 {
+    for i in 0..40 * scale {
         rule(
             &mut y,
             format!(
@@ -48,15 +57,17 @@ fn policy() -> String {
             ),
         );
     }
-    for i in 0..30 {
+    for i in 0..30 * scale {
+        // The 30 of the 200-rule policy are on `*_exec`; the others on more suffixes.
+        let suffix = if i < 30 { "exec".to_owned() } else { format!("exec{}", i / 30) };
         rule(
             &mut y,
             format!(
-                "    - {{name: rx-{i}, if: {{tool: [\"*_exec\"], args: {{arg: cmd, regex: \"rm\\\\s+-[a-z]*r[a-z]*f?\\\\s+/{i}\"}}}}, then: deny}}\n"
+                "    - {{name: rx-{i}, if: {{tool: [\"*_{suffix}\"], args: {{arg: cmd, regex: \"rm\\\\s+-[a-z]*r[a-z]*f?\\\\s+/{i}\"}}}}, then: deny}}\n"
             ),
         );
     }
-    for i in 0..30 {
+    for i in 0..30 * scale {
         rule(
             &mut y,
             format!(
@@ -64,7 +75,7 @@ fn policy() -> String {
             ),
         );
     }
-    for i in 0..20 {
+    for i in 0..20 * scale {
         rule(
             &mut y,
             format!(
@@ -72,7 +83,7 @@ fn policy() -> String {
             ),
         );
     }
-    for i in 0..10 {
+    for i in 0..10 * scale {
         rule(
             &mut y,
             format!(
@@ -80,35 +91,75 @@ fn policy() -> String {
             ),
         );
     }
-    for i in 0..10 {
+    for i in 0..10 * scale {
+        // `ops*` for the 200-rule policy; more server prefixes beyond.
+        let prefix = if i < 10 { "ops".to_owned() } else { format!("ops{}-", i / 10) };
         rule(
             &mut y,
             format!(
-                "    - {{name: combo-{i}, if: {{server: [\"ops*\"], args: {{all: [{{arg: target, in: [host{i}, host{}]}}, {{not: {{arg: dryRun, equals: true}}}}, {{any: [{{arg: level, ge: 3}}, {{arg: reason, notContains: ticket}}]}}]}}}}, then: escalate}}\n",
+                "    - {{name: combo-{i}, if: {{server: [\"{prefix}*\"], args: {{all: [{{arg: target, in: [host{i}, host{}]}}, {{not: {{arg: dryRun, equals: true}}}}, {{any: [{{arg: level, ge: 3}}, {{arg: reason, notContains: ticket}}]}}]}}}}, then: escalate}}\n",
                 i + 10
             ),
         );
     }
-    assert_eq!(rules, 210 - 10, "the policy has 200 rules");
+    assert_eq!(rules, 200 * scale, "the policy has {} rules", 200 * scale);
     y
 }
 
-fn main() {
-    let text = policy();
-    let config = match warden_config::parse(Path::new("bench.yaml"), &text, &|_| None) {
-        Ok(config) => config,
-        Err(err) => {
-            eprintln!("{err}");
-            std::process::exit(1);
-        }
-    };
-    let engine = match PolicyEngine::compile(&config, None) {
+fn engine(scale: usize) -> PolicyEngine {
+    let text = policy(scale);
+    let compiled = warden_config::parse(Path::new("bench.yaml"), &text, &|_| None)
+        .map_err(|err| err.to_string())
+        .and_then(|config| PolicyEngine::compile(&config, None).map_err(|err| err.to_string()));
+    match compiled {
         Ok(engine) => engine,
         Err(err) => {
             eprintln!("{err}");
             std::process::exit(1);
         }
-    };
+    }
+}
+
+/// How a call is decided.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// As the gateway's guard.
+    Guard,
+    /// With the explain trace.
+    Traced,
+    /// The guard's evaluation by the reference scan of every rule (the
+    /// engine before rules were indexed), for comparison.
+    Scanned,
+}
+
+/// p50, p99 and max of `CALLS` decisions of `calls` in turn, in µs.
+fn measure(engine: &PolicyEngine, calls: &[(&str, &str, &str)], mode: Mode) -> (f64, f64, f64) {
+    let mut times = Vec::with_capacity(CALLS);
+    for i in 0..CALLS {
+        let (server, tool, args) = calls[i % calls.len()];
+        let start = Instant::now();
+        match mode {
+            Mode::Traced => {
+                black_box(engine.evaluate(black_box(server), black_box(tool), black_box(Some(args))));
+            }
+            Mode::Guard => {
+                let call =
+                    Call { session: "bench", server, method: &Method::ToolsCall, name: tool, arguments: Some(args) };
+                black_box(engine.decide(black_box(&call)));
+            }
+            Mode::Scanned => {
+                let (server, tool, args) = (black_box(server), black_box(tool), black_box(Some(args)));
+                black_box(engine.evaluate_scanning_all(server, tool, args, false));
+            }
+        }
+        times.push(start.elapsed().as_nanos() as f64 / 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() as f64 - 1.0) * q) as usize];
+    (at(0.5), at(0.99), at(1.0))
+}
+
+fn main() {
     let calls: [(&str, &str, &str); 10] = [
         ("srv3", "tool_13", r#"{"query": "hello world", "limit": 10}"#),
         ("shell", "run_exec", r#"{"cmd": "ls -la /tmp && echo done", "cwd": "/home/u"}"#),
@@ -121,34 +172,31 @@ fn main() {
         ("srv3", "tool_13", r#"{"query": "show me the SECRET13 now"}"#),
         ("shell", "run_exec", r#"{"cmd": "rm -rf /17"}"#),
     ];
+    let only_guard = std::env::args().nth(1).is_some_and(|arg| arg == "guard");
     let mut report = String::new();
-    for (label, traced) in [("guard (no trace)", false), ("evaluate (with trace)", true)] {
-        let mut times = Vec::with_capacity(CALLS);
-        for i in 0..CALLS {
-            let (server, tool, args) = calls[i % calls.len()];
-            let start = Instant::now();
-            if traced {
-                black_box(engine.evaluate(black_box(server), black_box(tool), black_box(Some(args))));
-            } else {
-                let call =
-                    Call { session: "bench", server, method: &Method::ToolsCall, name: tool, arguments: Some(args) };
-                black_box(engine.decide(black_box(&call)));
+    for scale in [1, 10] {
+        let engine = engine(scale);
+        let rules = 200 * scale;
+        let modes = [
+            ("guard (no trace)", Mode::Guard),
+            ("evaluate (with trace)", Mode::Traced),
+            ("before the index (every rule scanned, no trace)", Mode::Scanned),
+        ];
+        for (label, mode) in modes {
+            // `decide_bench guard` times the guard alone (for a profiler).
+            if only_guard && !matches!(mode, Mode::Guard) {
+                continue;
             }
-            times.push(start.elapsed().as_nanos() as f64 / 1000.0);
+            let (p50, p99, max) = measure(&engine, &calls, mode);
+            let _ = writeln!(
+                report,
+                "{label}: {CALLS} calls, {rules} rules: p50 {p50:.2} µs, p99 {p99:.2} µs, max {max:.1} µs"
+            );
         }
-        times.sort_by(f64::total_cmp);
-        let at = |q: f64| times[((times.len() as f64 - 1.0) * q) as usize];
-        let _ = writeln!(
-            report,
-            "{label}: {CALLS} calls, 200 rules: p50 {:.2} µs, p99 {:.2} µs, max {:.1} µs",
-            at(0.5),
-            at(0.99),
-            at(1.0)
-        );
+        for (server, tool, args) in calls {
+            let e = engine.evaluate(server, tool, Some(args));
+            let _ = writeln!(report, "  {server}/{tool}: {} by {} ({} trace steps)", e.action, e.rule, e.trace.len());
+        }
     }
     print!("{report}");
-    for (server, tool, args) in calls {
-        let e = engine.evaluate(server, tool, Some(args));
-        println!("  {server}/{tool}: {} by {} ({} trace steps)", e.action, e.rule, e.trace.len());
-    }
 }

@@ -16,6 +16,7 @@ use warden_pipeline::Escalation;
 use crate::condition::{Cond, CondCompiler};
 use crate::domains::DomainSet;
 use crate::error::PolicyError;
+use crate::index::RuleIndex;
 use crate::known::annotations_for;
 use crate::paths::{PathEnv, canonicalize};
 use crate::protect::default_protected_paths;
@@ -71,6 +72,8 @@ pub struct PolicyEngine {
     pub(crate) server_globs: GlobSet,
     /// Every rule's tool globs.
     pub(crate) tool_globs: GlobSet,
+    /// The rules by their server and tool patterns (see [`crate::index`]).
+    pub(crate) index: RuleIndex,
     /// What `~` and relative paths resolve against.
     pub(crate) env: PathEnv,
     /// Each role's category.
@@ -334,6 +337,9 @@ pub(crate) fn compile_policy(
     if !problems.is_empty() {
         return Err(PolicyError::Invalid { problems });
     }
+    let index =
+        RuleIndex::build(policy.rules.iter().map(|rule| (rule.when.server.as_slice(), rule.when.tool.as_slice())))
+            .map_err(|problem| PolicyError::Invalid { problems: vec![format!("rule index: {problem}")] })?;
     warnings.extend(never_matching(config, policy, &annotations));
     let role_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| !r.roles.is_empty())).collect();
     let call_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| r.roles.is_empty())).collect();
@@ -352,6 +358,7 @@ pub(crate) fn compile_policy(
         call_rules,
         server_globs,
         tool_globs,
+        index,
         env,
         role_table,
         decide_absent_roles: policy.decide_absent_roles,

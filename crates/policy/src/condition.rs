@@ -11,6 +11,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use regex::{Regex, RegexBuilder};
+
+use crate::fold::{Place, has};
 use serde_json::Value;
 use warden_config::{Condition, Policy, SqlCondition};
 use warden_sql::{Dialect, SqlFacts, StatementKind};
@@ -163,7 +165,7 @@ impl Test {
         match self {
             Test::Exists(expected) => value.is_some() == *expected,
             Test::NotContains { needle, ignore_case } => match value.and_then(Value::as_str) {
-                Some(s) => !fold(s, *ignore_case).contains(needle.as_str()),
+                Some(s) => !has(s, needle, *ignore_case, Place::Anywhere),
                 None => true,
             },
             Test::Sql(test) => match value {
@@ -180,13 +182,13 @@ impl Test {
         match self {
             Test::Equals { value: expected, ignore_case } => json_eq(value, expected, *ignore_case),
             Test::Contains { needle, ignore_case } => {
-                value.as_str().is_some_and(|s| fold(s, *ignore_case).contains(needle.as_str()))
+                value.as_str().is_some_and(|s| has(s, needle, *ignore_case, Place::Anywhere))
             }
             Test::StartsWith { needle, ignore_case } => {
-                value.as_str().is_some_and(|s| fold(s, *ignore_case).starts_with(needle.as_str()))
+                value.as_str().is_some_and(|s| has(s, needle, *ignore_case, Place::Start))
             }
             Test::EndsWith { needle, ignore_case } => {
-                value.as_str().is_some_and(|s| fold(s, *ignore_case).ends_with(needle.as_str()))
+                value.as_str().is_some_and(|s| has(s, needle, *ignore_case, Place::End))
             }
             Test::Regex(regex) => value.as_str().is_some_and(|s| regex.is_match(s)),
             Test::Gt(limit) => value.as_f64().is_some_and(|n| n > *limit),

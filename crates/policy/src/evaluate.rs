@@ -63,9 +63,17 @@
 //! without a value (the repository's default remote). IronCurtain resolves
 //! these from the repository's configuration, which Warden does not read,
 //! so the URL they stand for may be one the rule names.
+//!
+//! "The rules" above are the call's candidates: the rules whose server and
+//! tool globs admit it, found once per call by lookup (see [`crate::index`])
+//! and walked in policy order. The arguments are decoded only when the
+//! annotation, a candidate's `args` or a path-like string needs them (see
+//! [`crate::shape`]).
 
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
 
+use crate::candidates::Selection;
 use crate::compile::{CompiledRule, PolicyEngine, Request};
 use crate::condition::SqlCache;
 use crate::domains::{host_of, web_host_of};
@@ -74,6 +82,7 @@ use warden_config::RoleCategory;
 
 use crate::loose_paths::{self, may_hold_paths};
 use crate::roles::{Annotation, RoleValues, extract, type_name};
+use crate::shape;
 use crate::verdict::{Decision, Evaluation, Outcome, most_restrictive};
 
 /// Steps of the evaluation, kept only when asked for.
@@ -141,7 +150,7 @@ impl PolicyEngine {
     /// of the call's `arguments` object, if any), recording a trace of every
     /// step.
     pub fn evaluate(&self, server: &str, tool: &str, arguments: Option<&str>) -> Evaluation {
-        self.run(server, tool, arguments, true)
+        self.run(server, tool, arguments, true, false)
     }
 
     /// Evaluates a `prompts/get` (`name` is the prompt's, `arguments` its
@@ -150,6 +159,46 @@ impl PolicyEngine {
     /// does, the request is allowed (the default and the structural checks
     /// concern tool calls).
     pub fn evaluate_request(&self, request: Request, server: &str, name: &str, arguments: Option<&str>) -> Evaluation {
+        self.judge_request(request, server, name, arguments, false)
+    }
+
+    /// [`PolicyEngine::evaluate`] as it was before rules were indexed: every
+    /// rule's globs are matched against the call. The reference the indexed
+    /// evaluation is tested against (`tests/differential_index.rs`), kept
+    /// until the index has earned trust; not for use.
+    #[doc(hidden)]
+    pub fn evaluate_scanning_all(&self, server: &str, tool: &str, arguments: Option<&str>, trace: bool) -> Evaluation {
+        self.run(server, tool, arguments, trace, true)
+    }
+
+    /// [`PolicyEngine::evaluate_request`] by the reference scan (see
+    /// [`PolicyEngine::evaluate_scanning_all`]); not for use.
+    #[doc(hidden)]
+    pub fn evaluate_request_scanning_all(
+        &self,
+        request: Request,
+        server: &str,
+        name: &str,
+        arguments: Option<&str>,
+    ) -> Evaluation {
+        self.judge_request(request, server, name, arguments, true)
+    }
+
+    /// What the guard decides for a tool call: [`PolicyEngine::evaluate`]
+    /// without the trace. Public for the differential tests; not for use.
+    #[doc(hidden)]
+    pub fn evaluate_untraced(&self, server: &str, tool: &str, arguments: Option<&str>) -> Evaluation {
+        self.decide_quietly(server, tool, arguments)
+    }
+
+    fn judge_request(
+        &self,
+        request: Request,
+        server: &str,
+        name: &str,
+        arguments: Option<&str>,
+        scan: bool,
+    ) -> Evaluation {
         let mut logged = Vec::new();
         let what = match request {
             Request::Prompt => "prompt",
@@ -168,11 +217,11 @@ impl PolicyEngine {
                 Err(why) => break 'decided Outcome::new(Decision::Deny, "invalid-arguments", why),
             };
             let mut sql = SqlCache::default();
-            let matched = self.rules_matching(server, name);
+            let selection = self.select(server, name, scan);
             let view = CallView { annotation: None, roles: &[], args: &args };
-            for &index in &self.call_rules {
+            for (index, admitted) in selection.walk(&self.call_rules, false, |i| self.is_call_rule(i)) {
                 let Some(rule) = self.rules.get(index) else { continue };
-                if !rule.methods.judges(request) || !matched.get(index).copied().unwrap_or(false) {
+                if !rule.methods.judges(request) || !admitted {
                     continue;
                 }
                 if self.applies(rule, &view, None, &mut sql, Paths::Check).is_ok() {
@@ -191,13 +240,30 @@ impl PolicyEngine {
 
     /// [`PolicyEngine::evaluate`] without the trace (for the guard).
     pub(crate) fn decide_quietly(&self, server: &str, tool: &str, arguments: Option<&str>) -> Evaluation {
-        self.run(server, tool, arguments, false)
+        let (outcome, logged) = self.outcome_quietly(server, tool, arguments);
+        outcome.into_evaluation(Vec::new(), logged)
     }
 
-    fn run(&self, server: &str, tool: &str, arguments: Option<&str>, trace: bool) -> Evaluation {
+    /// What the guard needs of [`PolicyEngine::decide_quietly`]: the outcome
+    /// (texts borrowed where they can be) and the `log` rules that matched.
+    pub(crate) fn outcome_quietly(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<&str>,
+    ) -> (Outcome<'_>, Vec<String>) {
+        let mut trace = Trace { steps: None };
+        let mut logged = Vec::new();
+        let selection = self.select(server, tool, false);
+        let outcome = self.decide(server, tool, arguments, &selection, &mut trace, &mut logged);
+        (outcome, logged)
+    }
+
+    fn run(&self, server: &str, tool: &str, arguments: Option<&str>, trace: bool, scan: bool) -> Evaluation {
         let mut trace = Trace { steps: trace.then(Vec::new) };
         let mut logged = Vec::new();
-        let outcome = self.decide(server, tool, arguments, &mut trace, &mut logged);
+        let selection = self.select(server, tool, scan);
+        let outcome = self.decide(server, tool, arguments, &selection, &mut trace, &mut logged);
         trace.step(|| match outcome.position {
             Some(position) => {
                 format!("decision: {} by '{}' (rule #{position}): {}", outcome.decision, outcome.rule, outcome.reason)
@@ -212,29 +278,33 @@ impl PolicyEngine {
         server: &str,
         tool: &str,
         arguments: Option<&str>,
+        selection: &Selection,
         trace: &mut Trace,
         logged: &mut Vec<String>,
-    ) -> Outcome {
+    ) -> Outcome<'_> {
         // 1. Trusted servers.
         if self.trusted.contains(server) {
             trace.step(|| format!("trusted-server: server '{server}' is trusted: the policy does not apply"));
             return Outcome::new(Decision::Allow, "trusted-server", format!("server '{server}' is trusted"));
         }
         trace.step(|| format!("trusted-server: server '{server}' is not trusted"));
-        let matched = self.rules_matching(server, tool);
         // Nothing looks at this tool's arguments: decide without decoding them
         // (a large argument costs nothing when no rule could care).
         let annotated = self.annotations.get(server).is_some_and(|tools| tools.contains_key(tool));
-        let ruled = self.rules.iter().zip(&matched).any(|(rule, hit)| *hit && rule.methods.tools);
+        let ruled = selection.any_for_tools(&self.rules);
         if !annotated && !ruled && !self.strict && !arguments.is_some_and(may_hold_paths) {
             trace.step(|| "no annotation and no rule concern this tool, and no argument names a path".into());
-            return Outcome::new(
-                self.default,
-                "default",
-                format!("no rule decided the call; the default action is {}", self.default),
-            );
+            return self.default_outcome();
         }
-        let args = match parse_arguments(arguments) {
+        // Arguments nothing reads (no roles, no candidate's `args`, nothing
+        // path-like) are checked without being decoded.
+        let unread = !annotated && !arguments.is_some_and(may_hold_paths) && !selection.reads_arguments(&self.rules);
+        let decoded = if unread && shape::acceptable(arguments) {
+            Ok(Value::Object(Map::new()))
+        } else {
+            parse_arguments(arguments)
+        };
+        let args = match decoded {
             Ok(args) => args,
             Err(why) => {
                 trace.step(|| format!("invalid-arguments: {why}"));
@@ -248,11 +318,7 @@ impl PolicyEngine {
         }
         if !annotated && !ruled && !self.strict {
             trace.step(|| "no annotation and no rule concern this tool".into());
-            return Outcome::new(
-                self.default,
-                "default",
-                format!("no rule decided the call; the default action is {}", self.default),
-            );
+            return self.default_outcome();
         }
         let mut sql = SqlCache::default();
 
@@ -403,48 +469,44 @@ impl PolicyEngine {
                 results.push(Outcome::new(Decision::Allow, "sandbox", reason));
                 continue;
             }
-            results.push(self.decide_role(role, &view, &matched, &mut sql, trace, logged));
+            results.push(self.decide_role(role, &view, selection, &mut sql, trace, logged));
         }
 
         // 7. Call rules.
-        let call = self.decide_call(&view, &matched, &mut sql, trace, logged);
+        let call = self.decide_call(&view, selection, &mut sql, trace, logged);
 
         // 8. Combine. A role the sandbox allowed names the decision only when
         // no rule decided another role as restrictively (IronCurtain reports
         // its sandbox containment only when it resolves every role).
         let default;
-        let mut candidates: Vec<&Outcome> = Vec::new();
-        let (contained, ruled): (Vec<&Outcome>, Vec<&Outcome>) = results.iter().partition(|o| o.rule == "sandbox");
+        let mut candidates: SmallVec<[&Outcome; 4]> = SmallVec::new();
+        let (contained, ruled): (SmallVec<[&Outcome; 4]>, SmallVec<[&Outcome; 4]>) =
+            results.iter().partition(|o| o.rule == "sandbox");
         if let Some(call) = &call {
             candidates.push(call);
-            candidates.extend(ruled.iter().chain(&contained));
+            candidates.extend(ruled.iter().chain(&contained).copied());
         } else if !roles.is_empty() {
-            candidates.extend(ruled.iter().chain(&contained));
+            candidates.extend(ruled.iter().chain(&contained).copied());
         } else {
-            default = Outcome::new(
-                self.default,
-                "default",
-                format!("no rule decided the call; the default action is {}", self.default),
-            );
+            default = self.default_outcome();
             candidates.push(&default);
         }
         if trace.on() && candidates.len() > 1 {
             let listed: Vec<String> = candidates.iter().map(|o| format!("{} ({})", o.decision, o.rule)).collect();
             trace.step(|| format!("combine: the most restrictive of {}", listed.join(", ")));
         }
-        most_restrictive(candidates).cloned().unwrap_or_else(|| {
-            Outcome::new(
-                self.default,
-                "default",
-                format!("no rule decided the call; the default action is {}", self.default),
-            )
-        })
+        most_restrictive(candidates).cloned().unwrap_or_else(|| self.default_outcome())
     }
 
     /// A refusal when a string of an argument the annotation does not
     /// mention (any argument of an unannotated tool) is a path within a
     /// protected path.
-    fn loose_path_refusal(&self, args: &Value, annotation: Option<&Annotation>, trace: &mut Trace) -> Option<Outcome> {
+    fn loose_path_refusal(
+        &self,
+        args: &Value,
+        annotation: Option<&Annotation>,
+        trace: &mut Trace,
+    ) -> Option<Outcome<'_>> {
         let Value::Object(map) = args else { return None };
         for (arg, value) in map {
             if annotation.is_some_and(|a| a.mentions(arg)) {
@@ -486,7 +548,35 @@ impl PolicyEngine {
         None
     }
 
-    /// Which rules' server and tool globs match, by rule index.
+    /// Whether the rule at `index` is a call rule (one without roles, in
+    /// `call_rules`), else a role rule.
+    fn is_call_rule(&self, index: usize) -> bool {
+        self.rules.get(index).is_some_and(|rule| rule.roles.is_empty())
+    }
+
+    /// The default's outcome for a call no rule decided (its reason a
+    /// constant: deciding by default allocates nothing).
+    fn default_outcome(&self) -> Outcome<'static> {
+        let reason = match self.default {
+            Decision::Allow => "no rule decided the call; the default action is allow",
+            Decision::Deny => "no rule decided the call; the default action is deny",
+            Decision::Escalate => "no rule decided the call; the default action is escalate",
+        };
+        Outcome::new(self.default, "default", reason)
+    }
+
+    /// The rules whose server and tool patterns admit the call: the
+    /// index's candidates, or every rule matched glob by glob (`scan`, the
+    /// reference).
+    fn select(&self, server: &str, tool: &str, scan: bool) -> Selection {
+        if scan {
+            Selection::Scanned(self.rules_matching(server, tool))
+        } else {
+            Selection::Indexed(self.index.candidates(server, tool))
+        }
+    }
+
+    /// Which rules' server and tool globs match, by rule index (the reference scan).
     fn rules_matching(&self, server: &str, tool: &str) -> Vec<bool> {
         let server_hits = glob_hits(&self.server_globs, server);
         let tool_hits = glob_hits(&self.tool_globs, tool);
@@ -505,21 +595,21 @@ impl PolicyEngine {
         &self,
         role: &'a RoleValues<'a>,
         view: &CallView<'a>,
-        matched: &[bool],
+        selection: &Selection,
         sql: &mut SqlCache<'a>,
         trace: &mut Trace,
         logged: &mut Vec<String>,
-    ) -> Outcome {
+    ) -> Outcome<'_> {
         let name = role.role;
         // Indices of the values still to discharge (a role without values has one pass).
         let mut remaining: Vec<usize> = (0..role.values.len()).collect();
         let mut outcomes: Vec<Outcome> = Vec::new();
-        for &index in &self.role_rules {
+        for (index, admitted) in selection.walk(&self.role_rules, trace.on(), |i| !self.is_call_rule(i)) {
             let Some(rule) = self.rules.get(index) else { continue };
             if !rule.roles.iter().any(|r| r == name) || !rule.methods.tools {
                 continue;
             }
-            if !matched.get(index).copied().unwrap_or(false) {
+            if !admitted {
                 trace.step(|| format!("rule '{}' (role {name}): server or tool does not match", rule.name));
                 continue;
             }
@@ -602,19 +692,19 @@ impl PolicyEngine {
     fn decide_call<'a>(
         &self,
         view: &CallView<'a>,
-        matched: &[bool],
+        selection: &Selection,
         sql: &mut SqlCache<'a>,
         trace: &mut Trace,
         logged: &mut Vec<String>,
-    ) -> Option<Outcome> {
+    ) -> Option<Outcome<'_>> {
         let mut skipped = 0usize;
         let mut decided = None;
-        for &index in &self.call_rules {
+        for (index, admitted) in selection.walk(&self.call_rules, trace.on(), |i| self.is_call_rule(i)) {
             let Some(rule) = self.rules.get(index) else { continue };
             if !rule.methods.tools {
                 continue;
             }
-            if !matched.get(index).copied().unwrap_or(false) {
+            if !admitted {
                 skipped += 1;
                 continue;
             }
@@ -728,7 +818,7 @@ fn concerned<'a>(
 }
 
 /// The outcome of `rule` deciding `decision`.
-fn rule_outcome(rule: &CompiledRule, decision: Decision) -> Outcome {
+fn rule_outcome(rule: &CompiledRule, decision: Decision) -> Outcome<'_> {
     Outcome::of_rule(decision, &rule.name, rule.position, &rule.label, &rule.reason)
 }
 

@@ -33,6 +33,7 @@
 
 #![warn(missing_docs)]
 
+mod candidates;
 mod cases;
 mod categories;
 mod compile;
@@ -40,13 +41,16 @@ mod condition;
 mod domains;
 mod error;
 mod evaluate;
+mod fold;
 mod identifiers;
+mod index;
 mod known;
 mod loose_paths;
 mod paths;
 mod presets;
 mod protect;
 mod roles;
+mod shape;
 mod verdict;
 
 pub use cases::{CaseFailure, CaseReport, Expected, run_cases};

@@ -19,7 +19,13 @@ const MAX_PATH_BYTES: usize = crate::paths::MAX_PATH_BYTES;
 /// that spares decoding calls whose arguments cannot name a file (`\` for
 /// escapes such as `\u002f`).
 pub(crate) fn may_hold_paths(text: &str) -> bool {
-    text.contains(['/', '~', '\\']) || text.to_ascii_lowercase().contains("file:")
+    // Case-insensitive `file:` without lower-casing a copy (this runs on every call).
+    text.contains(['/', '~', '\\'])
+        || text.match_indices(':').any(|(at, _)| {
+            at.checked_sub(4)
+                .and_then(|start| text.as_bytes().get(start..at))
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"file"))
+        })
 }
 
 /// The path a string names, if its whole value is one: `/abs`, `~`, `~/x`,
@@ -111,6 +117,9 @@ mod tests {
         assert!(may_hold_paths(r#"{"a":"\u002fetc"}"#));
         assert!(may_hold_paths(r#"{"a":"FILE:x"}"#));
         assert!(!may_hold_paths(r#"{"a":"hello","n":1}"#));
+        for text in ["file:", "xFiLe:y", "fil:", "ile:", ":file", "", "é:file:", "éfile:"] {
+            assert_eq!(may_hold_paths(text), text.to_ascii_lowercase().contains("file:"), "{text:?}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! most-restrictive combination, and the mapping to the gateway's [`Verdict`].
 
 use crate::compile::Request;
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -101,54 +102,80 @@ impl Evaluation {
     }
 }
 
-/// One decision with the rule that took it.
+/// One decision with the rule that took it. Its texts borrow from the
+/// engine where they can, so deciding allocates only what it must say anew.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Outcome {
+pub(crate) struct Outcome<'e> {
     pub decision: Decision,
-    pub rule: String,
-    pub reason: String,
+    pub rule: Cow<'e, str>,
+    pub reason: Cow<'e, str>,
     /// The rule's position in `policy.rules` (1-based), for rules.
     pub position: Option<usize>,
     /// The rule's name as refusals show it (see [`Evaluation::label`]).
-    pub label: String,
+    pub label: Cow<'e, str>,
 }
 
-impl Outcome {
+impl<'e> Outcome<'e> {
     /// A structural check's (or the default's) outcome.
-    pub(crate) fn new(decision: Decision, rule: impl Into<String>, reason: impl Into<String>) -> Outcome {
+    pub(crate) fn new(
+        decision: Decision,
+        rule: impl Into<Cow<'e, str>>,
+        reason: impl Into<Cow<'e, str>>,
+    ) -> Outcome<'e> {
         let rule = rule.into();
         Outcome { decision, label: rule.clone(), rule, reason: reason.into(), position: None }
+    }
+
+    /// The gateway's verdict (as [`Evaluation::verdict`]).
+    pub(crate) fn verdict(&self) -> Verdict {
+        match self.decision {
+            Decision::Allow => Verdict::Allow,
+            Decision::Deny => {
+                Verdict::Deny { rule: self.label.clone().into_owned(), reason: self.reason.clone().into_owned() }
+            }
+            Decision::Escalate => Verdict::Escalate {
+                rule: self.label.clone().into_owned(),
+                reason: self.reason.clone().into_owned(),
+                escalation: Default::default(),
+            },
+        }
     }
 
     /// The evaluation this outcome ends, with its trace and `log` rules.
     pub(crate) fn into_evaluation(self, trace: Vec<String>, logged: Vec<String>) -> Evaluation {
         Evaluation {
             action: self.decision,
-            rule: self.rule,
-            reason: self.reason,
+            rule: self.rule.into_owned(),
+            reason: self.reason.into_owned(),
             position: self.position,
-            label: self.label,
+            label: self.label.into_owned(),
             trace,
             logged,
         }
     }
 
     /// The outcome of the rule at `position` (1-based), labelled `label`.
-    pub(crate) fn of_rule(decision: Decision, name: &str, position: usize, label: &str, reason: &str) -> Outcome {
+    pub(crate) fn of_rule(
+        decision: Decision,
+        name: &'e str,
+        position: usize,
+        label: &'e str,
+        reason: &'e str,
+    ) -> Outcome<'e> {
         Outcome {
             decision,
-            rule: name.to_owned(),
-            reason: reason.to_owned(),
+            rule: Cow::Borrowed(name),
+            reason: Cow::Borrowed(reason),
             position: Some(position),
-            label: label.to_owned(),
+            label: Cow::Borrowed(label),
         }
     }
 }
 
 /// The most restrictive of `outcomes` (deny > escalate > allow); on a tie,
 /// the first. `None` when there are none.
-pub(crate) fn most_restrictive<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Option<&'a Outcome> {
-    let mut best: Option<&Outcome> = None;
+pub(crate) fn most_restrictive<'a, 'e>(outcomes: impl IntoIterator<Item = &'a Outcome<'e>>) -> Option<&'a Outcome<'e>> {
+    let mut best: Option<&Outcome<'e>> = None;
     for outcome in outcomes {
         if best.is_none_or(|b| outcome.decision.severity() > b.decision.severity()) {
             best = Some(outcome);
@@ -163,13 +190,23 @@ impl Guard for PolicyEngine {
     /// guards handle them). Matches of `log` rules are written to the
     /// `tracing` log.
     fn decide(&self, call: &Call<'_>) -> Verdict {
-        let evaluation = match call.method {
-            Method::ToolsCall => self.decide_quietly(call.server, call.name, call.arguments),
-            Method::PromptsGet => self.evaluate_request(Request::Prompt, call.server, call.name, call.arguments),
-            Method::ResourcesRead => self.evaluate_request(Request::Resource, call.server, call.name, None),
+        // A tool call's outcome is used as it is: an allowed call builds no texts.
+        let (mut verdict, logged, position) = match call.method {
+            Method::ToolsCall => {
+                let (outcome, logged) = self.outcome_quietly(call.server, call.name, call.arguments);
+                (outcome.verdict(), logged, outcome.position)
+            }
+            Method::PromptsGet => {
+                let evaluation = self.evaluate_request(Request::Prompt, call.server, call.name, call.arguments);
+                (evaluation.verdict(), evaluation.logged, evaluation.position)
+            }
+            Method::ResourcesRead => {
+                let evaluation = self.evaluate_request(Request::Resource, call.server, call.name, None);
+                (evaluation.verdict(), evaluation.logged, evaluation.position)
+            }
             _ => return Verdict::Allow,
         };
-        for rule in &evaluation.logged {
+        for rule in &logged {
             tracing::info!(
                 target: "warden::policy",
                 rule = rule.as_str(),
@@ -179,12 +216,11 @@ impl Guard for PolicyEngine {
                 "policy log rule matched"
             );
         }
-        let mut verdict = evaluation.verdict();
         // Only escalations pay for this: their rule's settings, and the
         // resources the call names (for the auto-approver and the session
         // whitelist).
         if let Verdict::Escalate { escalation, .. } = &mut verdict {
-            if let Some(settings) = evaluation.position.and_then(|position| self.escalations.get(&position)) {
+            if let Some(settings) = position.and_then(|position| self.escalations.get(&position)) {
                 *escalation = settings.clone();
             }
             escalation.identifiers = self.identifiers(call.server, call.name, call.arguments);
@@ -203,9 +239,9 @@ mod tests {
         let e1 = Outcome::new(Decision::Escalate, "e1", "");
         let e2 = Outcome::new(Decision::Escalate, "e2", "");
         let d = Outcome::new(Decision::Deny, "d", "");
-        assert_eq!(most_restrictive([&a, &e1, &e2]).map(|o| o.rule.as_str()), Some("e1"));
-        assert_eq!(most_restrictive([&a, &e1, &d, &e2]).map(|o| o.rule.as_str()), Some("d"));
-        assert_eq!(most_restrictive([&a]).map(|o| o.rule.as_str()), Some("a"));
+        assert_eq!(most_restrictive([&a, &e1, &e2]).map(|o| o.rule.as_ref()), Some("e1"));
+        assert_eq!(most_restrictive([&a, &e1, &d, &e2]).map(|o| o.rule.as_ref()), Some("d"));
+        assert_eq!(most_restrictive([&a]).map(|o| o.rule.as_ref()), Some("a"));
         assert!(most_restrictive([]).is_none());
     }
 

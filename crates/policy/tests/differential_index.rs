@@ -1,0 +1,287 @@
+//! Differential: the indexed engine decides exactly as the reference scan.
+//!
+//! The engine picks a call's candidate rules from an index of their server
+//! and tool patterns (see `src/index.rs`) instead of matching every rule's
+//! globs. The scan it replaced is kept as the reference
+//! (`evaluate_scanning_all`) until the index has earned trust. Generated
+//! policies (literal and glob servers and tools, role rules, call rules,
+//! `log` rules, `args` conditions, `paths`, `domains`, `sideEffects`,
+//! methods, trusted servers, strict mode, a sandbox, allowlists) and calls
+//! (annotated and not, path-like and invalid arguments) must get the same
+//! [`Evaluation`] from both: decision, rule, reason, position, label,
+//! logged rules, and with the trace, every step of it. Seeded and
+//! deterministic; set `WARDEN_DIFF_SEED` to try other policies.
+
+mod common;
+
+use serde_json::{Value, json};
+use warden_policy::{PolicyEngine, Request};
+
+/// A small PRNG (SplitMix64): deterministic, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+
+    /// Up to `max` distinct items of `items`.
+    fn some<T: Clone + PartialEq>(&mut self, items: &[T], max: usize) -> Vec<T> {
+        let mut out: Vec<T> = Vec::new();
+        for _ in 0..1 + self.below(max) {
+            let item = self.pick(items).clone();
+            if !out.contains(&item) {
+                out.push(item);
+            }
+        }
+        out
+    }
+}
+
+const SERVERS: [&str; 8] = ["db", "db2", "fs", "ops-eu", "ops-us", "web", "srv.1", "git"];
+const SERVER_GLOBS: [&str; 9] = ["db*", "ops-*", "*", "?b", "srv.?", "{db,fs}", "[dw]*", "*s", "nope*"];
+const TOOLS: [&str; 11] = [
+    "query",
+    "run_query",
+    "read_file",
+    "write_file",
+    "run_exec",
+    "ns1_list",
+    "ns2_get",
+    "fetch",
+    "pay_3",
+    "x",
+    "clone",
+];
+const TOOL_GLOBS: [&str; 10] =
+    ["*_exec", "ns*_*", "read_*", "*file", "*", "run_*", "{fetch,x}", "pay_[0-9]", "*_?ist", "q*y"];
+const ACTIONS: [&str; 4] = ["allow", "deny", "escalate", "log"];
+const ROLES: [&str; 4] = ["read-path", "write-path", "fetch-url", "git-remote-url"];
+
+/// The directory the generated paths live in.
+fn base() -> String {
+    std::env::temp_dir().join("warden-diff-index").display().to_string()
+}
+
+fn patterns(rng: &mut Rng, literals: &[&str], globs: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for _ in 0..1 + rng.below(3) {
+        let pattern = if rng.chance(60) { *rng.pick(literals) } else { *rng.pick(globs) };
+        out.push(pattern.to_owned());
+    }
+    if rng.chance(5) {
+        out.push("unknown-name".to_owned());
+    }
+    out
+}
+
+fn condition(rng: &mut Rng, depth: usize) -> Value {
+    if depth < 2 && rng.chance(25) {
+        let parts: Vec<Value> = (0..1 + rng.below(3)).map(|_| condition(rng, depth + 1)).collect();
+        return match rng.below(3) {
+            0 => json!({"all": parts}),
+            1 => json!({"any": parts}),
+            _ => json!({"not": parts[0]}),
+        };
+    }
+    match rng.below(11) {
+        0 => json!({"arg": "q", "contains": "secret", "ignoreCase": rng.chance(50)}),
+        1 => json!({"arg": "n", "gt": rng.below(20)}),
+        2 => json!({"arg": "path", "startsWith": "/tmp"}),
+        3 => json!({"arg": "flag", "equals": true}),
+        4 => json!({"arg": "q", "regex": "^a.*z$"}),
+        5 => json!({"arg": "q", "notContains": "hello"}),
+        6 => json!({"arg": "sql", "sql": {"selectWithoutLimit": true}}),
+        7 => json!({"arg": "opts.mode", "in": ["fast", "slow"]}),
+        8 => json!({"arg": "tags", "each": true, "startsWith": "t"}),
+        9 => json!({"arg": "q", "exists": rng.chance(50)}),
+        _ => json!({"arg": "n", "le": rng.below(20)}),
+    }
+}
+
+fn rule(rng: &mut Rng, number: usize) -> Value {
+    let mut when = serde_json::Map::new();
+    if rng.chance(60) {
+        when.insert("server".into(), json!(patterns(rng, &SERVERS, &SERVER_GLOBS)));
+    }
+    if rng.chance(70) {
+        when.insert("tool".into(), json!(patterns(rng, &TOOLS, &TOOL_GLOBS)));
+    }
+    let for_requests = rng.chance(10);
+    if for_requests {
+        let methods = rng.some(&["prompts/get", "resources/read", "tools/call"], 3);
+        when.insert("method".into(), json!(methods));
+    }
+    let tool_only = !for_requests;
+    if tool_only && rng.chance(35) {
+        when.insert("roles".into(), json!(rng.some(&ROLES, 2)));
+    }
+    if tool_only && rng.chance(15) {
+        let within = rng.some(&[format!("{}/a", base()), format!("{}/b", base()), "/tmp".to_owned()], 2);
+        let check =
+            if rng.chance(20) { json!({"roles": ["read-path"], "within": within}) } else { json!({"within": within}) };
+        when.insert("paths".into(), check);
+    }
+    if tool_only && rng.chance(10) {
+        when.insert("domains".into(), json!({"allowed": rng.some(&["example.com", "*.github.com", "*"], 2)}));
+    }
+    if tool_only && rng.chance(10) {
+        when.insert("sideEffects".into(), json!(rng.chance(50)));
+    }
+    if rng.chance(50) {
+        when.insert("args".into(), condition(rng, 0));
+    }
+    let name = if rng.chance(5) { "shared".to_owned() } else { format!("r{number}") };
+    let mut rule = json!({"name": name, "if": when, "then": rng.pick(&ACTIONS)});
+    if rng.chance(30) {
+        rule["reason"] = json!(format!("reason {number}"));
+    }
+    rule
+}
+
+fn policy(rng: &mut Rng) -> Value {
+    let rules: Vec<Value> = (0..rng.below(40)).map(|i| rule(rng, i)).collect();
+    let mut policy = json!({
+        "default": rng.pick(&["allow", "deny", "escalate"]),
+        "annotations": {
+            "fs": {
+                "read_file": {"sideEffects": false, "args": {"path": ["read-path"]}},
+                "write_file": {"sideEffects": true, "args": {"path": ["write-path"], "content": ["none"]}},
+            },
+            "web": {"fetch": {"sideEffects": false, "args": {"url": ["fetch-url"]}}},
+            "git": {"clone": {"args": {"url": ["git-remote-url"], "path": ["write-path"]},
+                "conditional": [{"when": {"arg": "flag", "equals": true}, "args": {"path": ["read-path"]}}]}},
+            "db": {"query": {"args": {"sql": ["none"]}}},
+        },
+        "rules": rules,
+    });
+    if rng.chance(10) {
+        policy["strict"] = json!(true);
+    }
+    if rng.chance(15) {
+        policy["trustedServers"] = json!(["web"]);
+    }
+    if rng.chance(20) {
+        policy["sandbox"] = json!(format!("{}/a", base()));
+    }
+    if rng.chance(15) {
+        policy["allowedDomains"] = json!({"web": ["example.com"]});
+    }
+    if rng.chance(10) {
+        policy["decideAbsentRoles"] = json!(true);
+    }
+    json!({ "policy": policy })
+}
+
+fn arguments(rng: &mut Rng) -> Option<String> {
+    match rng.below(24) {
+        0 => return None,
+        1 => return Some("{not json".to_owned()),
+        2 => return Some("[1, 2]".to_owned()),
+        3 => return Some("null".to_owned()),
+        4 => return Some(r#"{"n": 1e400}"#.to_owned()),
+        5 => return Some(r#"{"q": "x"} trailing"#.to_owned()),
+        6 => return Some("  ".to_owned()),
+        _ => {}
+    }
+    let base = base();
+    let mut args = serde_json::Map::new();
+    let mut maybe = |rng: &mut Rng, key: &str, values: &[Value]| {
+        if rng.chance(40) {
+            args.insert(key.to_owned(), rng.pick(values).clone());
+        }
+    };
+    maybe(rng, "q", &[json!("hello"), json!("a secret z"), json!("abcz"), json!("SECRET"), json!(3)]);
+    maybe(rng, "n", &[json!(1), json!(15), json!("7"), json!(null)]);
+    maybe(rng, "flag", &[json!(true), json!(false)]);
+    maybe(
+        rng,
+        "path",
+        &[
+            json!(format!("{base}/a/x")),
+            json!(format!("{base}/b/y")),
+            json!("~/.ssh/id_rsa"),
+            json!("rel/x"),
+            json!("/etc/hosts"),
+            json!([format!("{base}/a/1"), format!("{base}/b/2")]),
+            json!(5),
+        ],
+    );
+    maybe(
+        rng,
+        "url",
+        &[
+            json!("https://example.com/x"),
+            json!("https://api.github.com"),
+            json!("git@github.com:o/r"),
+            json!("nohost"),
+        ],
+    );
+    maybe(rng, "sql", &[json!("SELECT * FROM t"), json!("SELECT 1 LIMIT 1"), json!("DELETE FROM"), json!(1)]);
+    maybe(rng, "opts", &[json!({"mode": "fast"}), json!({"mode": "FAST"}), json!({"note": "/home/u/.aws/x"})]);
+    maybe(rng, "tags", &[json!(["t1", "t2"]), json!(["t1", "x"]), json!([])]);
+    maybe(rng, "content", &[json!("file:///etc/passwd"), json!("plain")]);
+    Some(Value::Object(args).to_string())
+}
+
+#[test]
+fn the_index_decides_as_the_scan_of_every_rule() {
+    let seed = std::env::var("WARDEN_DIFF_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_1D3A_u64);
+    let mut rng = Rng(seed);
+    std::fs::create_dir_all(format!("{}/a", base())).expect("temp dir");
+    std::fs::create_dir_all(format!("{}/b", base())).expect("temp dir");
+    let (policies, calls_per_policy) = (150, 40);
+    let mut compared = 0;
+    // How many calls a rule decided, and how many logged one: the
+    // generator must keep exercising rules, not only the default.
+    let (mut by_rule, mut with_log) = (0, 0);
+    for p in 0..policies {
+        let text = policy(&mut rng).to_string();
+        let config = common::config(&text);
+        let engine = match PolicyEngine::compile(&config, None) {
+            Ok(engine) => engine,
+            Err(err) => panic!("policy {p} does not compile: {err}\n{text}"),
+        };
+        for _ in 0..calls_per_policy {
+            let server = if rng.chance(5) { "elsewhere" } else { *rng.pick(&SERVERS) };
+            let tool = if rng.chance(5) { "other_tool" } else { *rng.pick(&TOOLS) };
+            let args = arguments(&mut rng);
+            let args = args.as_deref();
+            let context = || format!("policy {p}: {server}/{tool} {args:?}\n{text}");
+            let reference = engine.evaluate_scanning_all(server, tool, args, true);
+            by_rule += usize::from(reference.position.is_some());
+            with_log += usize::from(!reference.logged.is_empty());
+            assert_eq!(engine.evaluate(server, tool, args), reference, "traced: {}", context());
+            let quiet = engine.evaluate_scanning_all(server, tool, args, false);
+            assert_eq!(engine.evaluate_untraced(server, tool, args), quiet, "untraced: {}", context());
+            for request in [Request::Prompt, Request::Resource] {
+                assert_eq!(
+                    engine.evaluate_request(request, server, tool, args),
+                    engine.evaluate_request_scanning_all(request, server, tool, args),
+                    "{request:?}: {}",
+                    context()
+                );
+            }
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, policies * calls_per_policy);
+    eprintln!("{compared} calls compared: a rule decided {by_rule}, a log rule matched in {with_log}");
+    assert!(by_rule > compared / 5 && with_log > compared / 20, "{by_rule} decided by a rule, {with_log} logged");
+}

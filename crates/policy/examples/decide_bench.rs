@@ -173,6 +173,15 @@ fn main() {
         ("shell", "run_exec", r#"{"cmd": "rm -rf /17"}"#),
     ];
     let only_guard = std::env::args().nth(1).is_some_and(|arg| arg == "guard");
+    // `decide_bench one N` decides call N over and over (for a profiler).
+    if let (Some("one"), Some(n)) = (std::env::args().nth(1).as_deref(), std::env::args().nth(2)) {
+        let engine = engine(1);
+        let call = n.parse::<usize>().ok().and_then(|n| calls.get(n)).copied().unwrap_or(calls[0]);
+        for _ in 0..50 {
+            black_box(measure(&engine, &[call], Mode::Guard));
+        }
+        return;
+    }
     let mut report = String::new();
     for scale in [1, 10] {
         let engine = engine(scale);
@@ -195,7 +204,14 @@ fn main() {
         }
         for (server, tool, args) in calls {
             let e = engine.evaluate(server, tool, Some(args));
-            let _ = writeln!(report, "  {server}/{tool}: {} by {} ({} trace steps)", e.action, e.rule, e.trace.len());
+            let (p50, p99, _) = measure(&engine, &[(server, tool, args)], Mode::Guard);
+            let _ = writeln!(
+                report,
+                "  {server}/{tool}: {} by {} ({} trace steps); guard p50 {p50:.2} µs, p99 {p99:.2} µs",
+                e.action,
+                e.rule,
+                e.trace.len()
+            );
         }
     }
     print!("{report}");

@@ -290,15 +290,17 @@ impl PolicyEngine {
         trace.step(|| format!("trusted-server: server '{server}' is not trusted"));
         // Nothing looks at this tool's arguments: decide without decoding them
         // (a large argument costs nothing when no rule could care).
-        let annotated = self.annotations.get(server).is_some_and(|tools| tools.contains_key(tool));
+        let annotation = self.annotations.get(server).and_then(|tools| tools.get(tool));
+        let annotated = annotation.is_some();
         let ruled = selection.any_for_tools(&self.rules);
-        if !annotated && !ruled && !self.strict && !arguments.is_some_and(may_hold_paths) {
+        let path_like = arguments.is_some_and(may_hold_paths);
+        if !annotated && !ruled && !self.strict && !path_like {
             trace.step(|| "no annotation and no rule concern this tool, and no argument names a path".into());
             return self.default_outcome();
         }
         // Arguments nothing reads (no roles, no candidate's `args`, nothing
         // path-like) are checked without being decoded.
-        let unread = !annotated && !arguments.is_some_and(may_hold_paths) && !selection.reads_arguments(&self.rules);
+        let unread = !annotated && !path_like && !selection.reads_arguments(&self.rules);
         let decoded = if unread && shape::acceptable(arguments) {
             Ok(Value::Object(Map::new()))
         } else {
@@ -311,9 +313,9 @@ impl PolicyEngine {
                 return Outcome::new(Decision::Deny, "invalid-arguments", why);
             }
         };
-        // Arguments without a path role that name a protected path (see `crate::loose_paths`).
-        let annotation = self.annotations.get(server).and_then(|tools| tools.get(tool));
-        if let Some(refused) = self.loose_path_refusal(&args, annotation, trace) {
+        // Arguments without a path role that name a protected path (see
+        // `crate::loose_paths`); none can when the text has nothing path-like.
+        if path_like && let Some(refused) = self.loose_path_refusal(&args, annotation, trace) {
             return refused;
         }
         if !annotated && !ruled && !self.strict {

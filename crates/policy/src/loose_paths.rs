@@ -19,12 +19,11 @@ const MAX_PATH_BYTES: usize = crate::paths::MAX_PATH_BYTES;
 /// that spares decoding calls whose arguments cannot name a file (`\` for
 /// escapes such as `\u002f`).
 pub(crate) fn may_hold_paths(text: &str) -> bool {
+    let bytes = text.as_bytes();
     // Case-insensitive `file:` without lower-casing a copy (this runs on every call).
-    text.contains(['/', '~', '\\'])
-        || text.match_indices(':').any(|(at, _)| {
-            at.checked_sub(4)
-                .and_then(|start| text.as_bytes().get(start..at))
-                .is_some_and(|w| w.eq_ignore_ascii_case(b"file"))
+    memchr::memchr3(b'/', b'~', b'\\', bytes).is_some()
+        || memchr::memchr_iter(b':', bytes).any(|at| {
+            at.checked_sub(4).and_then(|start| bytes.get(start..at)).is_some_and(|w| w.eq_ignore_ascii_case(b"file"))
         })
 }
 

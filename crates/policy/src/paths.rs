@@ -157,15 +157,36 @@ fn push_components(path: &Path, pending: &mut Vec<PathBuf>, current: &mut PathBu
     pending.extend(parts.into_iter().rev());
 }
 
+/// Whether `path` is `dir` or lies within it, component by component.
+///
+/// Both are canonical (absolute, no `.`, `..`, doubled or trailing
+/// separator but the root's): [`canonicalize`] makes every path the engine
+/// compares, the call's and the configured ones alike. So this compares
+/// bytes, as [`Path::starts_with`] would compare components: `dir` must be
+/// a prefix of `path` ending where a component does.
+pub(crate) fn within(path: &Path, dir: &Path) -> bool {
+    let (p, d) = (path.as_os_str().as_encoded_bytes(), dir.as_os_str().as_encoded_bytes());
+    debug_assert!(is_canonical(p) && is_canonical(d), "{path:?} within {dir:?}: not canonical");
+    p.starts_with(d) && (p.len() == d.len() || d == b"/" || p.get(d.len()) == Some(&b'/'))
+}
+
+/// Whether `bytes` is an absolute path in canonical form (see [`within`]).
+fn is_canonical(bytes: &[u8]) -> bool {
+    bytes.first() == Some(&b'/')
+        && (bytes.len() == 1
+            || (bytes.last() != Some(&b'/')
+                && bytes.split(|&b| b == b'/').skip(1).all(|part| !matches!(part, b"" | b"." | b".."))))
+}
+
 /// Whether every candidate lies within (or is) `dir`.
 pub(crate) fn all_within(candidates: &[PathBuf], dir: &Path) -> bool {
-    !candidates.is_empty() && candidates.iter().all(|c| c.starts_with(dir))
+    !candidates.is_empty() && candidates.iter().all(|c| within(c, dir))
 }
 
 /// Whether every candidate lies within (or is) one of `dirs` (not
 /// necessarily the same one).
 pub(crate) fn all_within_any(candidates: &[PathBuf], dirs: &[PathBuf]) -> bool {
-    !candidates.is_empty() && candidates.iter().all(|c| dirs.iter().any(|d| c.starts_with(d)))
+    !candidates.is_empty() && candidates.iter().all(|c| dirs.iter().any(|d| within(c, d)))
 }
 
 /// The first protected path that one of the candidates lies within. A
@@ -180,8 +201,8 @@ pub(crate) fn protected_by<'p>(
     protected
         .iter()
         .find(|p| {
-            let carved = sandbox.is_some_and(|sandbox| sandbox.starts_with(p) && all_within(candidates, sandbox));
-            !carved && candidates.iter().any(|c| c.starts_with(p))
+            let carved = sandbox.is_some_and(|sandbox| within(sandbox, p) && all_within(candidates, sandbox));
+            !carved && candidates.iter().any(|c| within(c, p))
         })
         .map(PathBuf::as_path)
 }
@@ -279,6 +300,20 @@ mod tests {
     }
 
     #[test]
+    fn within_compares_bytes_as_components_would() {
+        let paths = ["/", "/a", "/ab", "/a/b", "/a/bc", "/a/b/c", "/b", "/a/.b", "/a/b.", "/é/x"];
+        for path in paths {
+            for dir in paths {
+                assert_eq!(
+                    within(Path::new(path), Path::new(dir)),
+                    Path::new(path).starts_with(dir),
+                    "{path} in {dir}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn no_combination_of_path_fragments_panics() {
         const PARTS: [&str; 9] = ["/", "..", ".", "~", "a", "\0", "é", "//", "~/"];
         let env = env(Path::new("/nonexistent-warden"));
@@ -288,6 +323,8 @@ mod tests {
                     for d in PARTS {
                         if let Ok(candidates) = canonicalize(&format!("{a}{b}{c}{d}"), &env) {
                             assert!(candidates.iter().all(|p| p.is_absolute()));
+                            let canonical = |p: &PathBuf| is_canonical(p.as_os_str().as_encoded_bytes());
+                            assert!(candidates.iter().all(canonical), "{candidates:?}");
                         }
                     }
                 }

@@ -1,8 +1,12 @@
 //! The rules one evaluation walks: the index's candidates, or (the
 //! reference) every rule with whether its globs matched.
 
-use crate::compile::CompiledRule;
+use crate::compile::{CompiledRule, PolicyEngine};
 use crate::index::Candidates;
+use crate::scan::Scans;
+
+/// No groups, for the reference scan.
+static NO_SCANS: Scans = Scans::NONE;
 
 /// Which rules' server and tool patterns admit the call.
 pub(crate) enum Selection {
@@ -14,6 +18,15 @@ pub(crate) enum Selection {
 }
 
 impl Selection {
+    /// The string tests that run together: the engine's, or none for the
+    /// reference scan, which tests each pattern alone as the engine did.
+    pub(crate) fn scans<'e>(&self, engine: &'e PolicyEngine) -> &'e Scans {
+        match self {
+            Selection::Indexed(_) => &engine.scans,
+            Selection::Scanned(_) => &NO_SCANS,
+        }
+    }
+
     /// Whether the rule at `index` is a candidate.
     pub(crate) fn admits(&self, index: usize) -> bool {
         match self {

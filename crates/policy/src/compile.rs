@@ -20,6 +20,7 @@ use crate::index::RuleIndex;
 use crate::known::annotations_for;
 use crate::paths::{PathEnv, canonicalize};
 use crate::protect::default_protected_paths;
+use crate::scan::Scans;
 use warden_config::RoleCategory;
 
 use crate::categories::{RoleTable, category_name};
@@ -85,6 +86,8 @@ pub struct PolicyEngine {
     /// Escalating rules' timeout and auto-approval settings, by the rule's
     /// position in `policy.rules` (1-based; names may be shared).
     pub(crate) escalations: HashMap<usize, Escalation>,
+    /// The string tests that run together (see [`crate::scan`]).
+    pub(crate) scans: Scans,
 }
 
 /// One compiled rule.
@@ -343,6 +346,7 @@ pub(crate) fn compile_policy(
     warnings.extend(never_matching(config, policy, &annotations));
     let role_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| !r.roles.is_empty())).collect();
     let call_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| r.roles.is_empty())).collect();
+    let scans = conditions.scans();
     Ok(PolicyEngine {
         profile: profile_name.map(str::to_owned),
         default,
@@ -364,6 +368,7 @@ pub(crate) fn compile_policy(
         decide_absent_roles: policy.decide_absent_roles,
         warnings,
         escalations: escalations(policy),
+        scans,
     })
 }
 

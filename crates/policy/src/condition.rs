@@ -13,12 +13,13 @@ use std::sync::Arc;
 use regex::{Regex, RegexBuilder};
 
 use crate::fold::{Place, has};
+use crate::scan::{GroupKind, Member, Memo, Scans, ScansBuilder};
 use serde_json::Value;
 use warden_config::{Condition, Policy, SqlCondition};
 use warden_sql::{Dialect, SqlFacts, StatementKind};
 
 /// Compiled-program size limit of one regular expression.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
+pub(crate) const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// A compiled condition.
 #[derive(Debug, Clone)]
@@ -84,11 +85,11 @@ impl ArgPath {
 pub(crate) enum Test {
     Exists(bool),
     Equals { value: Value, ignore_case: bool },
-    Contains { needle: String, ignore_case: bool },
-    NotContains { needle: String, ignore_case: bool },
+    Contains { needle: String, ignore_case: bool, member: Option<Member> },
+    NotContains { needle: String, ignore_case: bool, member: Option<Member> },
     StartsWith { needle: String, ignore_case: bool },
     EndsWith { needle: String, ignore_case: bool },
-    Regex(Regex),
+    Regex { regex: Regex, member: Option<Member> },
     Gt(f64),
     Ge(f64),
     Lt(f64),
@@ -122,67 +123,47 @@ impl SqlTest {
     }
 }
 
-/// Per-evaluation memory of SQL analyses, so rules testing the same
-/// argument parse it once.
-#[derive(Default)]
-pub(crate) struct SqlCache<'v> {
-    entries: Vec<(&'v str, Dialect, Option<SqlFacts>)>,
-}
-
-impl<'v> SqlCache<'v> {
-    fn facts(&mut self, sql: &'v str, dialect: Dialect) -> Option<&SqlFacts> {
-        let index = match self.entries.iter().position(|(s, d, _)| *d == dialect && std::ptr::eq(*s, sql)) {
-            Some(index) => index,
-            None => {
-                self.entries.push((sql, dialect, warden_sql::analyze(sql, dialect).ok()));
-                self.entries.len() - 1
-            }
-        };
-        self.entries.get(index).and_then(|(_, _, facts)| facts.as_ref())
-    }
-}
-
 impl Cond {
     /// Whether the condition holds for `args` (the call's arguments object).
-    pub(crate) fn holds<'v>(&self, args: &'v Value, sql: &mut SqlCache<'v>) -> bool {
+    pub(crate) fn holds<'v>(&self, args: &'v Value, memo: &mut Memo<'v, '_>) -> bool {
         match self {
-            Cond::All(all) => all.iter().all(|c| c.holds(args, sql)),
-            Cond::Any(any) => any.iter().any(|c| c.holds(args, sql)),
-            Cond::Not(not) => !not.holds(args, sql),
+            Cond::All(all) => all.iter().all(|c| c.holds(args, memo)),
+            Cond::Any(any) => any.iter().any(|c| c.holds(args, memo)),
+            Cond::Not(not) => !not.holds(args, memo),
             Cond::Test { arg, test, items: how } => match (arg.lookup(args), how) {
                 (Some(Value::Array(items)), Items::Each) => {
-                    !items.is_empty() && items.iter().all(|item| test.holds(Some(item), sql))
+                    !items.is_empty() && items.iter().all(|item| test.holds(Some(item), memo))
                 }
-                (Some(Value::Array(items)), Items::Some) => items.iter().any(|item| test.holds(Some(item), sql)),
-                (value, _) => test.holds(value, sql),
+                (Some(Value::Array(items)), Items::Some) => items.iter().any(|item| test.holds(Some(item), memo)),
+                (value, _) => test.holds(value, memo),
             },
         }
     }
 }
 
 impl Test {
-    fn holds<'v>(&self, value: Option<&'v Value>, sql: &mut SqlCache<'v>) -> bool {
+    fn holds<'v>(&self, value: Option<&'v Value>, memo: &mut Memo<'v, '_>) -> bool {
         match self {
             Test::Exists(expected) => value.is_some() == *expected,
-            Test::NotContains { needle, ignore_case } => match value.and_then(Value::as_str) {
-                Some(s) => !has(s, needle, *ignore_case, Place::Anywhere),
+            Test::NotContains { needle, ignore_case, member } => match value.and_then(Value::as_str) {
+                Some(s) => !contains(s, needle, *ignore_case, *member, memo),
                 None => true,
             },
             Test::Sql(test) => match value {
                 None => false,
-                Some(Value::String(s)) => test.holds(sql.facts(s, test.dialect)),
+                Some(Value::String(s)) => test.holds(memo.sql_facts(s, test.dialect)),
                 Some(_) => true, // not a string: cannot be analysed, so suspicious
             },
-            _ => value.is_some_and(|value| self.holds_on(value)),
+            _ => value.is_some_and(|value| self.holds_on(value, memo)),
         }
     }
 
     /// The tests that need a present value.
-    fn holds_on(&self, value: &Value) -> bool {
+    fn holds_on<'v>(&self, value: &'v Value, memo: &mut Memo<'v, '_>) -> bool {
         match self {
             Test::Equals { value: expected, ignore_case } => json_eq(value, expected, *ignore_case),
-            Test::Contains { needle, ignore_case } => {
-                value.as_str().is_some_and(|s| has(s, needle, *ignore_case, Place::Anywhere))
+            Test::Contains { needle, ignore_case, member } => {
+                value.as_str().is_some_and(|s| contains(s, needle, *ignore_case, *member, memo))
             }
             Test::StartsWith { needle, ignore_case } => {
                 value.as_str().is_some_and(|s| has(s, needle, *ignore_case, Place::Start))
@@ -190,7 +171,10 @@ impl Test {
             Test::EndsWith { needle, ignore_case } => {
                 value.as_str().is_some_and(|s| has(s, needle, *ignore_case, Place::End))
             }
-            Test::Regex(regex) => value.as_str().is_some_and(|s| regex.is_match(s)),
+            Test::Regex { regex, member } => value.as_str().is_some_and(|s| match member {
+                Some(member) => memo.matches(*member, s, || regex.is_match(s)),
+                None => regex.is_match(s),
+            }),
             Test::Gt(limit) => value.as_f64().is_some_and(|n| n > *limit),
             Test::Ge(limit) => value.as_f64().is_some_and(|n| n >= *limit),
             Test::Lt(limit) => value.as_f64().is_some_and(|n| n < *limit),
@@ -201,6 +185,21 @@ impl Test {
             }
             Test::Exists(_) | Test::NotContains { .. } | Test::Sql(_) => false,
         }
+    }
+}
+
+/// Whether `text` has `needle` anywhere (see [`has`]), by its group's scan
+/// when it has one (see [`crate::scan`]).
+fn contains<'v>(
+    text: &'v str,
+    needle: &str,
+    ignore_case: bool,
+    member: Option<Member>,
+    memo: &mut Memo<'v, '_>,
+) -> bool {
+    match member {
+        Some(member) => memo.matches(member, text, || has(text, needle, ignore_case, Place::Anywhere)),
+        None => has(text, needle, ignore_case, Place::Anywhere),
     }
 }
 
@@ -244,12 +243,19 @@ pub(crate) struct CondCompiler<'c> {
     policy: &'c Policy,
     regexes: HashMap<(String, bool), Regex>,
     sets: HashMap<(String, bool), Arc<HashSet<String>>>,
+    /// The tests that can run together, per argument (see [`crate::scan`]).
+    scans: ScansBuilder,
 }
 
 impl<'c> CondCompiler<'c> {
     /// A compiler resolving `inList` against `policy.lists`.
     pub(crate) fn new(policy: &'c Policy) -> CondCompiler<'c> {
-        CondCompiler { policy, regexes: HashMap::new(), sets: HashMap::new() }
+        CondCompiler { policy, regexes: HashMap::new(), sets: HashMap::new(), scans: ScansBuilder::default() }
+    }
+
+    /// The groups of the tests compiled so far, compiled together.
+    pub(crate) fn scans(self) -> Scans {
+        self.scans.build()
     }
 
     /// Compiles `cond`; problems are reported with `at` (e.g. `rule 'x': if.args`)
@@ -323,7 +329,7 @@ impl<'c> CondCompiler<'c> {
                         fail("`each` and `some` do not apply to `exists`".into())
                     }
                     [_] if cond.each && cond.some => fail("`each` and `some` cannot be combined".into()),
-                    [_] => self.test(cond, at, problems).map(|test| Cond::Test {
+                    [_] => self.test(cond, arg, at, problems).map(|test| Cond::Test {
                         arg: ArgPath::new(arg),
                         test,
                         items: if cond.each {
@@ -345,7 +351,7 @@ impl<'c> CondCompiler<'c> {
     }
 
     /// The one test of `cond` (its count was checked).
-    fn test(&mut self, cond: &Condition, at: &str, problems: &mut Vec<String>) -> Option<Test> {
+    fn test(&mut self, cond: &Condition, arg: &str, at: &str, problems: &mut Vec<String>) -> Option<Test> {
         let ic = cond.ignore_case;
         let mut fail = |message: String| {
             problems.push(format!("{at}: {message}"));
@@ -359,11 +365,16 @@ impl<'c> CondCompiler<'c> {
         if let Some(value) = &cond.equals {
             return Some(Test::Equals { value: value.clone(), ignore_case: ic });
         }
+        // Case-insensitive needles are folded by Unicode rules, which the
+        // automaton's ASCII folding is not: they are tested alone.
+        let mut needle_member = |needle: &str| {
+            (!ic && !needle.is_empty()).then(|| self.scans.member(arg, GroupKind::Needles, needle)).flatten()
+        };
         if let Some(s) = &cond.contains {
-            return Some(Test::Contains { needle: lower(s), ignore_case: ic });
+            return Some(Test::Contains { needle: lower(s), ignore_case: ic, member: needle_member(s) });
         }
         if let Some(s) = &cond.not_contains {
-            return Some(Test::NotContains { needle: lower(s), ignore_case: ic });
+            return Some(Test::NotContains { needle: lower(s), ignore_case: ic, member: needle_member(s) });
         }
         if let Some(s) = &cond.starts_with {
             return Some(Test::StartsWith { needle: lower(s), ignore_case: ic });
@@ -373,8 +384,9 @@ impl<'c> CondCompiler<'c> {
         }
         if let Some(pattern) = &cond.regex {
             let key = (pattern.clone(), ic);
+            let member = self.scans.member(arg, GroupKind::Regexes { ignore_case: ic }, pattern);
             if let Some(regex) = self.regexes.get(&key) {
-                return Some(Test::Regex(regex.clone()));
+                return Some(Test::Regex { regex: regex.clone(), member });
             }
             return match RegexBuilder::new(pattern)
                 .case_insensitive(ic)
@@ -384,7 +396,7 @@ impl<'c> CondCompiler<'c> {
             {
                 Ok(regex) => {
                     self.regexes.insert(key, regex.clone());
-                    Some(Test::Regex(regex))
+                    Some(Test::Regex { regex, member })
                 }
                 Err(err) => fail(format!("invalid regex {pattern:?}: {}", one_line(&err.to_string()))),
             };
@@ -556,9 +568,10 @@ mod tests {
             multiple_statements: false,
         };
         let cond = Cond::Test { arg: ArgPath::new("q"), test: Test::Sql(test), items: Items::Whole };
-        let mut cache = SqlCache::default();
-        assert!(cond.holds(&args, &mut cache));
-        assert!(cond.holds(&args, &mut cache));
-        assert_eq!(cache.entries.len(), 1);
+        let scans = Scans::default();
+        let mut memo = Memo::new(&scans);
+        assert!(cond.holds(&args, &mut memo));
+        assert!(cond.holds(&args, &mut memo));
+        assert_eq!(memo.sql_analyses(), 1);
     }
 }

@@ -75,9 +75,9 @@ use smallvec::SmallVec;
 
 use crate::candidates::Selection;
 use crate::compile::{CompiledRule, PolicyEngine, Request};
-use crate::condition::SqlCache;
 use crate::domains::{host_of, web_host_of};
 use crate::paths::{PathEnv, all_within, all_within_any, canonicalize, protected_by};
+use crate::scan::Memo;
 use warden_config::RoleCategory;
 
 use crate::loose_paths::{self, may_hold_paths};
@@ -216,15 +216,15 @@ impl PolicyEngine {
                 Ok(args) => args,
                 Err(why) => break 'decided Outcome::new(Decision::Deny, "invalid-arguments", why),
             };
-            let mut sql = SqlCache::default();
             let selection = self.select(server, name, scan);
+            let mut memo = Memo::new(selection.scans(self));
             let view = CallView { annotation: None, roles: &[], args: &args };
             for (index, admitted) in selection.walk(&self.call_rules, false, |i| self.is_call_rule(i)) {
                 let Some(rule) = self.rules.get(index) else { continue };
                 if !rule.methods.judges(request) || !admitted {
                     continue;
                 }
-                if self.applies(rule, &view, None, &mut sql, Paths::Check).is_ok() {
+                if self.applies(rule, &view, None, &mut memo, Paths::Check).is_ok() {
                     match rule.decision {
                         None => log(&mut logged, &rule.name),
                         Some(decision) => {
@@ -322,7 +322,7 @@ impl PolicyEngine {
             trace.step(|| "no annotation and no rule concern this tool".into());
             return self.default_outcome();
         }
-        let mut sql = SqlCache::default();
+        let mut memo = Memo::new(selection.scans(self));
 
         // 2. Roles.
         let mut roles = match annotation {
@@ -342,7 +342,7 @@ impl PolicyEngine {
             }
             Some(annotation) => {
                 let mut applied = Vec::new();
-                let assigned = annotation.assign(&args, &mut sql, &mut applied);
+                let assigned = annotation.assign(&args, &mut memo, &mut applied);
                 trace.step(|| {
                     let conditional = if applied.is_empty() {
                         String::new()
@@ -471,11 +471,11 @@ impl PolicyEngine {
                 results.push(Outcome::new(Decision::Allow, "sandbox", reason));
                 continue;
             }
-            results.push(self.decide_role(role, &view, selection, &mut sql, trace, logged));
+            results.push(self.decide_role(role, &view, selection, &mut memo, trace, logged));
         }
 
         // 7. Call rules.
-        let call = self.decide_call(&view, selection, &mut sql, trace, logged);
+        let call = self.decide_call(&view, selection, &mut memo, trace, logged);
 
         // 8. Combine. A role the sandbox allowed names the decision only when
         // no rule decided another role as restrictively (IronCurtain reports
@@ -598,7 +598,7 @@ impl PolicyEngine {
         role: &'a RoleValues<'a>,
         view: &CallView<'a>,
         selection: &Selection,
-        sql: &mut SqlCache<'a>,
+        memo: &mut Memo<'a, '_>,
         trace: &mut Trace,
         logged: &mut Vec<String>,
     ) -> Outcome<'_> {
@@ -619,7 +619,7 @@ impl PolicyEngine {
                 && !role.values.is_empty()
                 && rule.paths.as_ref().is_some_and(|p| p.roles.is_empty() || p.roles.iter().all(|r| r == name));
             let taken: Vec<usize> = if per_path {
-                if let Err(miss) = self.applies(rule, view, Some(role), sql, Paths::PerPath) {
+                if let Err(miss) = self.applies(rule, view, Some(role), memo, Paths::PerPath) {
                     trace.step(|| format!("rule '{}' (role {name}): {}", rule.name, miss.describe()));
                     continue;
                 }
@@ -637,7 +637,7 @@ impl PolicyEngine {
                 }
                 taken
             } else {
-                if let Err(miss) = self.applies(rule, view, Some(role), sql, Paths::Check) {
+                if let Err(miss) = self.applies(rule, view, Some(role), memo, Paths::Check) {
                     trace.step(|| format!("rule '{}' (role {name}): {}", rule.name, miss.describe()));
                     continue;
                 }
@@ -695,7 +695,7 @@ impl PolicyEngine {
         &self,
         view: &CallView<'a>,
         selection: &Selection,
-        sql: &mut SqlCache<'a>,
+        memo: &mut Memo<'a, '_>,
         trace: &mut Trace,
         logged: &mut Vec<String>,
     ) -> Option<Outcome<'_>> {
@@ -710,7 +710,7 @@ impl PolicyEngine {
                 skipped += 1;
                 continue;
             }
-            match self.applies(rule, view, None, sql, Paths::Check) {
+            match self.applies(rule, view, None, memo, Paths::Check) {
                 Err(miss) => trace.step(|| format!("rule '{}': {}", rule.name, miss.describe())),
                 Ok(()) => match rule.decision {
                     None => {
@@ -742,7 +742,7 @@ impl PolicyEngine {
         rule: &CompiledRule,
         view: &CallView<'a>,
         role: Option<&'a RoleValues<'a>>,
-        sql: &mut SqlCache<'a>,
+        memo: &mut Memo<'a, '_>,
         paths_check: Paths,
     ) -> Result<(), Miss<'a>> {
         if let Some(paths) = &rule.paths
@@ -792,7 +792,7 @@ impl PolicyEngine {
             }
         }
         if let Some(cond) = &rule.args
-            && !cond.holds(view.args, sql)
+            && !cond.holds(view.args, memo)
         {
             return Err(Miss::Args);
         }

@@ -5,8 +5,8 @@ use serde_json::Value;
 use warden_pipeline::Identifier;
 
 use crate::PolicyEngine;
-use crate::condition::SqlCache;
 use crate::roles::extract;
+use crate::scan::Memo;
 use warden_config::RoleCategory;
 
 impl PolicyEngine {
@@ -20,8 +20,8 @@ impl PolicyEngine {
         let Some(args) = arguments.and_then(|text| serde_json::from_str::<Value>(text).ok()) else {
             return Vec::new();
         };
-        let mut sql = SqlCache::default();
-        let assigned = annotation.assign(&args, &mut sql, &mut Vec::new());
+        let mut memo = Memo::new(&self.scans);
+        let assigned = annotation.assign(&args, &mut memo, &mut Vec::new());
         let Ok(roles) = extract(&assigned, &args, &self.role_table) else { return Vec::new() };
         let mut identifiers = Vec::new();
         for role in &roles {

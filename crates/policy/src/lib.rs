@@ -50,6 +50,7 @@ mod paths;
 mod presets;
 mod protect;
 mod roles;
+mod scan;
 mod shape;
 mod verdict;
 

@@ -16,8 +16,9 @@ use warden_config::ToolAnnotation;
 use warden_config::RoleCategory;
 
 use crate::categories::RoleTable;
-use crate::condition::{Cond, CondCompiler, SqlCache};
+use crate::condition::{Cond, CondCompiler};
 use crate::domains::Host;
+use crate::scan::Memo;
 
 /// Argument → roles, in order.
 type Assignments = Vec<(String, Vec<String>)>;
@@ -83,13 +84,13 @@ impl Annotation {
     pub(crate) fn assign<'a>(
         &'a self,
         args: &'a Value,
-        sql: &mut SqlCache<'a>,
+        memo: &mut Memo<'a, '_>,
         applied: &mut Vec<usize>,
     ) -> Vec<(&'a str, &'a [String])> {
         let mut assigned: Vec<(&str, &[String])> =
             self.args.iter().map(|(arg, roles)| (arg.as_str(), roles.as_slice())).collect();
         for (i, (when, replacements)) in self.conditional.iter().enumerate() {
-            if !when.holds(args, sql) {
+            if !when.holds(args, memo) {
                 continue;
             }
             applied.push(i);

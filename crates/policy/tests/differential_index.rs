@@ -9,7 +9,9 @@
 //! methods, trusted servers, strict mode, a sandbox, allowlists) and calls
 //! (annotated and not, path-like and invalid arguments) must get the same
 //! [`Evaluation`] from both: decision, rule, reason, position, label,
-//! logged rules, and with the trace, every step of it. Seeded and
+//! logged rules, and with the trace, every step of it. The reference also
+//! tests every `regex` and `contains` alone, where the engine runs an
+//! argument's patterns together (see `src/scan.rs`). Seeded and
 //! deterministic; set `WARDEN_DIFF_SEED` to try other policies.
 
 mod common;
@@ -100,8 +102,13 @@ fn condition(rng: &mut Rng, depth: usize) -> Value {
             _ => json!({"not": parts[0]}),
         };
     }
-    match rng.below(11) {
+    match rng.below(13) {
         0 => json!({"arg": "q", "contains": "secret", "ignoreCase": rng.chance(50)}),
+        // Many needles and patterns on one argument: run together (`src/scan.rs`).
+        11 => json!({"arg": "q", "contains": rng.pick(&["a", "z", "cret", "se", "SECRET", "hello", "ab", "é"])}),
+        12 => {
+            json!({"arg": rng.pick(&["q", "tags"]), "some": rng.chance(30), "regex": rng.pick(&["sec", "(?i)SEC", "^[a-z]+$", "c.?z", "^$", r"\d", "a|h"])})
+        }
         1 => json!({"arg": "n", "gt": rng.below(20)}),
         2 => json!({"arg": "path", "startsWith": "/tmp"}),
         3 => json!({"arg": "flag", "equals": true}),
@@ -207,7 +214,11 @@ fn arguments(rng: &mut Rng) -> Option<String> {
             args.insert(key.to_owned(), rng.pick(values).clone());
         }
     };
-    maybe(rng, "q", &[json!("hello"), json!("a secret z"), json!("abcz"), json!("SECRET"), json!(3)]);
+    maybe(
+        rng,
+        "q",
+        &[json!("hello"), json!("a secret z"), json!("abcz"), json!("SECRET"), json!(3), json!("é 42"), json!("")],
+    );
     maybe(rng, "n", &[json!(1), json!(15), json!("7"), json!(null)]);
     maybe(rng, "flag", &[json!(true), json!(false)]);
     maybe(
@@ -235,7 +246,7 @@ fn arguments(rng: &mut Rng) -> Option<String> {
     );
     maybe(rng, "sql", &[json!("SELECT * FROM t"), json!("SELECT 1 LIMIT 1"), json!("DELETE FROM"), json!(1)]);
     maybe(rng, "opts", &[json!({"mode": "fast"}), json!({"mode": "FAST"}), json!({"note": "/home/u/.aws/x"})]);
-    maybe(rng, "tags", &[json!(["t1", "t2"]), json!(["t1", "x"]), json!([])]);
+    maybe(rng, "tags", &[json!(["t1", "t2"]), json!(["t1", "x"]), json!([]), json!(["sec", "abz", "hello"])]);
     maybe(rng, "content", &[json!("file:///etc/passwd"), json!("plain")]);
     Some(Value::Object(args).to_string())
 }
@@ -284,4 +295,56 @@ fn the_index_decides_as_the_scan_of_every_rule() {
     assert_eq!(compared, policies * calls_per_policy);
     eprintln!("{compared} calls compared: a rule decided {by_rule}, a log rule matched in {with_log}");
     assert!(by_rule > compared / 5 && with_log > compared / 20, "{by_rule} decided by a rule, {with_log} logged");
+}
+
+/// Policies where many rules test the same arguments with patterns (the
+/// case `src/scan.rs` runs together), each call checked against the
+/// reference, which tests every pattern alone.
+#[test]
+fn patterns_on_one_argument_decide_together_as_alone() {
+    const REGEXES: [&str; 10] = ["sec", "(?i)SEC", "^[a-z ]+$", "c.?z", "^$", r"\d", "a|h", "é", "^a.*z$", "x{2,}"];
+    const NEEDLES: [&str; 10] = ["a", "z", "cret", "se", "SECRET", "hello", "ab", "é", "", "secret z"];
+    const VALUES: [&str; 8] = ["hello", "a secret z", "abcz", "SECRET", "é 42", "", "xxx", "Hello SeCret"];
+    let mut rng = Rng(0x5CA4_u64);
+    let (mut compared, mut by_rule) = (0, 0);
+    for p in 0..200 {
+        let rules: Vec<Value> = (0..2 + rng.below(20))
+            .map(|i| {
+                let arg = *rng.pick(&["q", "q", "tags"]);
+                let mut test = match rng.below(3) {
+                    0 => json!({"arg": arg, "regex": rng.pick(&REGEXES)}),
+                    1 => json!({"arg": arg, "contains": rng.pick(&NEEDLES)}),
+                    _ => json!({"arg": arg, "notContains": rng.pick(&NEEDLES)}),
+                };
+                if rng.chance(20) {
+                    test["ignoreCase"] = json!(true);
+                }
+                if arg == "tags" {
+                    test[*rng.pick(&["some", "each"])] = json!(true);
+                }
+                let args = if rng.chance(20) { json!({"not": test}) } else { test };
+                // Mostly `log` rules, so that evaluation goes on through many tests.
+                let then = if rng.chance(85) { "log" } else { *rng.pick(&["deny", "escalate", "allow"]) };
+                json!({"name": format!("p{i}"), "if": {"args": args}, "then": then})
+            })
+            .collect();
+        let text = json!({"policy": {"default": "allow", "rules": rules}}).to_string();
+        let config = common::config(&text);
+        let engine = PolicyEngine::compile(&config, None).unwrap_or_else(|err| panic!("policy {p}: {err}\n{text}"));
+        for _ in 0..30 {
+            let tags: Vec<&str> = (0..rng.below(4)).map(|_| *rng.pick(&VALUES)).collect();
+            let args = json!({"q": rng.pick(&VALUES), "tags": tags}).to_string();
+            let args = Some(args.as_str());
+            let reference = engine.evaluate_scanning_all("s", "t", args, true);
+            by_rule += usize::from(reference.position.is_some() || !reference.logged.is_empty());
+            assert_eq!(engine.evaluate("s", "t", args), reference, "policy {p}: {args:?}\n{text}");
+            assert_eq!(
+                engine.evaluate_untraced("s", "t", args),
+                engine.evaluate_scanning_all("s", "t", args, false),
+                "policy {p}: {args:?}\n{text}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(by_rule > compared / 2, "{by_rule} of {compared} calls matched a rule");
 }

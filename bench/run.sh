@@ -412,8 +412,11 @@ if [[ "$SKIP_HTTP" != 1 ]]; then
 fi
 
 # Warden with a realistic 200-rule policy loaded (150 rules for other tools,
-# 50 that look at echo's argument and do not match): the guard's cost per call.
+# 50 that look at echo's argument and do not match): the guard's cost per
+# call, against the same `serve` with no policy written (`policy200/none`).
 policy_config="$tmp/warden-policy-200.yaml"
+no_policy_config="$tmp/warden-policy-none.yaml"
+printf 'servers:\n  fixture:\n    transport: {kind: stdio, command: "%s", args: []}\n' "$fixture" >"$no_policy_config"
 python3 - "$fixture" >"$policy_config" <<'EOF'
 import json, sys
 fixture = json.dumps(sys.argv[1])
@@ -492,11 +495,12 @@ for ((round = 1; round <= REPEAT; round++)); do
             */warden) bench "$label" "$CALLS" -- "$warden" wrap -- "$fixture" ;;
         esac
     done
-    pair=(policy200/direct policy200/warden)
-    ((round % 2)) || pair=(policy200/warden policy200/direct)
+    pair=(policy200/direct policy200/none policy200/warden)
+    ((round % 2)) || pair=(policy200/warden policy200/none policy200/direct)
     for label in "${pair[@]}"; do
         case "$label" in
             */direct) bench "$label" "$CALLS" -- "$fixture" ;;
+            */none) bench "$label" "$CALLS" -- "$warden" serve --config "$no_policy_config" ;;
             */warden) bench "$label" "$CALLS" -- "$warden" serve --config "$policy_config" ;;
         esac
     done
@@ -622,6 +626,22 @@ for u in upstreams:
               f"{'±%.0f%%' % max(d['spread'], w['spread']):>7}")
 print("spread: half the min-max range of calls/s over the runs, relative to the median "
       "(the larger of direct's and warden's): a rough guide to run-to-run noise.")
+# The 200-rule policy against the same `warden serve` with no policy written.
+for phase in ("sequential", "concurrent"):
+    none = runs.get(("policy200", "none", phase))
+    ruled = runs.get(("policy200", "warden", phase))
+    if not none or not ruled:
+        continue
+    ratio = ruled["calls_per_sec"] / none["calls_per_sec"] if none["calls_per_sec"] else float("nan")
+    added = ruled["p50_us"] - none["p50_us"]
+    if phase == "sequential":
+        print(f"target: policy200, sequential, added p50 vs no policy <= 5 µs: {added:+.1f} µs "
+              f"({ruled['p50_us']:.1f} vs {none['p50_us']:.1f}; calls/s {ratio:.2f}x): "
+              f"{'met' if added <= 5 else 'NOT met'}")
+    else:
+        print(f"target: policy200, {ruled['concurrency']} in flight, calls/s vs no policy >= 0.85x: "
+              f"{ruled['calls_per_sec']:.0f} vs {none['calls_per_sec']:.0f} = {ratio:.2f}x: "
+              f"{'met' if ratio >= 0.85 else 'NOT met'}")
 
 def spread(*ms):
     return "±%.0f%%" % max(m["spread"] for m in ms)
@@ -775,8 +795,10 @@ EOF
 python3 "$root/bench/front.py" "$results"
 if [[ "$AUDIT_ONLY" != 1 ]]; then
     echo >&2
-    echo "Policy decision time (200 rules, in process):"
-    (cd "$root" && cargo run --quiet --release -p warden-policy --example decide_bench)
+    echo "Policy decision time, in process (targets: 200 rules p50 <= 1 µs, p99 <= 3 µs; 2,000 rules p50 <= 1.5 µs):"
+    (cd "$root" && cargo run --quiet --release -p warden-policy --example decide_bench guard)
+    echo "IronCurtain's imported policy, its 321 scenarios' calls (target: p50 <= 2 µs):"
+    (cd "$root" && cargo run --quiet --release -p warden-import --example ironcurtain_bench)
 fi
 echo >&2
 echo "raw results: $results" >&2

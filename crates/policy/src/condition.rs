@@ -203,9 +203,14 @@ fn contains<'v>(
     }
 }
 
-/// `text`, lower-cased when `ignore_case`.
+/// `text`, lower-cased when `ignore_case` (copied only when that changes it:
+/// ASCII text without capitals is its own lower case).
 fn fold(text: &str, ignore_case: bool) -> std::borrow::Cow<'_, str> {
-    if ignore_case { text.to_lowercase().into() } else { text.into() }
+    if ignore_case && (!text.is_ascii() || text.bytes().any(|b| b.is_ascii_uppercase())) {
+        text.to_lowercase().into()
+    } else {
+        text.into()
+    }
 }
 
 /// JSON equality: numbers by value (`1` equals `1.0`), strings optionally

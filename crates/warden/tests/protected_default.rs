@@ -8,6 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use support::servers::RealServer;
 use support::{Client, fixture_bin, scratch_dir};
 
 /// Whether a tools/call answer is a refusal by the policy (and not the file).
@@ -37,23 +38,19 @@ fn path(home: &Path, rest: &str) -> String {
     home.join(rest).display().to_string()
 }
 
-/// The npm cache of the user running the tests, so npx does not fetch the
-/// server again for every temporary home.
-fn npm_cache() -> String {
-    match std::env::var("npm_config_cache") {
-        Ok(cache) if !cache.is_empty() => cache,
-        _ => format!("{}/.npm", std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())),
-    }
-}
-
 #[test]
 fn wrap_of_the_filesystem_server_refuses_keys_and_wardens_config_with_no_policy() {
     let home = home("protected-fs");
-    let cache = npm_cache();
     let home_text = home.display().to_string();
+    // The server `interop/install.sh` installs pinned.
+    let server = RealServer::Filesystem;
+    if !server.installed() {
+        return;
+    }
+    let args = server.wrap_args(None, &[&home_text]);
     let mut client = Client::start(
-        &["wrap", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", &home_text],
-        &[("HOME", &home_text), ("npm_config_cache", &cache), ("XDG_CONFIG_HOME", ""), ("XDG_STATE_HOME", "")],
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("HOME", &home_text), ("XDG_CONFIG_HOME", ""), ("XDG_STATE_HOME", "")],
     );
     client.initialize();
     client.wait_for_tool("read_text_file");

@@ -54,7 +54,9 @@ impl AutoChannel {
                     pipeline::Identifier::Url(url) => Identifier::Url(url.clone()),
                 })
                 .collect();
-            let intent = channel.intents.latest();
+            // `latest` may read the context file: off the runtime's threads.
+            let intents = channel.intents.clone();
+            let intent = tokio::task::spawn_blocking(move || intents.latest()).await.ok().flatten();
             let request = Request {
                 server: &call.server,
                 tool: &call.tool,

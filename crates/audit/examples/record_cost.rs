@@ -46,13 +46,10 @@ fn serialise_answered(template: &AuditRecord, arguments: &str, result: Option<&s
     record.name = text("echo");
     record.arguments = value;
     if let Some(result) = result {
-        let mut answer: Value = serde_json::from_str(result).unwrap_or(Value::Null);
-        record.result_digest = Some(sha256_hex(warden_jsonrpc::canonical_text(&answer).as_bytes()));
-        if redact {
-            redact_value(&mut answer);
-        }
-        black_box(answer.to_string().len());
-        record.result = Some(answer);
+        let answer = warden_audit::recorded_answer(result, redact, 16 * 1024);
+        record.result_digest = Some(answer.digest);
+        record.result_bytes = answer.sent_bytes;
+        record.result = Some(answer.text);
     }
     serde_json::to_vec(&record).unwrap_or_default()
 }

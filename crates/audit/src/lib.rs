@@ -34,7 +34,9 @@ use warden_pipeline::{Audit, AuditFuture, Record};
 pub use chain::{Broken, GENESIS, VerifyReport, sha256_hex, verify};
 pub use error::AuditError;
 pub use record::arguments_digest;
-pub use record::{ApprovalRecord, AuditRecord, AutoApproverRecord, Decision, OutcomeKind, VerdictKind};
+pub use record::{ApprovalRecord, AuditRecord, AutoApproverRecord, Decision, JsonText, OutcomeKind, VerdictKind};
+#[doc(hidden)]
+pub use record::{RecordedAnswer, recorded_answer};
 pub use redact::{
     SECRET, SECRET_VALUE_MAX_CHARS, SecretSpan, is_secret_key, redact_text, redact_value, secret_spans,
     value_secret_spans,

@@ -4,6 +4,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use warden_jsonrpc::canonical_text;
 use warden_pipeline::{ApprovalStep, Outcome, Record, Verdict};
 
@@ -69,7 +70,7 @@ pub struct AuditRecord {
     /// cut at a character boundary. Absent for other methods, for calls
     /// that got no answer, and when results are not recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
+    pub result: Option<JsonText>,
     /// Hex SHA-256 of the complete result before redaction and cutting, in
     /// canonical form (as [`arguments_digest`]): what the tool answered can
     /// be proven even where `result` masks or cuts it.
@@ -266,12 +267,8 @@ impl Entry {
         let (result, result_digest, result_bytes) = match self.result {
             None => (None, None, None),
             Some(raw) => {
-                let sent = raw.len() as u64;
-                let (value, digest) = digested(raw, redact);
-                match cut(value, result_max_bytes) {
-                    Ok(value) => (Some(value), Some(digest), None),
-                    Err(start) => (Some(Value::String(start)), Some(digest), Some(sent)),
-                }
+                let answer = recorded_answer(&raw, redact, result_max_bytes);
+                (Some(answer.text), Some(answer.digest), answer.sent_bytes)
             }
         };
         let decision = match self.verdict {
@@ -338,19 +335,76 @@ fn digested(raw: String, redact: bool) -> (Value, String) {
     }
 }
 
-/// `value` if its JSON text fits in `max` bytes, else the start of that
-/// text, cut at a character boundary. Redaction happens before the cut, so a
-/// secret is masked whole, never left half-visible by the cut.
-fn cut(value: Value, max: usize) -> Result<Value, String> {
-    let text = value.to_string();
-    if text.len() <= max {
-        return Ok(value);
+/// JSON text kept as it was written: a tool's answer goes into its
+/// record's line without being serialised again. Equal when the texts are.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct JsonText(Box<RawValue>);
+
+impl JsonText {
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
+
+    /// The text as a value.
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.get()).unwrap_or(Value::Null)
     }
-    Err(text[..end].to_owned())
+}
+
+impl PartialEq for JsonText {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+/// A tool's answer as its record holds it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct RecordedAnswer {
+    /// The answer, redacted; when its text is longer than the limit, a
+    /// string: the start of that text, cut at a character boundary.
+    pub text: JsonText,
+    /// Hex SHA-256 of the canonical form of the whole answer, before
+    /// redaction and cutting.
+    pub digest: String,
+    /// The size the upstream sent, when the answer was cut.
+    pub sent_bytes: Option<u64>,
+}
+
+/// `raw` (the answer's JSON text) for the record: redacted if `redact`, cut
+/// to `max` bytes of text. Serialised once: the canonical text that is
+/// hashed is also compact JSON, and is what the line holds unless
+/// redaction changed something. Text that is not JSON is kept as a
+/// (redacted) string, hashed as it is. Public for the cost example.
+#[doc(hidden)]
+pub fn recorded_answer(raw: &str, redact: bool, max: usize) -> RecordedAnswer {
+    let (text, digest) = match serde_json::from_str::<Value>(raw) {
+        Ok(mut value) => {
+            let canonical = canonical_text(&value);
+            let digest = crate::sha256_hex(canonical.as_bytes());
+            let text = if redact && redact_value(&mut value) { value.to_string() } else { canonical };
+            (text, digest)
+        }
+        Err(_) => {
+            let digest = crate::sha256_hex(raw.as_bytes());
+            let text = if redact { redact_text(raw) } else { raw.into() };
+            (Value::String(text.into_owned()).to_string(), digest)
+        }
+    };
+    let (text, sent_bytes) = if text.len() <= max {
+        (text, None)
+    } else {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        (Value::String(text[..end].to_owned()).to_string(), Some(raw.len() as u64))
+    };
+    // The text is JSON this function wrote; the check cannot fail.
+    let text = RawValue::from_string(text).unwrap_or_else(|_| RawValue::NULL.to_owned());
+    RecordedAnswer { text: JsonText(text), digest, sent_bytes }
 }
 
 /// Whether `seq` is still unset: `time`, `seq` and `prevHash` are left out

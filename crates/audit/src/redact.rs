@@ -211,21 +211,27 @@ pub fn redact_text(text: &str) -> Cow<'_, str> {
 /// Redacts every string in `value`, walking nested objects and arrays.
 /// Numbers, booleans and null are left as they are. A one-line string value
 /// of at most [`SECRET_VALUE_MAX_CHARS`] whose key names a secret
-/// ([`is_secret_key`]) becomes [`SECRET`].
-pub fn redact_value(value: &mut Value) {
-    redact_member(None, value);
+/// ([`is_secret_key`]) becomes [`SECRET`]. Returns whether anything was
+/// rewritten.
+pub fn redact_value(value: &mut Value) -> bool {
+    redact_member(None, value)
 }
 
-fn redact_member(key: Option<&str>, value: &mut Value) {
+fn redact_member(key: Option<&str>, value: &mut Value) -> bool {
     match value {
-        Value::String(text) => {
-            if let Cow::Owned(rewritten) = masked(text, &value_secret_spans(key, text)) {
+        Value::String(text) => match masked(text, &value_secret_spans(key, text)) {
+            Cow::Owned(rewritten) => {
                 *text = rewritten;
+                true
             }
+            Cow::Borrowed(_) => false,
+        },
+        // Every member is visited (no short cut on the first change).
+        Value::Array(items) => items.iter_mut().fold(false, |changed, item| redact_member(None, item) | changed),
+        Value::Object(map) => {
+            map.iter_mut().fold(false, |changed, (key, item)| redact_member(Some(key), item) | changed)
         }
-        Value::Array(items) => items.iter_mut().for_each(|item| redact_member(None, item)),
-        Value::Object(map) => map.iter_mut().for_each(|(key, item)| redact_member(Some(key), item)),
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
     }
 }
 

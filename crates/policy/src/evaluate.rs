@@ -83,7 +83,7 @@ use warden_config::RoleCategory;
 use crate::loose_paths::{self, may_hold_paths};
 use crate::roles::{Annotation, RoleValues, extract, type_name};
 use crate::shape;
-use crate::verdict::{Decision, Evaluation, Outcome, most_restrictive};
+use crate::verdict::{Decision, Evaluation, Outcome, RoleReason, most_restrictive};
 
 /// Steps of the evaluation, kept only when asked for.
 struct Trace {
@@ -466,9 +466,8 @@ impl PolicyEngine {
                 && !role.values.is_empty()
                 && role.values.iter().all(|v| all_within(&v.paths, sandbox))
             {
-                let reason = format!("every path of role {} is within the sandbox {}", role.role, sandbox.display());
-                trace.step(|| format!("sandbox: {reason} → allow"));
-                results.push(Outcome::new(Decision::Allow, "sandbox", reason));
+                trace.step(|| format!("sandbox: {} → allow", self.role_reason(role, RoleReason::Sandbox)));
+                results.push(Outcome::of_role(Decision::Allow, "sandbox", RoleReason::Sandbox));
                 continue;
             }
             results.push(self.decide_role(role, &view, selection, &mut memo, trace, logged));
@@ -497,7 +496,14 @@ impl PolicyEngine {
             let listed: Vec<String> = candidates.iter().map(|o| format!("{} ({})", o.decision, o.rule)).collect();
             trace.step(|| format!("combine: the most restrictive of {}", listed.join(", ")));
         }
-        most_restrictive(candidates).cloned().unwrap_or_else(|| self.default_outcome())
+        let Some(chosen) = most_restrictive(candidates) else { return self.default_outcome() };
+        // A role's outcome gets its reason now that it decides.
+        let role = results.iter().position(|o| std::ptr::eq(o, chosen)).and_then(|i| roles.get(i));
+        let mut chosen = chosen.clone();
+        if let (Some(why), Some(role)) = (chosen.role_reason.take(), role) {
+            chosen.reason = self.role_reason(role, why).into();
+        }
+        chosen
     }
 
     /// A refusal when a string of an argument the annotation does not
@@ -548,6 +554,16 @@ impl PolicyEngine {
             }
         }
         None
+    }
+
+    /// The reason of a role's outcome (see [`RoleReason`]).
+    fn role_reason(&self, role: &RoleValues<'_>, why: RoleReason) -> String {
+        match (why, &self.sandbox) {
+            (RoleReason::Sandbox, Some(sandbox)) => {
+                format!("every path of role {} is within the sandbox {}", role.role, sandbox.display())
+            }
+            _ => format!("no rule decided role {}; the default action is {}", role.role, self.default),
+        }
     }
 
     /// Whether the rule at `index` is a call rule (one without roles, in
@@ -675,19 +691,11 @@ impl PolicyEngine {
                     format!("role {name}: no rule decides {texts:?} → default {}", self.default)
                 }
             });
-            outcomes.push(Outcome::new(
-                self.default,
-                "default",
-                format!("no rule decided role {name}; the default action is {}", self.default),
-            ));
+            outcomes.push(Outcome::of_role(self.default, "default", RoleReason::Default));
         }
-        most_restrictive(&outcomes).cloned().unwrap_or_else(|| {
-            Outcome::new(
-                self.default,
-                "default",
-                format!("no rule decided role {name}; the default action is {}", self.default),
-            )
-        })
+        most_restrictive(&outcomes)
+            .cloned()
+            .unwrap_or_else(|| Outcome::of_role(self.default, "default", RoleReason::Default))
     }
 
     /// Step 7: the first deciding call rule.

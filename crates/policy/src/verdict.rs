@@ -113,6 +113,19 @@ pub(crate) struct Outcome<'e> {
     pub position: Option<usize>,
     /// The rule's name as refusals show it (see [`Evaluation::label`]).
     pub label: Cow<'e, str>,
+    /// For one role's outcome whose reason is written only if it decides
+    /// the call (most roles' outcomes do not, and a reason costs a string):
+    /// which reason. `reason` is empty until then.
+    pub role_reason: Option<RoleReason>,
+}
+
+/// The reason a role's outcome gets when it decides the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RoleReason {
+    /// No rule decided (some of) the role's values: the default.
+    Default,
+    /// Every path of the role is within the sandbox.
+    Sandbox,
 }
 
 impl<'e> Outcome<'e> {
@@ -123,7 +136,13 @@ impl<'e> Outcome<'e> {
         reason: impl Into<Cow<'e, str>>,
     ) -> Outcome<'e> {
         let rule = rule.into();
-        Outcome { decision, label: rule.clone(), rule, reason: reason.into(), position: None }
+        Outcome { decision, label: rule.clone(), rule, reason: reason.into(), position: None, role_reason: None }
+    }
+
+    /// A role's outcome by a structural check or the default, its reason
+    /// written later (see [`Outcome::role_reason`]).
+    pub(crate) fn of_role(decision: Decision, rule: &'static str, reason: RoleReason) -> Outcome<'e> {
+        Outcome { role_reason: Some(reason), ..Outcome::new(decision, rule, "") }
     }
 
     /// The gateway's verdict (as [`Evaluation::verdict`]).
@@ -168,6 +187,7 @@ impl<'e> Outcome<'e> {
             reason: Cow::Borrowed(reason),
             position: Some(position),
             label: Cow::Borrowed(label),
+            role_reason: None,
         }
     }
 }

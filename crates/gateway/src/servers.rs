@@ -64,7 +64,7 @@ impl Shared {
                     lock(&self.permits).insert(name.to_owned(), permit);
                 }
                 let spec = UpstreamSpec::from_config(name, config).expect("a configured server");
-                Upstream::spawn(index, spec, self.init_params.subscribe(), self.sink.clone())
+                Upstream::spawn(index, spec, self.init_params.subscribe(), self.sink.clone(), self.sandbox.clone())
             }
             Lease::Shared(upstream) => {
                 if let Some(pool) = &self.pool {

@@ -8,6 +8,7 @@ use arc_swap::ArcSwap;
 use tokio::sync::watch;
 use warden_config::Config;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, error_response, guess_id};
+use warden_sandbox::SandboxReport;
 use warden_upstream::{Connection, EventSink, State, Upstream, UpstreamError};
 
 use crate::catalog::{Catalog, InventoryItem, ItemKind, Namer};
@@ -64,6 +65,9 @@ pub(crate) struct Shared {
     pub maps: Maps,
     /// Shared upstreams and process caps, when the front has them.
     pub pool: Option<Arc<Pool>>,
+    /// Where the sandboxes of its own upstreams report, and how each was
+    /// started (for [`Session::status`]).
+    pub sandbox: SandboxReport,
     /// This session's places under the process caps, by server, freed when
     /// the server is removed or at shutdown.
     pub permits: std::sync::Mutex<std::collections::HashMap<String, tokio::sync::OwnedSemaphorePermit>>,
@@ -87,13 +91,22 @@ pub(crate) struct Shared {
 impl Session {
     /// Starts a session: every configured upstream starts at once, in the
     /// background; their handshakes wait for the client's `initialize`.
-    pub fn start(config: Arc<Config>, hooks: Hooks, to_client: impl Outlet) -> Session {
-        Session::start_in(config, hooks, to_client, None)
+    /// Their sandboxes report to `sandbox`.
+    pub fn start(config: Arc<Config>, hooks: Hooks, to_client: impl Outlet, sandbox: SandboxReport) -> Session {
+        Session::start_in(config, hooks, to_client, None, sandbox)
     }
 
     /// Starts a session whose upstreams may come from `pool`: shared ones
-    /// are joined, capped ones are started only within their cap.
-    pub fn start_in(config: Arc<Config>, hooks: Hooks, to_client: impl Outlet, pool: Option<Arc<Pool>>) -> Session {
+    /// are joined, capped ones are started only within their cap. The
+    /// sandboxes of its own upstreams report to `sandbox` (the pool's
+    /// shared ones, to the pool's).
+    pub fn start_in(
+        config: Arc<Config>,
+        hooks: Hooks,
+        to_client: impl Outlet,
+        pool: Option<Arc<Pool>>,
+        sandbox: SandboxReport,
+    ) -> Session {
         let (init_params, _) = watch::channel(None);
         let names = config.servers.keys().map(|name| Arc::from(name.as_str())).collect();
         let mut catalog = Catalog::new(Namer::new(&config.naming, config.servers.len()), names);
@@ -114,6 +127,7 @@ impl Session {
                 catalog: RwLock::new(catalog),
                 maps: Maps::default(),
                 pool,
+                sandbox,
                 permits: Default::default(),
                 subscriptions: Default::default(),
                 log_level: Default::default(),
@@ -267,7 +281,7 @@ impl Session {
         self.shared.client.get().map(|client| client.protocol_version.as_str())
     }
 
-    /// Each upstream's state.
+    /// Each upstream's state, and how its sandbox started it.
     pub fn status(&self) -> Status {
         let catalog = self.shared.read_catalog();
         let config = self.shared.config.load();
@@ -288,10 +302,20 @@ impl Session {
                         State::Stopped => "stopped".into(),
                         State::Refused(reason) => format!("refused: {reason}"),
                     },
+                    sandbox: self.sandbox_launch(upstream.name()),
                 })
                 .collect(),
             collisions: catalog.collisions().to_vec(),
             protocol_version: self.protocol_version().map(str::to_owned),
+        }
+    }
+
+    /// How server `name`'s sandbox last started it: a shared server's as
+    /// the pool recorded it.
+    fn sandbox_launch(&self, name: &str) -> Option<String> {
+        match self.shared.pool.as_deref() {
+            Some(pool) if pool.shares(name) => pool.sandbox().launch_of(name),
+            _ => self.shared.sandbox.launch_of(name),
         }
     }
 
@@ -336,6 +360,9 @@ pub struct UpstreamStatus {
     pub display_name: Option<String>,
     /// `starting`, `ready`, `down: <reason>` or `stopped`.
     pub state: String,
+    /// How its sandbox last started it (`sandboxed: …`, `UNSANDBOXED: …`),
+    /// when it has one and was started.
+    pub sandbox: Option<String>,
 }
 
 impl Shared {

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use warden_config::{Config, ProtocolEra, Supervision, Transport, Watch};
 use warden_jsonrpc::Kind;
+use warden_sandbox::SandboxReport;
 
 use crate::code_watch::CodeWatch;
 use crate::connection::Connection;
@@ -106,12 +107,14 @@ impl Upstream {
     /// The handshake waits until `init_params` holds the parameters of the
     /// client's `initialize` (JSON text), which are sent as they are, so the
     /// server sees the client's real capabilities; a restart sends them again.
-    /// Events are delivered to `events`, tagged with `index`.
+    /// Events are delivered to `events`, tagged with `index`; how its
+    /// process is started, and what its sandbox refuses, to `sandbox`.
     pub fn spawn(
         index: usize,
         spec: UpstreamSpec,
         init_params: watch::Receiver<Option<Arc<str>>>,
         events: Arc<dyn EventSink>,
+        sandbox: SandboxReport,
     ) -> Upstream {
         let (state_tx, state) = watch::channel(State::Starting);
         let name = spec.name.clone();
@@ -122,6 +125,7 @@ impl Upstream {
             index,
             init_params,
             events,
+            sandbox,
             state: state_tx,
             orders: orders_rx,
             restarts_seen: 0,
@@ -273,6 +277,8 @@ struct Supervisor {
     index: usize,
     init_params: watch::Receiver<Option<Arc<str>>>,
     events: Arc<dyn EventSink>,
+    /// Where its sandbox reports.
+    sandbox: SandboxReport,
     state: watch::Sender<State>,
     orders: watch::Receiver<Orders>,
     /// The restart count already acted on.
@@ -403,7 +409,7 @@ impl Supervisor {
     /// Opens the link once and serves until it ends.
     async fn run_once(&mut self, spec: &UpstreamSpec) -> Ended {
         let name = spec.name.clone();
-        let mut link = match Link::open(spec, self.index, self.events.clone()) {
+        let mut link = match Link::open(spec, self.index, self.events.clone(), &self.sandbox) {
             Ok(link) => link,
             Err(reason) => return Ended::Failed(reason),
         };

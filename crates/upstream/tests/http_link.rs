@@ -43,7 +43,7 @@ fn spec(url: &str) -> UpstreamSpec {
 fn start(url: &str) -> (Upstream, mpsc::UnboundedReceiver<Event>, watch::Sender<Option<Arc<str>>>) {
     let (sink, events) = mpsc::unbounded_channel();
     let (init, init_rx) = watch::channel(Some(Arc::from(INIT_PARAMS)));
-    (Upstream::spawn(0, spec(url), init_rx, Arc::new(Events(sink))), events, init)
+    (Upstream::spawn(0, spec(url), init_rx, Arc::new(Events(sink)), Default::default()), events, init)
 }
 
 async fn ready(server: &Server) -> Running {

@@ -13,6 +13,8 @@ use warden_gateway::pipeline::{
 use warden_limits::Limiter;
 use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
+use warden_sandbox::SandboxReport;
+use warden_sandbox::report::{Denial, Reporter};
 
 /// Opens the audit log a config asks for. Opened once per process and kept
 /// across reloads: two writers would break the hash chain.
@@ -39,10 +41,10 @@ pub fn open_audit(config: &Config) -> anyhow::Result<Option<Arc<dyn Audit>>> {
 /// approvals' channels run while the second value lives.
 pub async fn lasting(config: &Config) -> anyhow::Result<(Lasting, Option<crate::approvals::Running>)> {
     let audit = open_audit(config)?;
-    report_sandbox_denials(audit.clone());
+    let sandbox = report_sandbox_denials(audit.clone());
     let approvals = crate::approvals::start(config, audit.clone()).await?;
     let approver = approvals.as_ref().map(crate::approvals::Running::approver);
-    Ok((Lasting { audit, approver }, approvals))
+    Ok((Lasting { audit, approver, sandbox }, approvals))
 }
 
 /// `~/x` → `$HOME/x`.
@@ -62,12 +64,15 @@ pub struct Lasting {
     pub audit: Option<Arc<dyn Audit>>,
     /// Where escalated calls wait, if approval is configured.
     pub approver: Option<Arc<dyn Approver>>,
+    /// Where the servers' sandboxes report (refusals and unsandboxed starts
+    /// to the audit log), and how each server was started.
+    pub sandbox: SandboxReport,
 }
 
 /// The hooks for `profile` (or the default profile) of `config`, recording
 /// to `lasting.audit` and waiting for approvals at `lasting.approver`.
 pub fn for_profile(config: &Config, profile: Option<&str>, lasting: Lasting) -> anyhow::Result<Hooks> {
-    let Lasting { audit, approver } = lasting;
+    let Lasting { audit, approver, sandbox: _ } = lasting;
     let view = ProfileView::compile(config, profile).context("invalid profile")?;
     if let Some(name) = view.name() {
         tracing::info!(profile = name, "profile in force");
@@ -124,18 +129,20 @@ impl HooksSource for ProfileHooks {
     }
 }
 
-/// Sends the sandboxes' refused connections to `audit` (and the log), as
-/// `sandbox/network` records denied by rule `sandbox.network`.
-pub fn report_sandbox_denials(audit: Option<Arc<dyn Audit>>) {
-    warden_sandbox::report::install(Arc::new(SandboxDenials { audit }));
+/// A sandbox report that sends the sandboxes' refused connections to
+/// `audit` (and the log), as `sandbox/network` records denied by rule
+/// `sandbox.network`, and servers started unsandboxed as
+/// `sandbox/unsandboxed` records.
+pub fn report_sandbox_denials(audit: Option<Arc<dyn Audit>>) -> SandboxReport {
+    SandboxReport::new(Arc::new(SandboxDenials { audit }))
 }
 
 struct SandboxDenials {
     audit: Option<Arc<dyn Audit>>,
 }
 
-impl warden_sandbox::report::Reporter for SandboxDenials {
-    fn denied(&self, denial: warden_sandbox::report::Denial) {
+impl Reporter for SandboxDenials {
+    fn denied(&self, denial: Denial) {
         let target = format!("{}:{}", denial.host, denial.port);
         let verdict = Verdict::Deny { rule: "sandbox.network".into(), reason: denial.reason };
         self.record("sandbox/network", denial.server, target, None, verdict, Outcome::Refused);

@@ -34,9 +34,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let profile = target.profile;
     let running = config.clone();
     let target = reload::Target::Session;
-    serve_stdio(config, hooks, move |session| reload::watch(path, profile, running, lasting, target(session.clone())))
-        .await
-        .context("stdio front failed")?;
+    let sandbox = lasting.sandbox.clone();
+    serve_stdio(config, hooks, sandbox, move |session| {
+        reload::watch(path, profile, running, lasting, target(session.clone()))
+    })
+    .await
+    .context("stdio front failed")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -63,7 +66,7 @@ async fn serve_http(
     let source = Arc::new(ProfileHooks::new(config.clone(), lasting.clone()));
     let listener = tokio::net::TcpListener::bind(wanted).await.with_context(|| format!("cannot listen on {wanted}"))?;
     let bound = listener.local_addr()?;
-    let front = HttpFront::new(config.clone(), source.clone(), target.profile.clone(), bound);
+    let front = HttpFront::new(config.clone(), source.clone(), target.profile.clone(), bound, lasting.sandbox.clone());
     reload::watch(target.config, target.profile, config.clone(), lasting, reload::Target::Http(front.clone(), source))?;
     // Tests and scripts read the address from this line.
     eprintln!("warden: listening on http://{bound}/mcp");

@@ -50,7 +50,8 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     let hooks = hooks::for_profile(&config, args.profile.as_deref(), lasting.clone())?;
     let running = config.clone();
     let (file, profile) = (args.config.clone(), args.profile.clone());
-    serve_stdio(config, hooks, move |session| match file {
+    let sandbox = lasting.sandbox.clone();
+    serve_stdio(config, hooks, sandbox, move |session| match file {
         // As `serve` does: the file is watched and SIGHUP reloads it.
         Some(path) => {
             reload::watch_shaped(path, profile, running, lasting, reload::Target::Session(session.clone()), shape)

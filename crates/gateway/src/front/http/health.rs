@@ -88,7 +88,7 @@ fn upstream_json(upstream: &UpstreamStatus) -> serde_json::Value {
     let mut entry = json!({
         "name": upstream.name,
         "state": upstream.state,
-        "sandbox": warden_sandbox::report::launch_of(&upstream.name),
+        "sandbox": upstream.sandbox,
     });
     if let Some(display_name) = &upstream.display_name {
         entry["displayName"] = json!(display_name);

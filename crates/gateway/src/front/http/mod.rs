@@ -34,6 +34,7 @@ use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use warden_config::{Config, PrefixMode};
+use warden_sandbox::SandboxReport;
 
 use crate::pipeline::HooksSource;
 use crate::pool::Pool;
@@ -86,6 +87,9 @@ struct Front {
     sealer: Arc<crate::modern::Sealer>,
     /// What each token may hold, and holds.
     tenants: Arc<Tenants>,
+    /// Where the sandboxes of every session's upstreams report (the shared
+    /// ones' too, through the pool).
+    sandbox: SandboxReport,
 }
 
 /// Which lane serves a modern request: its endpoint, its caller, its profile.
@@ -100,12 +104,14 @@ struct LaneEntry {
 impl HttpFront {
     /// A front for `config`, to be bound to `bound`. `hooks` builds each
     /// session's pipeline from its profile; `default_profile` is the one
-    /// used when a client picks none (`--profile`).
+    /// used when a client picks none (`--profile`). Every server's sandbox
+    /// reports to `sandbox`.
     pub fn new(
         config: Arc<Config>,
         hooks: Arc<dyn HooksSource>,
         default_profile: Option<String>,
         bound: SocketAddr,
+        sandbox: SandboxReport,
     ) -> HttpFront {
         let open_files = match descriptors::raise_open_files_limit() {
             Ok(limit) => Some(limit),
@@ -131,7 +137,7 @@ impl HttpFront {
             hooks,
             access: Access::new(&config, bound, default_profile),
             sessions: Sessions::default(),
-            pool: Arc::new(Pool::start(&config)),
+            pool: Arc::new(Pool::start(&config, sandbox.clone())),
             budget: ProcessBudget::new(config.http.process_budget),
             places: Arc::new(tokio::sync::Semaphore::new(config.http.max_sessions)),
             connections: Connections::new(max_connections, per_address),
@@ -139,6 +145,7 @@ impl HttpFront {
             starting_lane: tokio::sync::Mutex::default(),
             sealer: Arc::new(crate::modern::Sealer::new()),
             tenants: Tenants::new(&config, max_connections),
+            sandbox,
         };
         HttpFront { front: Arc::new(front) }
     }
@@ -339,7 +346,7 @@ impl Front {
         let shares = self.take_shares(caller, processes).await?;
         let reservation = self.make_room(processes).await?.with_shares(shares);
         let streams = Streams::new(self.settings.replay_events, legacy);
-        let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()));
+        let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()), self.sandbox.clone());
         if let Some(name) = &caller.name {
             session.set_principal(name.clone());
         }
@@ -376,7 +383,7 @@ impl Front {
         let shares = self.take_shares(caller, processes).await?;
         let reservation = self.make_room(processes).await?.with_shares(shares);
         let outlet = crate::modern::LaneOutlet::default();
-        let session = Session::start_in(config, hooks, outlet.clone(), Some(self.pool.clone()));
+        let session = Session::start_in(config, hooks, outlet.clone(), Some(self.pool.clone()), self.sandbox.clone());
         if let Some(name) = &caller.name {
             session.set_principal(name.clone());
         }

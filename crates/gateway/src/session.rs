@@ -9,14 +9,14 @@ use tokio::sync::watch;
 use warden_config::Config;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, error_response, guess_id};
 use warden_sandbox::SandboxReport;
-use warden_upstream::{Connection, EventSink, State, Upstream, UpstreamError};
+use warden_upstream::{Connection, EventSink, Upstream, UpstreamError, UpstreamState};
 
 use crate::catalog::{Catalog, InventoryItem, ItemKind, Namer};
 use crate::outbound::Sink;
 use crate::outlet::{Outbound, Outlet};
 use crate::pipeline::Hooks;
 use crate::pool::Pool;
-use crate::tokens::Maps;
+use crate::tokens::IdMaps;
 use crate::work::Work;
 
 /// Every session gets a distinct id, for logs and audit records.
@@ -62,7 +62,7 @@ pub(crate) struct Shared {
     pub initialized: AtomicBool,
     pub to_client: Box<dyn Outlet>,
     pub catalog: RwLock<Catalog>,
-    pub maps: Maps,
+    pub maps: IdMaps,
     /// Shared upstreams and process caps, when the front has them.
     pub pool: Option<Arc<Pool>>,
     /// Where the sandboxes of its own upstreams report, and how each was
@@ -125,7 +125,7 @@ impl Session {
                 initialized: AtomicBool::new(false),
                 to_client: Box::new(to_client),
                 catalog: RwLock::new(catalog),
-                maps: Maps::default(),
+                maps: IdMaps::default(),
                 pool,
                 sandbox,
                 permits: Default::default(),
@@ -296,11 +296,11 @@ impl Session {
                     name: upstream.name().to_owned(),
                     display_name: config.servers.get(upstream.name()).and_then(|server| server.display_name.clone()),
                     state: match upstream.state() {
-                        State::Starting => "starting".into(),
-                        State::Ready(_) => "ready".into(),
-                        State::Down { reason, .. } => format!("down: {reason}"),
-                        State::Stopped => "stopped".into(),
-                        State::Refused(reason) => format!("refused: {reason}"),
+                        UpstreamState::Starting => "starting".into(),
+                        UpstreamState::Ready(_) => "ready".into(),
+                        UpstreamState::Down { reason, .. } => format!("down: {reason}"),
+                        UpstreamState::Stopped => "stopped".into(),
+                        UpstreamState::Refused(reason) => format!("refused: {reason}"),
                     },
                     sandbox: self.sandbox_launch(upstream.name()),
                 })
@@ -451,7 +451,7 @@ impl Shared {
         }
         let upstream = self.upstream(index);
         // Boxed: only calls made while the upstream starts wait here.
-        if matches!(upstream.state(), State::Starting)
+        if matches!(upstream.state(), UpstreamState::Starting)
             && let Some(connection) = Box::pin(upstream.settled(self.start_timeout())).await
         {
             return Ok(connection);

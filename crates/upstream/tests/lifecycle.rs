@@ -47,7 +47,7 @@ fn spec(tag: &str) -> UpstreamSpec {
         watch: None,
         sandbox: None,
         // These tests script a 2025-era server's every answer.
-        protocol: warden_config::ProtocolEra::Legacy,
+        protocol: warden_config::ProtocolEra::Mcp2025,
     }
 }
 

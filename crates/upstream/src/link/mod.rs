@@ -1,6 +1,6 @@
 //! What carries messages between Warden and one upstream: a child process
-//! ([`stdio`]), a Streamable HTTP session ([`http`]) or a legacy HTTP+SSE
-//! session ([`sse`]).
+//! ([`stdio`]), a Streamable HTTP session ([`http`]) or an HTTP+SSE
+//! session ([`sse`], 2024-11-05).
 //!
 //! Every link produces a [`Connection`] whose outbox it drains (into stdin,
 //! or as HTTP POSTs), and feeds everything the server sends (stdout lines,
@@ -41,7 +41,7 @@ pub(crate) enum Link {
     Stdio(stdio::StdioLink),
     /// A Streamable HTTP session.
     Http(http::HttpLink),
-    /// A legacy HTTP+SSE session.
+    /// An HTTP+SSE session (2024-11-05).
     Sse(sse::SseLink),
 }
 

@@ -22,8 +22,11 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         (None, Some(path)) => {
             let config = Arc::new(warden_config::load(path)?);
             let audit = hooks::open_audit(&config)?;
-            let hooks =
-                hooks::for_profile(&config, args.profile.as_deref(), hooks::Lasting { audit, ..Default::default() })?;
+            let hooks = hooks::for_profile(
+                &config,
+                args.profile.as_deref(),
+                hooks::ProcessHooks { audit, ..Default::default() },
+            )?;
             (config, hooks)
         }
         (None, None) => anyhow::bail!("give --config or --url"),

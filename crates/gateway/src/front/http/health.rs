@@ -45,7 +45,7 @@ pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) 
             json!({
                 "id": entry.id,
                 "endpoint": entry.scope.as_ref().map_or("/mcp".to_owned(), |server| format!("/mcp/{server}")),
-                "transport": if entry.legacy() { "sse" } else { "streamable-http" },
+                "transport": if entry.is_sse_transport() { "sse" } else { "streamable-http" },
                 "owner": entry.owner.as_deref(),
                 "profile": entry.profile,
                 "protocolVersion": status.protocol_version,

@@ -1,9 +1,9 @@
 //! The HTTP front: Streamable HTTP (`/mcp`, and `/mcp/<server>` with
-//! `exposePerServer`), the legacy HTTP+SSE transport (`/sse`), `/healthz`
+//! `exposePerServer`), the HTTP+SSE transport of 2024-11-05 (`/sse`), `/healthz`
 //! and `/status`.
 //!
 //! A request passes, in order: [`access`] (Host, Origin, bearer token), the
-//! transport's handler ([`mcp`] or [`legacy`]), which finds or starts the
+//! transport's handler ([`mcp`] or [`sse_transport`]), which finds or starts the
 //! client's [`sessions`] entry and hands the message to its gateway
 //! [`Session`](crate::Session); what the session sends back is routed to
 //! the right HTTP stream by [`streams`].
@@ -14,12 +14,12 @@ mod budget;
 mod connections;
 mod descriptors;
 mod health;
-mod legacy;
 mod mcp;
 mod modern;
 mod reply;
 mod sessions;
 mod sse;
+mod sse_transport;
 mod streams;
 mod tenants;
 
@@ -257,9 +257,9 @@ fn router(front: Arc<Front>) -> Router {
     Router::new()
         .route("/mcp", post(mcp::post_hub).get(mcp::get_hub).delete(mcp::delete_hub))
         .route("/mcp/{server}", post(mcp::post_server).get(mcp::get_server).delete(mcp::delete_server))
-        .route("/sse", get(legacy::open_hub))
-        .route("/sse/{server}", get(legacy::open_server))
-        .route("/messages", post(legacy::message))
+        .route("/sse", get(sse_transport::open_hub))
+        .route("/sse/{server}", get(sse_transport::open_server))
+        .route("/messages", post(sse_transport::message))
         .route("/healthz", get(health::healthz))
         .route("/status", get(health::status))
         .with_state(front)
@@ -336,7 +336,7 @@ impl Front {
         config: Arc<Config>,
         caller: &Caller,
         headers: &HeaderMap,
-        legacy: bool,
+        sse_transport: bool,
     ) -> Result<Claim, Refusal> {
         let profile = self.access.profile(caller, headers)?;
         let failed = |why: &str| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, why);
@@ -345,7 +345,7 @@ impl Front {
         let processes = budget::processes_of(&config, &self.pool);
         let shares = self.take_shares(caller, processes).await?;
         let reservation = self.make_room(processes).await?.with_shares(shares);
-        let streams = Streams::new(self.settings.replay_events, legacy);
+        let streams = Streams::new(self.settings.replay_events, sse_transport);
         let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()), self.sandbox.clone());
         if let Some(name) = &caller.name {
             session.set_principal(name.clone());
@@ -353,7 +353,7 @@ impl Front {
         let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile));
         entry.hold(reservation);
         let claim = self.sessions.insert(entry);
-        tracing::info!(session = %claim.id, owner = ?claim.owner, profile = ?claim.profile, scope = ?claim.scope, legacy, "HTTP session started");
+        tracing::info!(session = %claim.id, owner = ?claim.owner, profile = ?claim.profile, scope = ?claim.scope, sse_transport, "HTTP session started");
         Ok(claim)
     }
 

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 use warden_gateway::modern::Sealer;
-use warden_gateway::modern::seal::{State, expiry, request_digest};
+use warden_gateway::modern::seal::{RequestState, expiry, request_digest};
 
 static SEALER: LazyLock<Sealer> = LazyLock::new(Sealer::new);
 
@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     assert!(SEALER.open(&forged).is_err(), "opened a forged state: {forged:?}");
     // Sealed: opens to itself; one byte changed, refused.
     let mut parts = text.splitn(4, '\u{0}');
-    let state = State {
+    let state = RequestState {
         lane: parts.next().unwrap_or_default().to_owned(),
         exchange: parts.next().unwrap_or_default().to_owned(),
         request: parts.next().unwrap_or_default().to_owned(),

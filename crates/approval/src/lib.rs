@@ -3,7 +3,7 @@
 //!
 //! * [`Approval`] ([`record`]): the record bound to one call (an unguessable
 //!   id, the digest of its canonical arguments, the rule, the session), and
-//!   its [`State`] machine ([`state`]), which is pure and decides what may
+//!   its [`ApprovalState`] machine ([`state`]), which is pure and decides what may
 //!   follow what.
 //! * [`Approvals`] ([`store`]): where pending approvals live; first decision
 //!   wins, each exactly once. [`MemoryStore`] keeps them in this process; a
@@ -31,6 +31,6 @@ pub use digest::args_digest;
 pub use intent::{Intent, IntentBoard, USER_CONTEXT_FILE};
 pub use record::{Approval, Decided};
 pub use service::{Service, ServiceSettings};
-pub use state::{Event, State, Transition};
+pub use state::{ApprovalState, Event, Transition};
 pub use store::{Approvals, Change, DecideError, MemoryStore};
 pub use whitelist::{Grant, Whitelist};

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::state::State;
+use crate::state::ApprovalState;
 
 /// One approval: what was asked, by whom, and what became of it. This is
 /// what every channel shows a person: the exact arguments, with the
@@ -51,7 +51,7 @@ pub struct Approval {
     /// When it expires, in milliseconds since the Unix epoch.
     pub expires_ms: u64,
     /// Where it stands.
-    pub state: State,
+    pub state: ApprovalState,
     /// The decision, once taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided: Option<Decided>,

@@ -10,7 +10,7 @@ use warden_pipeline::{Approver, Ask, Resolution, ResolutionFuture, Settled, Tick
 use crate::channels::auto::{AutoChannel, Call as AutoCall};
 use crate::digest::args_digest;
 use crate::record::{Approval, Decided, millis};
-use crate::state::{Event, State};
+use crate::state::{ApprovalState, Event};
 use crate::store::{Approvals, DecideError};
 use crate::whitelist::Whitelist;
 
@@ -86,7 +86,7 @@ impl Service {
             principal: ask.principal.map(str::to_owned),
             created_ms: millis(now),
             expires_ms: millis(now + timeout),
-            state: State::Pending,
+            state: ApprovalState::Pending,
             decided: None,
         }
     }
@@ -201,11 +201,11 @@ fn resolution_of(approval: Option<Approval>) -> Resolution {
         };
     };
     let settled = match approval.state {
-        State::Approved => Settled::Approved,
-        State::Expired => Settled::Expired,
-        State::Withdrawn => Settled::Withdrawn,
+        ApprovalState::Approved => Settled::Approved,
+        ApprovalState::Expired => Settled::Expired,
+        ApprovalState::Withdrawn => Settled::Withdrawn,
         // Pending cannot be here; executed means it was used already.
-        State::Denied | State::Pending | State::Executed => Settled::Denied,
+        ApprovalState::Denied | ApprovalState::Pending | ApprovalState::Executed => Settled::Denied,
     };
     let decided = approval.decided.unwrap_or_else(|| Decided::now("warden", "warden", None));
     Resolution { settled, channel: decided.channel, by: decided.by, note: decided.note, assessed: None }

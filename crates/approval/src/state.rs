@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// Where an approval stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum State {
+pub enum ApprovalState {
     /// Waiting for a decision.
     Pending,
     /// Approved; the call may run once.
@@ -41,39 +41,39 @@ pub enum Event {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Transition {
     /// Where it stood.
-    pub from: State,
+    pub from: ApprovalState,
     /// What was attempted.
     pub event: Event,
 }
 
-impl State {
+impl ApprovalState {
     /// The state after `event`, or why not: only a pending approval can be
     /// decided (first decision wins), only an approved one executed (once).
-    pub fn apply(self, event: Event) -> Result<State, Transition> {
+    pub fn apply(self, event: Event) -> Result<ApprovalState, Transition> {
         match (self, event) {
-            (State::Pending, Event::Approve) => Ok(State::Approved),
-            (State::Pending, Event::Deny) => Ok(State::Denied),
-            (State::Pending, Event::Expire) => Ok(State::Expired),
-            (State::Pending, Event::Withdraw) => Ok(State::Withdrawn),
-            (State::Approved, Event::Execute) => Ok(State::Executed),
+            (ApprovalState::Pending, Event::Approve) => Ok(ApprovalState::Approved),
+            (ApprovalState::Pending, Event::Deny) => Ok(ApprovalState::Denied),
+            (ApprovalState::Pending, Event::Expire) => Ok(ApprovalState::Expired),
+            (ApprovalState::Pending, Event::Withdraw) => Ok(ApprovalState::Withdrawn),
+            (ApprovalState::Approved, Event::Execute) => Ok(ApprovalState::Executed),
             (from, event) => Err(Transition { from, event }),
         }
     }
 
     /// Whether no decision was taken yet.
     pub fn is_pending(self) -> bool {
-        self == State::Pending
+        self == ApprovalState::Pending
     }
 
     /// The lower-case name.
     pub fn as_str(self) -> &'static str {
         match self {
-            State::Pending => "pending",
-            State::Approved => "approved",
-            State::Denied => "denied",
-            State::Expired => "expired",
-            State::Withdrawn => "withdrawn",
-            State::Executed => "executed",
+            ApprovalState::Pending => "pending",
+            ApprovalState::Approved => "approved",
+            ApprovalState::Denied => "denied",
+            ApprovalState::Expired => "expired",
+            ApprovalState::Withdrawn => "withdrawn",
+            ApprovalState::Executed => "executed",
         }
     }
 }
@@ -84,17 +84,23 @@ mod tests {
 
     #[test]
     fn only_pending_approvals_are_decided_and_only_approved_ones_executed() {
-        assert_eq!(State::Pending.apply(Event::Approve), Ok(State::Approved));
-        assert_eq!(State::Pending.apply(Event::Deny), Ok(State::Denied));
-        assert_eq!(State::Pending.apply(Event::Expire), Ok(State::Expired));
-        assert_eq!(State::Pending.apply(Event::Withdraw), Ok(State::Withdrawn));
-        assert_eq!(State::Approved.apply(Event::Execute), Ok(State::Executed));
-        for decided in [State::Approved, State::Denied, State::Expired, State::Withdrawn, State::Executed] {
+        assert_eq!(ApprovalState::Pending.apply(Event::Approve), Ok(ApprovalState::Approved));
+        assert_eq!(ApprovalState::Pending.apply(Event::Deny), Ok(ApprovalState::Denied));
+        assert_eq!(ApprovalState::Pending.apply(Event::Expire), Ok(ApprovalState::Expired));
+        assert_eq!(ApprovalState::Pending.apply(Event::Withdraw), Ok(ApprovalState::Withdrawn));
+        assert_eq!(ApprovalState::Approved.apply(Event::Execute), Ok(ApprovalState::Executed));
+        for decided in [
+            ApprovalState::Approved,
+            ApprovalState::Denied,
+            ApprovalState::Expired,
+            ApprovalState::Withdrawn,
+            ApprovalState::Executed,
+        ] {
             for event in [Event::Approve, Event::Deny, Event::Expire, Event::Withdraw] {
                 assert_eq!(decided.apply(event), Err(Transition { from: decided, event }), "{decided:?} {event:?}");
             }
         }
-        assert!(State::Pending.apply(Event::Execute).is_err(), "never executed without approval");
-        assert!(State::Executed.apply(Event::Execute).is_err(), "used once");
+        assert!(ApprovalState::Pending.apply(Event::Execute).is_err(), "never executed without approval");
+        assert!(ApprovalState::Executed.apply(Event::Execute).is_err(), "used once");
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use tokio::sync::{broadcast, oneshot};
 
 use crate::record::{Approval, Decided};
-use crate::state::{Event, State, Transition};
+use crate::state::{ApprovalState, Event, Transition};
 
 /// How many decided approvals are kept for the history.
 const HISTORY: usize = 200;
@@ -144,7 +144,10 @@ impl Approvals for MemoryStore {
             inner.decided.push_back(approval.id.clone());
             while inner.decided.len() > HISTORY {
                 if let Some(old) = inner.decided.pop_front()
-                    && inner.approvals.get(&old).is_some_and(|a| !a.state.is_pending() && a.state != State::Approved)
+                    && inner
+                        .approvals
+                        .get(&old)
+                        .is_some_and(|a| !a.state.is_pending() && a.state != ApprovalState::Approved)
                 {
                     inner.approvals.remove(&old);
                 }
@@ -199,7 +202,7 @@ mod tests {
             principal: None,
             created_ms: 1,
             expires_ms: u64::MAX,
-            state: State::Pending,
+            state: ApprovalState::Pending,
             decided: None,
         }
     }
@@ -211,13 +214,13 @@ mod tests {
         store.create(approval("0123456789abcdef"));
         let waiting = store.wait("0123456789abcdef");
         let first = store.decide("01234567", Event::Approve, Decided::now("web", "me", None)).unwrap();
-        assert_eq!(first.state, State::Approved);
+        assert_eq!(first.state, ApprovalState::Approved);
         let second = store.decide("0123456789abcdef", Event::Deny, Decided::now("cli", "you", None));
         assert!(matches!(second, Err(DecideError::AlreadyDecided { .. })), "{second:?}");
         let seen = waiting.await.unwrap();
-        assert_eq!((seen.state, seen.decided.unwrap().channel.as_str()), (State::Approved, "web"));
-        assert_eq!(changes.recv().await.unwrap().approval.state, State::Pending);
-        assert_eq!(changes.recv().await.unwrap().approval.state, State::Approved);
+        assert_eq!((seen.state, seen.decided.unwrap().channel.as_str()), (ApprovalState::Approved, "web"));
+        assert_eq!(changes.recv().await.unwrap().approval.state, ApprovalState::Pending);
+        assert_eq!(changes.recv().await.unwrap().approval.state, ApprovalState::Approved);
         assert!(store.pending().is_empty());
         assert_eq!(store.recent().len(), 1);
         assert!(matches!(store.get("0123"), Err(DecideError::Unknown(_))), "short prefixes are not ids");

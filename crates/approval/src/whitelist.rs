@@ -399,7 +399,7 @@ fn host_of(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::State;
+    use crate::state::ApprovalState;
 
     fn approved(identifiers: Vec<Identifier>) -> Approval {
         Approval {
@@ -418,7 +418,7 @@ mod tests {
             principal: None,
             created_ms: 0,
             expires_ms: 0,
-            state: State::Approved,
+            state: ApprovalState::Approved,
             decided: None,
         }
     }

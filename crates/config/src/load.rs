@@ -157,6 +157,15 @@ naming: { separator: "-", prefix: multiple }
     }
 
     #[test]
+    fn the_2025_era_is_spelled_legacy_in_the_configuration() {
+        let text = "servers:\n  a:\n    transport: {kind: stdio, command: x}\n    protocol: legacy\n";
+        let config = parse(Path::new("w.yaml"), text, &env).unwrap();
+        assert_eq!(config.servers["a"].protocol, crate::ProtocolEra::Mcp2025);
+        let schema = crate::json_schema().to_string();
+        assert!(schema.contains("\"legacy\"") && !schema.contains("Mcp2025"), "{schema}");
+    }
+
+    #[test]
     fn unset_variables_are_errors() {
         let text = "servers:\n  a:\n    transport: {kind: stdio, command: \"${NOPE}\"}\n";
         let err = parse(Path::new("w.yaml"), text, &env).unwrap_err();

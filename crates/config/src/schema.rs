@@ -197,14 +197,14 @@ pub struct Token {
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TokenLimits {
-    /// Sessions (2025 sessions, legacy SSE sessions and 2026-07-28 lanes);
+    /// Sessions (2025-era sessions, HTTP+SSE sessions and 2026-07-28 lanes);
     /// default half of `http.maxSessions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sessions: Option<usize>,
     /// Server processes of its sessions; default half of `http.processBudget`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processes: Option<usize>,
-    /// Open event streams (GET streams and legacy SSE streams); default
+    /// Open event streams (GET streams and HTTP+SSE streams); default
     /// half of `http.maxSessions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<usize>,
@@ -332,8 +332,10 @@ pub enum ProtocolEra {
     /// Probe with `server/discover` (2026-07-28); fall back to `initialize`.
     #[default]
     Auto,
-    /// `initialize` and a session (2025-11-25 and earlier).
-    Legacy,
+    /// `initialize` and a session: the 2025 era (2025-11-25 and earlier);
+    /// `legacy` in the configuration.
+    #[serde(rename = "legacy")]
+    Mcp2025,
     /// Stateless requests with the 2026-07-28 envelope.
     Modern,
 }
@@ -379,7 +381,7 @@ pub enum Transport {
         #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
         headers: IndexMap<String, String>,
     },
-    /// A remote server speaking the legacy HTTP+SSE transport (2024-11-05):
+    /// A remote server speaking the HTTP+SSE transport (2024-11-05):
     /// a GET event stream that names the endpoint to POST messages to.
     Sse {
         /// Its SSE endpoint.

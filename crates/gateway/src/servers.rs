@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use warden_config::Config;
-use warden_upstream::{State, Upstream, UpstreamSpec};
+use warden_upstream::{Upstream, UpstreamSpec, UpstreamState};
 
 use crate::catalog::{ItemKind, Namer};
 use crate::pool::Lease;
@@ -35,7 +35,7 @@ impl Shared {
                 continue;
             }
             let hidden_now = !self.shows_server(&name);
-            let was_hidden = matches!(upstream.state(), State::Refused(ref why) if why == HIDDEN);
+            let was_hidden = matches!(upstream.state(), UpstreamState::Refused(ref why) if why == HIDDEN);
             if hidden_now && !was_hidden {
                 self.retire(upstream, &config, "the profile hides it now");
                 retired.push(index);
@@ -64,7 +64,7 @@ impl Shared {
                     lock(&self.permits).insert(name.to_owned(), permit);
                 }
                 let spec = UpstreamSpec::from_config(name, config).expect("a configured server");
-                Upstream::spawn(index, spec, self.init_params.subscribe(), self.sink.clone())
+                Upstream::spawn(index, spec, self.init_params.subscribe(), self.sink.clone(), self.sandbox.clone())
             }
             Lease::Shared(upstream) => {
                 if let Some(pool) = &self.pool {
@@ -103,7 +103,7 @@ impl Shared {
                 }
                 (Some(before), Some(index)) => {
                     let upstream = &upstreams[index];
-                    let own = !before.share && !server.share && !matches!(upstream.state(), State::Refused(_));
+                    let own = !before.share && !server.share && !matches!(upstream.state(), UpstreamState::Refused(_));
                     if own {
                         tracing::info!(session = %self.id, server = %name, "server definition changed: restarting it");
                         upstream.replace(spec);

@@ -8,14 +8,15 @@ use arc_swap::ArcSwap;
 use tokio::sync::watch;
 use warden_config::Config;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, error_response, guess_id};
-use warden_upstream::{Connection, EventSink, State, Upstream, UpstreamError};
+use warden_sandbox::SandboxReport;
+use warden_upstream::{Connection, EventSink, Upstream, UpstreamError, UpstreamState};
 
 use crate::catalog::{Catalog, InventoryItem, ItemKind, Namer};
 use crate::outbound::Sink;
 use crate::outlet::{Outbound, Outlet};
 use crate::pipeline::Hooks;
 use crate::pool::Pool;
-use crate::tokens::Maps;
+use crate::tokens::IdMaps;
 use crate::work::Work;
 
 /// Every session gets a distinct id, for logs and audit records.
@@ -61,9 +62,12 @@ pub(crate) struct Shared {
     pub initialized: AtomicBool,
     pub to_client: Box<dyn Outlet>,
     pub catalog: RwLock<Catalog>,
-    pub maps: Maps,
+    pub maps: IdMaps,
     /// Shared upstreams and process caps, when the front has them.
     pub pool: Option<Arc<Pool>>,
+    /// Where the sandboxes of its own upstreams report, and how each was
+    /// started (for [`Session::status`]).
+    pub sandbox: SandboxReport,
     /// This session's places under the process caps, by server, freed when
     /// the server is removed or at shutdown.
     pub permits: std::sync::Mutex<std::collections::HashMap<String, tokio::sync::OwnedSemaphorePermit>>,
@@ -87,13 +91,22 @@ pub(crate) struct Shared {
 impl Session {
     /// Starts a session: every configured upstream starts at once, in the
     /// background; their handshakes wait for the client's `initialize`.
-    pub fn start(config: Arc<Config>, hooks: Hooks, to_client: impl Outlet) -> Session {
-        Session::start_in(config, hooks, to_client, None)
+    /// Their sandboxes report to `sandbox`.
+    pub fn start(config: Arc<Config>, hooks: Hooks, to_client: impl Outlet, sandbox: SandboxReport) -> Session {
+        Session::start_in(config, hooks, to_client, None, sandbox)
     }
 
     /// Starts a session whose upstreams may come from `pool`: shared ones
-    /// are joined, capped ones are started only within their cap.
-    pub fn start_in(config: Arc<Config>, hooks: Hooks, to_client: impl Outlet, pool: Option<Arc<Pool>>) -> Session {
+    /// are joined, capped ones are started only within their cap. The
+    /// sandboxes of its own upstreams report to `sandbox` (the pool's
+    /// shared ones, to the pool's).
+    pub fn start_in(
+        config: Arc<Config>,
+        hooks: Hooks,
+        to_client: impl Outlet,
+        pool: Option<Arc<Pool>>,
+        sandbox: SandboxReport,
+    ) -> Session {
         let (init_params, _) = watch::channel(None);
         let names = config.servers.keys().map(|name| Arc::from(name.as_str())).collect();
         let mut catalog = Catalog::new(Namer::new(&config.naming, config.servers.len()), names);
@@ -112,8 +125,9 @@ impl Session {
                 initialized: AtomicBool::new(false),
                 to_client: Box::new(to_client),
                 catalog: RwLock::new(catalog),
-                maps: Maps::default(),
+                maps: IdMaps::default(),
                 pool,
+                sandbox,
                 permits: Default::default(),
                 subscriptions: Default::default(),
                 log_level: Default::default(),
@@ -267,7 +281,7 @@ impl Session {
         self.shared.client.get().map(|client| client.protocol_version.as_str())
     }
 
-    /// Each upstream's state.
+    /// Each upstream's state, and how its sandbox started it.
     pub fn status(&self) -> Status {
         let catalog = self.shared.read_catalog();
         let config = self.shared.config.load();
@@ -282,16 +296,26 @@ impl Session {
                     name: upstream.name().to_owned(),
                     display_name: config.servers.get(upstream.name()).and_then(|server| server.display_name.clone()),
                     state: match upstream.state() {
-                        State::Starting => "starting".into(),
-                        State::Ready(_) => "ready".into(),
-                        State::Down { reason, .. } => format!("down: {reason}"),
-                        State::Stopped => "stopped".into(),
-                        State::Refused(reason) => format!("refused: {reason}"),
+                        UpstreamState::Starting => "starting".into(),
+                        UpstreamState::Ready(_) => "ready".into(),
+                        UpstreamState::Down { reason, .. } => format!("down: {reason}"),
+                        UpstreamState::Stopped => "stopped".into(),
+                        UpstreamState::Refused(reason) => format!("refused: {reason}"),
                     },
+                    sandbox: self.sandbox_launch(upstream.name()),
                 })
                 .collect(),
             collisions: catalog.collisions().to_vec(),
             protocol_version: self.protocol_version().map(str::to_owned),
+        }
+    }
+
+    /// How server `name`'s sandbox last started it: a shared server's as
+    /// the pool recorded it.
+    fn sandbox_launch(&self, name: &str) -> Option<String> {
+        match self.shared.pool.as_deref() {
+            Some(pool) if pool.shares(name) => pool.sandbox().launch_of(name),
+            _ => self.shared.sandbox.launch_of(name),
         }
     }
 
@@ -336,6 +360,9 @@ pub struct UpstreamStatus {
     pub display_name: Option<String>,
     /// `starting`, `ready`, `down: <reason>` or `stopped`.
     pub state: String,
+    /// How its sandbox last started it (`sandboxed: …`, `UNSANDBOXED: …`),
+    /// when it has one and was started.
+    pub sandbox: Option<String>,
 }
 
 impl Shared {
@@ -424,7 +451,7 @@ impl Shared {
         }
         let upstream = self.upstream(index);
         // Boxed: only calls made while the upstream starts wait here.
-        if matches!(upstream.state(), State::Starting)
+        if matches!(upstream.state(), UpstreamState::Starting)
             && let Some(connection) = Box::pin(upstream.settled(self.start_timeout())).await
         {
             return Ok(connection);

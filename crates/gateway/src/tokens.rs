@@ -54,9 +54,9 @@ pub(crate) enum TokenTarget {
     Upstream(Arc<Connection>, String),
 }
 
-/// The maps of one session, behind one lock each.
+/// The id and token maps of one session, behind one lock each.
 #[derive(Debug, Default)]
-pub(crate) struct Maps {
+pub(crate) struct IdMaps {
     /// Client request id (JSON text) → the upstream request serving it.
     pub in_flight: Mutex<HashMap<String, InFlight>>,
     /// Client-facing id → request from an upstream.
@@ -73,7 +73,7 @@ pub(crate) struct Maps {
     pub input_keys: Mutex<HashMap<u64, String>>,
 }
 
-impl Maps {
+impl IdMaps {
     /// Takes the in-flight entry of `client_id` if it is still the one
     /// issued `serial` (none: the request was cancelled).
     pub fn take_in_flight(&self, client_id: &str, serial: u64) -> Option<InFlight> {

@@ -23,6 +23,7 @@ use crate::check::{Support, which};
 use crate::init::InitPlan;
 use crate::plan::{ETC_SECRETS, Plan, SYSTEM_READ};
 use crate::proxy::Proxy;
+use crate::report::SandboxReport;
 
 pub use crate::fd::inherit;
 
@@ -94,10 +95,11 @@ pub enum Launch {
 }
 
 /// Prepares `command` to run under `plan`, with `init` (Warden's own binary)
-/// as the in-sandbox launcher. In `enforce` mode any failure is an error; in
-/// `warn` mode it becomes [`Launch::Unsandboxed`].
-pub fn prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Launch, SandboxError> {
-    match try_prepare(plan, command, init) {
+/// as the in-sandbox launcher; its egress proxy's refusals go to `report`.
+/// In `enforce` mode any failure is an error; in `warn` mode it becomes
+/// [`Launch::Unsandboxed`].
+pub fn prepare(plan: &Plan, command: Command<'_>, init: &Path, report: &SandboxReport) -> Result<Launch, SandboxError> {
+    match try_prepare(plan, command, init, report) {
         Ok(prepared) => Ok(Launch::Sandboxed(prepared)),
         Err(err) if plan.mode == SandboxMode::Warn => Ok(Launch::Unsandboxed {
             warning: format!("server '{}' runs WITHOUT its sandbox (mode: warn): {err}", plan.server),
@@ -203,7 +205,12 @@ fn real_dir(dir: &Path) -> Result<(), SandboxError> {
     std::fs::create_dir(dir).map_err(failed)
 }
 
-fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepared, SandboxError> {
+fn try_prepare(
+    plan: &Plan,
+    command: Command<'_>,
+    init: &Path,
+    report: &SandboxReport,
+) -> Result<Prepared, SandboxError> {
     let mechanism = choose(plan)?;
     real_dir(&plan.state_dir)?;
     let plan = &without_links(plan);
@@ -329,7 +336,8 @@ fn try_prepare(plan: &Plan, command: Command<'_>, init: &Path) -> Result<Prepare
                         idle_timeout: std::time::Duration::from_secs(plan.limits.proxy_idle_timeout_secs.max(1)),
                         max_connections: plan.limits.proxy_connections.max(1),
                     };
-                    Some(Proxy::start_with(&plan.server, list.clone(), &socket_path(&plan.server)?, limits)?)
+                    let socket = socket_path(&plan.server)?;
+                    Some(Proxy::start_with(&plan.server, list.clone(), &socket, limits, report.clone())?)
                 }
                 None => None,
             };
@@ -605,7 +613,10 @@ mod tests {
             let plan = Plan::resolve("crowded", &ServerSandbox { policy, defaults, identity: String::new() }).unwrap();
             let command = Command { program: "true", args: &[], env: Vec::new(), cwd: None };
             // Machines without this mechanism have nothing to check.
-            let Ok(Launch::Sandboxed(prepared)) = prepare(&plan, command, Path::new("/usr/bin/env")) else { continue };
+            let report = SandboxReport::default();
+            let Ok(Launch::Sandboxed(prepared)) = prepare(&plan, command, Path::new("/usr/bin/env"), &report) else {
+                continue;
+            };
             let argv: usize = prepared.args.iter().map(|arg| arg.len() + 1).sum();
             assert!(argv < 4096, "{mechanism:?}: argv of {argv} bytes: {:?}", prepared.args);
             let mut contents = Vec::new();

@@ -24,3 +24,4 @@ pub mod proxy;
 pub mod report;
 
 pub use error::SandboxError;
+pub use report::SandboxReport;

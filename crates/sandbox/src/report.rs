@@ -1,7 +1,10 @@
-//! Where refused connections are reported (the audit log), set once by the
-//! `warden` binary.
+//! Where the sandboxes report: refused connections and unsandboxed starts
+//! (to the audit log, through a [`Reporter`]), and how each server was last
+//! started (for `/status` and `warden effective`). A [`SandboxReport`] is
+//! owned by whoever starts servers and handed to each launch and egress
+//! proxy; nothing is kept per process.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// A connection the egress proxy refused.
 #[derive(Debug, Clone)]
@@ -26,41 +29,103 @@ pub trait Reporter: Send + Sync {
     fn unsandboxed(&self, server: &str, warning: &str);
 }
 
-static REPORTER: OnceLock<Arc<dyn Reporter>> = OnceLock::new();
-
-/// Sets where denials go; only the first call counts.
-pub fn install(reporter: Arc<dyn Reporter>) {
-    let _ = REPORTER.set(reporter);
+/// What the sandboxes of one set of servers report, and where to: the
+/// optional [`Reporter`] and how each server was last started. Cheap to
+/// clone; clones share everything. The default one has no reporter
+/// (refusals are only logged).
+#[derive(Clone, Default)]
+pub struct SandboxReport {
+    inner: Arc<Inner>,
 }
 
-/// Reports `denial` (always logged).
-pub(crate) fn denied(denial: Denial) {
-    tracing::warn!(server = %denial.server, host = %denial.host, port = denial.port, "sandbox refused a connection: {}", denial.reason);
-    if let Some(reporter) = REPORTER.get() {
-        reporter.denied(denial);
+#[derive(Default)]
+struct Inner {
+    reporter: Option<Arc<dyn Reporter>>,
+    /// Server name → how it was last started, in the order first started.
+    launches: Mutex<Vec<(String, String)>>,
+}
+
+impl std::fmt::Debug for SandboxReport {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SandboxReport")
+            .field("reporter", &self.inner.reporter.is_some())
+            .field("launches", &*warden_sync::lock(&self.inner.launches))
+            .finish()
     }
 }
 
-/// Reports that `server` was started unsandboxed (always logged by the
-/// caller).
-pub fn unsandboxed(server: &str, warning: &str) {
-    if let Some(reporter) = REPORTER.get() {
-        reporter.unsandboxed(server, warning);
+impl SandboxReport {
+    /// A report whose refusals and unsandboxed starts go to `reporter` (and
+    /// the log).
+    pub fn new(reporter: Arc<dyn Reporter>) -> SandboxReport {
+        SandboxReport { inner: Arc::new(Inner { reporter: Some(reporter), launches: Mutex::default() }) }
+    }
+
+    /// Reports `denial` (always logged).
+    pub(crate) fn denied(&self, denial: Denial) {
+        tracing::warn!(server = %denial.server, host = %denial.host, port = denial.port, "sandbox refused a connection: {}", denial.reason);
+        if let Some(reporter) = &self.inner.reporter {
+            reporter.denied(denial);
+        }
+    }
+
+    /// Reports that `server` was started unsandboxed (always logged by the
+    /// caller).
+    pub fn unsandboxed(&self, server: &str, warning: &str) {
+        if let Some(reporter) = &self.inner.reporter {
+            reporter.unsandboxed(server, warning);
+        }
+    }
+
+    /// Records how server `server` was last started (its confinement, or
+    /// that it runs unsandboxed and why), for `/status` and `warden
+    /// effective`.
+    pub fn launched(&self, server: &str, how: String) {
+        let mut launches = warden_sync::lock(&self.inner.launches);
+        launches.retain(|(name, _)| name != server);
+        launches.push((server.to_owned(), how));
+    }
+
+    /// How server `server` was last started, if it has a sandbox.
+    pub fn launch_of(&self, server: &str) -> Option<String> {
+        let launches = warden_sync::lock(&self.inner.launches);
+        launches.iter().find(|(name, _)| name == server).map(|(_, how)| how.clone())
     }
 }
 
-static LAUNCHES: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Records how server `server` was last started (its confinement, or that
-/// it runs unsandboxed and why), for `/status` and `warden effective`.
-pub fn launched(server: &str, how: String) {
-    let mut launches = warden_sync::lock(&LAUNCHES);
-    launches.retain(|(name, _)| name != server);
-    launches.push((server.to_owned(), how));
-}
+    struct Count(Mutex<(usize, usize)>);
 
-/// How server `server` was last started, if it has a sandbox.
-pub fn launch_of(server: &str) -> Option<String> {
-    let launches = warden_sync::lock(&LAUNCHES);
-    launches.iter().find(|(name, _)| name == server).map(|(_, how)| how.clone())
+    impl Reporter for Count {
+        fn denied(&self, _denial: Denial) {
+            warden_sync::lock(&self.0).0 += 1;
+        }
+
+        fn unsandboxed(&self, _server: &str, _warning: &str) {
+            warden_sync::lock(&self.0).1 += 1;
+        }
+    }
+
+    #[test]
+    fn each_report_keeps_its_own_launches_and_reporter() {
+        let count = Arc::new(Count(Mutex::new((0, 0))));
+        let first = SandboxReport::new(count.clone());
+        let second = SandboxReport::default();
+        first.launched("a", "sandboxed: one".into());
+        first.clone().launched("a", "sandboxed: two".into());
+        second.launched("b", "UNSANDBOXED: why".into());
+        assert_eq!(first.launch_of("a").as_deref(), Some("sandboxed: two"), "the last start counts");
+        assert_eq!(first.launch_of("b"), None, "another report's launches are not this one's");
+        assert_eq!(second.launch_of("b").as_deref(), Some("UNSANDBOXED: why"));
+        let denial = Denial { server: "a".into(), host: "h".into(), port: 1, reason: "no".into() };
+        first.denied(denial.clone());
+        second.denied(denial);
+        first.unsandboxed("a", "why");
+        second.unsandboxed("b", "why");
+        assert_eq!(*warden_sync::lock(&count.0), (1, 1), "only the report with a reporter reports");
+    }
 }

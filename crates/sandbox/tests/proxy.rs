@@ -7,7 +7,7 @@ use indexmap::IndexMap;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, UnixStream};
 use warden_sandbox::proxy::{Allowlist, Proxy};
-use warden_sandbox::report::{Denial, Reporter};
+use warden_sandbox::report::{Denial, Reporter, SandboxReport};
 
 struct Collect(Mutex<Vec<Denial>>);
 
@@ -31,7 +31,7 @@ async fn exchange(socket: &std::path::Path, request: &str) -> String {
 #[tokio::test]
 async fn connect_tunnels_allowed_hosts_and_refuses_the_rest() {
     let reports = Arc::new(Collect(Mutex::new(Vec::new())));
-    warden_sandbox::report::install(reports.clone());
+    let report = SandboxReport::new(reports.clone());
     // The "remote" host: a local echo of one line.
     let remote = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = remote.local_addr().unwrap().port();
@@ -49,7 +49,7 @@ async fn connect_tunnels_allowed_hosts_and_refuses_the_rest() {
     let allow = vec![format!("api.example.test:{port}"), "*.example.test".into(), format!("127.0.0.1:{port}")];
     let list = Allowlist::parse(&allow, &["blocked.example.test".into()], &hosts).unwrap();
     let socket = std::env::temp_dir().join(format!("warden-proxy-test-{}.sock", std::process::id()));
-    let proxy = Proxy::start("github", list, &socket).unwrap();
+    let proxy = Proxy::start("github", list, &socket, report.clone()).unwrap();
 
     let mut stream = UnixStream::connect(&socket).await.unwrap();
     stream.write_all(format!("CONNECT api.example.test:{port} HTTP/1.1\r\n\r\nping").as_bytes()).await.unwrap();

@@ -162,7 +162,7 @@ impl Connection {
     }
 
     /// A request adapted to the server's era: enveloped for a modern one,
-    /// without the envelope for a legacy one; as it is before the handshake.
+    /// without the envelope for a 2025-era one; as it is before the handshake.
     fn adapt(&self, text: String) -> String {
         match self.era.get() {
             Some((Era::Modern, envelope)) => match self.log_level.lock().ok().and_then(|level| level.clone()) {
@@ -171,7 +171,7 @@ impl Connection {
                 }
                 None => era::enveloped(text, envelope),
             },
-            Some((Era::Legacy, _)) => era::unenveloped(text),
+            Some((Era::Mcp2025, _)) => era::unenveloped(text),
             None => text,
         }
     }

@@ -21,8 +21,8 @@ pub static HAS_VERSION_KEY: Needle = Needle::new(VERSION_KEY);
 /// Which era a connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {
-    /// `initialize` and a session.
-    Legacy,
+    /// `initialize` and a session: the 2025 era (2025-11-25 and earlier).
+    Mcp2025,
     /// Stateless, enveloped requests.
     Modern,
 }
@@ -108,9 +108,9 @@ fn with_envelope(text: &str, members: &str) -> Option<String> {
     Some(splice.apply(text))
 }
 
-/// A request for a legacy server: without the modern envelope keys.
+/// A request for a 2025-era server: without the modern envelope keys.
 pub fn unenveloped(text: String) -> String {
-    // Asked of every request to a legacy server.
+    // Asked of every request to a 2025-era server.
     static PREFIX: Needle = Needle::new(PROTOCOL_PREFIX);
     if !PREFIX.is_in(&text) {
         return text;
@@ -228,7 +228,7 @@ mod tests {
     }
 
     #[test]
-    fn legacy_requests_lose_only_the_envelope() {
+    fn requests_to_a_2025_era_server_lose_only_the_envelope() {
         let text = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"x":1.50},"_meta":{"progressToken":2,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
         assert_eq!(
             unenveloped(text.into()),

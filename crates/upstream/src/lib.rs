@@ -1,7 +1,7 @@
 //! Warden's side of one upstream MCP server.
 //!
 //! An [`Upstream`] owns a supervisor task that opens a link to the server (a
-//! child process over stdio, a Streamable HTTP session, or a legacy HTTP+SSE
+//! child process over stdio, a Streamable HTTP session, or a 2024-11-05 HTTP+SSE
 //! session), performs the MCP handshake with the client's own `initialize`
 //! parameters, and opens a new link with backoff when one ends, or at once when
 //! its owner asks for a restart (its definition changed) or its watched code
@@ -29,4 +29,4 @@ pub use error::UpstreamError;
 pub use event::{Event, EventKind, EventSink};
 pub use handshake::Handshake;
 pub use stderr::StderrTail;
-pub use supervisor::{State, Upstream, UpstreamSpec};
+pub use supervisor::{Upstream, UpstreamSpec, UpstreamState};

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use warden_config::{Config, ProtocolEra, Supervision, Transport, Watch};
 use warden_jsonrpc::Kind;
+use warden_sandbox::SandboxReport;
 
 use crate::code_watch::CodeWatch;
 use crate::connection::Connection;
@@ -53,7 +54,7 @@ impl UpstreamSpec {
 
 /// Where an upstream is in its life.
 #[derive(Debug, Clone)]
-pub enum State {
+pub enum UpstreamState {
     /// Its process is starting, its server being reached, or its handshake
     /// under way (also while it restarts).
     Starting,
@@ -96,7 +97,7 @@ struct Orders {
 #[derive(Debug, Clone)]
 pub struct Upstream {
     name: Arc<str>,
-    state: watch::Receiver<State>,
+    state: watch::Receiver<UpstreamState>,
     orders: watch::Sender<Orders>,
 }
 
@@ -106,14 +107,16 @@ impl Upstream {
     /// The handshake waits until `init_params` holds the parameters of the
     /// client's `initialize` (JSON text), which are sent as they are, so the
     /// server sees the client's real capabilities; a restart sends them again.
-    /// Events are delivered to `events`, tagged with `index`.
+    /// Events are delivered to `events`, tagged with `index`; how its
+    /// process is started, and what its sandbox refuses, to `sandbox`.
     pub fn spawn(
         index: usize,
         spec: UpstreamSpec,
         init_params: watch::Receiver<Option<Arc<str>>>,
         events: Arc<dyn EventSink>,
+        sandbox: SandboxReport,
     ) -> Upstream {
-        let (state_tx, state) = watch::channel(State::Starting);
+        let (state_tx, state) = watch::channel(UpstreamState::Starting);
         let name = spec.name.clone();
         let orders = Orders { spec: Arc::new(spec), restarts: 0, why: Arc::from(""), stop: false };
         let (orders, orders_rx) = watch::channel(orders);
@@ -122,6 +125,7 @@ impl Upstream {
             index,
             init_params,
             events,
+            sandbox,
             state: state_tx,
             orders: orders_rx,
             restarts_seen: 0,
@@ -136,7 +140,7 @@ impl Upstream {
     /// An upstream that is not started, for `reason` (its process cap is
     /// reached, say): every request to it fails with that reason.
     pub fn refused(name: Arc<str>, reason: String) -> Upstream {
-        let (_, state) = watch::channel(State::Refused(reason));
+        let (_, state) = watch::channel(UpstreamState::Refused(reason));
         let spec = UpstreamSpec {
             name: name.clone(),
             transport: Transport::Http { url: String::new(), headers: Default::default() },
@@ -144,7 +148,7 @@ impl Upstream {
             max_message_bytes: 0,
             watch: None,
             sandbox: None,
-            protocol: ProtocolEra::Legacy,
+            protocol: ProtocolEra::Mcp2025,
         };
         let (orders, _) = watch::channel(Orders { spec: Arc::new(spec), restarts: 0, why: Arc::from(""), stop: true });
         Upstream { name, state, orders }
@@ -156,14 +160,14 @@ impl Upstream {
     }
 
     /// Its current state.
-    pub fn state(&self) -> State {
+    pub fn state(&self) -> UpstreamState {
         self.state.borrow().clone()
     }
 
     /// Its connection, when it is ready.
     pub fn connection(&self) -> Option<Arc<Connection>> {
         match &*self.state.borrow() {
-            State::Ready(connection) => Some(connection.clone()),
+            UpstreamState::Ready(connection) => Some(connection.clone()),
             _ => None,
         }
     }
@@ -177,10 +181,10 @@ impl Upstream {
     /// `timeout`; returns its connection if ready.
     pub async fn settled(&self, timeout: Duration) -> Option<Arc<Connection>> {
         let mut state = self.state.clone();
-        let settled = state.wait_for(|state| !matches!(state, State::Starting));
+        let settled = state.wait_for(|state| !matches!(state, UpstreamState::Starting));
         match tokio::time::timeout(timeout, settled).await {
             Ok(Ok(state)) => match &*state {
-                State::Ready(connection) => Some(connection.clone()),
+                UpstreamState::Ready(connection) => Some(connection.clone()),
                 _ => None,
             },
             _ => None,
@@ -190,14 +194,14 @@ impl Upstream {
     /// Why the upstream cannot take a request now.
     pub fn unavailable(&self) -> UpstreamError {
         let reason = match self.state() {
-            State::Starting => "it is still starting".to_owned(),
-            State::Ready(_) => "it is ready".to_owned(),
-            State::Down { reason, retry_at } => {
+            UpstreamState::Starting => "it is still starting".to_owned(),
+            UpstreamState::Ready(_) => "it is ready".to_owned(),
+            UpstreamState::Down { reason, retry_at } => {
                 let wait = retry_at.saturating_duration_since(Instant::now());
                 format!("{reason} (next start in {:.1} s)", wait.as_secs_f64())
             }
-            State::Stopped => "it was shut down".to_owned(),
-            State::Refused(reason) => reason,
+            UpstreamState::Stopped => "it was shut down".to_owned(),
+            UpstreamState::Refused(reason) => reason,
         };
         UpstreamError::Unavailable { name: self.name.to_string(), reason }
     }
@@ -249,7 +253,7 @@ impl Upstream {
             orders.why = Arc::from(why);
         });
         let mut state = self.state.clone();
-        let _ = state.wait_for(|state| matches!(state, State::Stopped | State::Refused(_))).await;
+        let _ = state.wait_for(|state| matches!(state, UpstreamState::Stopped | UpstreamState::Refused(_))).await;
     }
 }
 
@@ -273,7 +277,9 @@ struct Supervisor {
     index: usize,
     init_params: watch::Receiver<Option<Arc<str>>>,
     events: Arc<dyn EventSink>,
-    state: watch::Sender<State>,
+    /// Where its sandbox reports.
+    sandbox: SandboxReport,
+    state: watch::Sender<UpstreamState>,
     orders: watch::Receiver<Orders>,
     /// The restart count already acted on.
     restarts_seen: u64,
@@ -290,7 +296,7 @@ impl Supervisor {
         loop {
             let spec = self.orders.borrow().spec.clone();
             self.watch_code(&spec);
-            self.state.send_replace(State::Starting);
+            self.state.send_replace(UpstreamState::Starting);
             let started = Instant::now();
             let reason = match self.run_once(&spec).await {
                 Ended::Stopped => break,
@@ -310,7 +316,7 @@ impl Supervisor {
             tracing::warn!(server = %spec.name, retry_in_ms = delay.as_millis() as u64, "upstream down: {reason}");
             // The state first: a session told of the end can then tell this
             // upstream's Down from a late one of a predecessor it replaced.
-            self.state.send_replace(State::Down { reason: reason.clone(), retry_at: Instant::now() + delay });
+            self.state.send_replace(UpstreamState::Down { reason: reason.clone(), retry_at: Instant::now() + delay });
             self.events.deliver(Event::new(self.index, EventKind::Down { reason }));
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
@@ -324,7 +330,7 @@ impl Supervisor {
             }
         }
         self.watching = None;
-        self.state.send_replace(State::Stopped);
+        self.state.send_replace(UpstreamState::Stopped);
     }
 
     /// Keeps a code watch for `spec`'s `watch` paths, made anew when the
@@ -403,7 +409,7 @@ impl Supervisor {
     /// Opens the link once and serves until it ends.
     async fn run_once(&mut self, spec: &UpstreamSpec) -> Ended {
         let name = spec.name.clone();
-        let mut link = match Link::open(spec, self.index, self.events.clone()) {
+        let mut link = match Link::open(spec, self.index, self.events.clone(), &self.sandbox) {
             Ok(link) => link,
             Err(reason) => return Ended::Failed(reason),
         };
@@ -415,7 +421,7 @@ impl Supervisor {
             handshake = handshake(&mut init_params, timeout, &connection, spec) => match handshake {
                 Ok(()) => {
                     tracing::info!(server = %name, "upstream ready");
-                    self.state.send_replace(State::Ready(connection.clone()));
+                    self.state.send_replace(UpstreamState::Ready(connection.clone()));
                     self.events.deliver(Event::new(self.index, EventKind::Ready(connection.clone())));
                     tokio::select! {
                         reason = link.ended(Phase::Ready) => Ended::Failed(reason),
@@ -424,7 +430,7 @@ impl Supervisor {
                             Interrupt::Restart(why) => {
                                 // New requests wait for the new process; those in
                                 // flight get the grace period on this one.
-                                self.state.send_replace(State::Starting);
+                                self.state.send_replace(UpstreamState::Starting);
                                 let grace = Duration::from_millis(spec.supervision.restart_grace_ms);
                                 tokio::select! {
                                     _ = tokio::time::timeout(grace, connection.drained()) => Ended::Restart(why),
@@ -460,32 +466,32 @@ impl Supervisor {
 /// How Warden opens the conversation with a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Opening {
-    /// `initialize` only (pinned legacy, or an HTTP+SSE server).
-    Legacy,
+    /// `initialize` only (pinned to the 2025 era, or an HTTP+SSE server).
+    Initialize,
     /// `server/discover` only (pinned modern).
-    Modern,
+    Discover,
     /// `server/discover`, then `initialize` if that is refused: over HTTP a
     /// probe costs nothing and harms nobody.
-    ModernFirst,
+    DiscoverFirst,
     /// `initialize`, then `server/discover` if that is refused: over stdio a
-    /// request before `initialize` can kill a legacy server (rmcp's exit on
-    /// it), while a modern-only one refuses `initialize` with an error.
-    LegacyFirst,
+    /// request before `initialize` can kill a 2025-era server (rmcp's exit
+    /// on it), while a modern-only one refuses `initialize` with an error.
+    InitializeFirst,
 }
 
 impl Opening {
     fn of(spec: &UpstreamSpec) -> Opening {
         match (spec.protocol, &spec.transport) {
-            (ProtocolEra::Legacy, _) | (ProtocolEra::Auto, Transport::Sse { .. }) => Opening::Legacy,
-            (ProtocolEra::Modern, _) => Opening::Modern,
-            (ProtocolEra::Auto, Transport::Http { .. }) => Opening::ModernFirst,
-            (ProtocolEra::Auto, Transport::Stdio { .. }) => Opening::LegacyFirst,
+            (ProtocolEra::Mcp2025, _) | (ProtocolEra::Auto, Transport::Sse { .. }) => Opening::Initialize,
+            (ProtocolEra::Modern, _) => Opening::Discover,
+            (ProtocolEra::Auto, Transport::Http { .. }) => Opening::DiscoverFirst,
+            (ProtocolEra::Auto, Transport::Stdio { .. }) => Opening::InitializeFirst,
         }
     }
 }
 
 /// Opens the conversation in the server's era (see [`Opening`]): for a
-/// modern server `server/discover`, for a legacy one `initialize` with the
+/// modern server `server/discover`, for a 2025-era one `initialize` with the
 /// client's parameters, then `initialized`.
 async fn handshake(
     init_params: &mut watch::Receiver<Option<Arc<str>>>,
@@ -498,10 +504,10 @@ async fn handshake(
         Err(_) => return Err("Warden closed before the client initialized".into()),
     };
     let opening = Opening::of(spec);
-    if matches!(opening, Opening::Modern | Opening::ModernFirst) {
+    if matches!(opening, Opening::Discover | Opening::DiscoverFirst) {
         match discover(&params, timeout, connection).await {
             Ok(handshake) => return modern(spec, connection, handshake, &params),
-            Err(why) if opening == Opening::Modern => return Err(why),
+            Err(why) if opening == Opening::Discover => return Err(why),
             Err(why) => tracing::debug!(server = %spec.name, "upstream is not modern ({why}): initializing"),
         }
     }
@@ -512,7 +518,7 @@ async fn handshake(
     let result = answer.payload().unwrap_or("null");
     if answer.kind() != Kind::Response {
         let refused = format!("it refused initialize: {result}");
-        if opening == Opening::LegacyFirst {
+        if opening == Opening::InitializeFirst {
             // A modern-only server refuses initialize: ask it the modern way.
             return match discover(&params, timeout, connection).await {
                 Ok(handshake) => modern(spec, connection, handshake, &params),
@@ -523,7 +529,7 @@ async fn handshake(
     }
     let handshake = Handshake::parse(result)?;
     connection.set_handshake(handshake);
-    connection.set_era(Era::Legacy, String::new());
+    connection.set_era(Era::Mcp2025, String::new());
     connection.send(warden_jsonrpc::notification("notifications/initialized", None)).map_err(|err| err.to_string())
 }
 

@@ -11,7 +11,7 @@ use scripted::{Events, Reply, Request, Server, initialized, next_event};
 use serde_json::json;
 use tokio::sync::{mpsc, watch};
 use warden_config::{Supervision, Transport};
-use warden_upstream::{Connection, Event, EventKind, State, Upstream, UpstreamError, UpstreamSpec};
+use warden_upstream::{Connection, Event, EventKind, Upstream, UpstreamError, UpstreamSpec, UpstreamState};
 
 /// The client's `initialize` params, with spacing a re-encoder would lose.
 const INIT_PARAMS: &str =
@@ -36,14 +36,14 @@ fn spec(url: &str) -> UpstreamSpec {
         watch: None,
         sandbox: None,
         // These tests script a 2025-era server's every answer.
-        protocol: warden_config::ProtocolEra::Legacy,
+        protocol: warden_config::ProtocolEra::Mcp2025,
     }
 }
 
 fn start(url: &str) -> (Upstream, mpsc::UnboundedReceiver<Event>, watch::Sender<Option<Arc<str>>>) {
     let (sink, events) = mpsc::unbounded_channel();
     let (init, init_rx) = watch::channel(Some(Arc::from(INIT_PARAMS)));
-    (Upstream::spawn(0, spec(url), init_rx, Arc::new(Events(sink))), events, init)
+    (Upstream::spawn(0, spec(url), init_rx, Arc::new(Events(sink)), Default::default()), events, init)
 }
 
 async fn ready(server: &Server) -> Running {
@@ -160,7 +160,7 @@ async fn a_forgotten_session_is_initialized_again_with_the_same_params_and_the_c
     let again = next_event(&mut running.events, |kind| matches!(kind, EventKind::Ready(_))).await;
     let EventKind::Ready(connection) = again.kind else { unreachable!() };
     assert!(Arc::ptr_eq(&connection, &running.connection), "the same connection, a new session");
-    assert!(matches!(running.upstream.state(), State::Ready(_)));
+    assert!(matches!(running.upstream.state(), UpstreamState::Ready(_)));
 
     let inits: Vec<Request> = server.seen().into_iter().filter(|r| r.rpc() == "initialize").collect();
     assert_eq!(inits.len(), 2);

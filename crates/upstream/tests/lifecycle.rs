@@ -47,7 +47,7 @@ fn spec(tag: &str) -> UpstreamSpec {
         watch: None,
         sandbox: None,
         // These tests script a 2025-era server's every answer.
-        protocol: warden_config::ProtocolEra::Legacy,
+        protocol: warden_config::ProtocolEra::Mcp2025,
     }
 }
 
@@ -75,7 +75,7 @@ async fn ready(upstream: &Upstream) -> Arc<Connection> {
 async fn restart_replace_and_stop_go_through_one_handle() {
     let (sink, _events) = mpsc::unbounded_channel();
     let (_init, init_rx) = watch::channel(Some(Arc::from(r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#)));
-    let upstream = Upstream::spawn(0, spec("first"), init_rx, Arc::new(Events(sink)));
+    let upstream = Upstream::spawn(0, spec("first"), init_rx, Arc::new(Events(sink)), Default::default());
     let first = ready(&upstream).await;
     let before = call(&first, "whoami", "{}").await.expect("whoami");
     assert_eq!(before["tag"], "first");

@@ -155,7 +155,7 @@ pub struct ServeArgs {
     pub target: ProfileArgs,
     /// Serve MCP over HTTP on this address instead of stdio: a port alone
     /// (8210) means 127.0.0.1; or IP:PORT (port 0 picks one). Streamable HTTP
-    /// at /mcp, legacy SSE at /sse.
+    /// at /mcp, HTTP+SSE (2024-11-05) at /sse.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
     /// Let --http bind a non-loopback address with no auth.tokens configured:

@@ -13,6 +13,8 @@ use warden_gateway::pipeline::{
 use warden_limits::Limiter;
 use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
+use warden_sandbox::SandboxReport;
+use warden_sandbox::report::{Denial, Reporter};
 
 /// Opens the audit log a config asks for. Opened once per process and kept
 /// across reloads: two writers would break the hash chain.
@@ -37,12 +39,12 @@ pub fn open_audit(config: &Config) -> anyhow::Result<Option<Arc<dyn Audit>>> {
 
 /// Opens the audit log and starts the approvals `config` asks for; the
 /// approvals' channels run while the second value lives.
-pub async fn lasting(config: &Config) -> anyhow::Result<(Lasting, Option<crate::approvals::Running>)> {
+pub async fn open_process_hooks(config: &Config) -> anyhow::Result<(ProcessHooks, Option<crate::approvals::Running>)> {
     let audit = open_audit(config)?;
-    report_sandbox_denials(audit.clone());
+    let sandbox = report_sandbox_denials(audit.clone());
     let approvals = crate::approvals::start(config, audit.clone()).await?;
     let approver = approvals.as_ref().map(crate::approvals::Running::approver);
-    Ok((Lasting { audit, approver }, approvals))
+    Ok((ProcessHooks { audit, approver, sandbox }, approvals))
 }
 
 /// `~/x` → `$HOME/x`.
@@ -57,17 +59,20 @@ pub fn expand_home(path: &str) -> PathBuf {
 /// audit writers would break the hash chain, and pending approvals must
 /// outlive a configuration change.
 #[derive(Clone, Default)]
-pub struct Lasting {
+pub struct ProcessHooks {
     /// The audit log, if any.
     pub audit: Option<Arc<dyn Audit>>,
     /// Where escalated calls wait, if approval is configured.
     pub approver: Option<Arc<dyn Approver>>,
+    /// Where the servers' sandboxes report (refusals and unsandboxed starts
+    /// to the audit log), and how each server was started.
+    pub sandbox: SandboxReport,
 }
 
 /// The hooks for `profile` (or the default profile) of `config`, recording
-/// to `lasting.audit` and waiting for approvals at `lasting.approver`.
-pub fn for_profile(config: &Config, profile: Option<&str>, lasting: Lasting) -> anyhow::Result<Hooks> {
-    let Lasting { audit, approver } = lasting;
+/// to `process_hooks.audit` and waiting for approvals at `process_hooks.approver`.
+pub fn for_profile(config: &Config, profile: Option<&str>, process_hooks: ProcessHooks) -> anyhow::Result<Hooks> {
+    let ProcessHooks { audit, approver, sandbox: _ } = process_hooks;
     let view = ProfileView::compile(config, profile).context("invalid profile")?;
     if let Some(name) = view.name() {
         tracing::info!(profile = name, "profile in force");
@@ -93,14 +98,14 @@ pub fn for_profile(config: &Config, profile: Option<&str>, lasting: Lasting) -> 
 /// breakers count across sessions, per profile).
 pub struct ProfileHooks {
     config: RwLock<Arc<Config>>,
-    lasting: Lasting,
+    process_hooks: ProcessHooks,
     built: Mutex<HashMap<Option<String>, Hooks>>,
 }
 
 impl ProfileHooks {
-    /// Hooks for the profiles of `config`, with `lasting`'s audit and approver.
-    pub fn new(config: Arc<Config>, lasting: Lasting) -> ProfileHooks {
-        ProfileHooks { config: RwLock::new(config), lasting, built: Mutex::new(HashMap::new()) }
+    /// Hooks for the profiles of `config`, with `process_hooks`'s audit and approver.
+    pub fn new(config: Arc<Config>, process_hooks: ProcessHooks) -> ProfileHooks {
+        ProfileHooks { config: RwLock::new(config), process_hooks, built: Mutex::new(HashMap::new()) }
     }
 
     /// Switches to a reloaded configuration; hooks are rebuilt on demand.
@@ -118,24 +123,26 @@ impl HooksSource for ProfileHooks {
             return Ok(hooks.clone());
         }
         let config = warden_sync::read(&self.config).clone();
-        let hooks = for_profile(&config, profile, self.lasting.clone()).map_err(|err| format!("{err:#}"))?;
+        let hooks = for_profile(&config, profile, self.process_hooks.clone()).map_err(|err| format!("{err:#}"))?;
         built.insert(key, hooks.clone());
         Ok(hooks)
     }
 }
 
-/// Sends the sandboxes' refused connections to `audit` (and the log), as
-/// `sandbox/network` records denied by rule `sandbox.network`.
-pub fn report_sandbox_denials(audit: Option<Arc<dyn Audit>>) {
-    warden_sandbox::report::install(Arc::new(SandboxDenials { audit }));
+/// A sandbox report that sends the sandboxes' refused connections to
+/// `audit` (and the log), as `sandbox/network` records denied by rule
+/// `sandbox.network`, and servers started unsandboxed as
+/// `sandbox/unsandboxed` records.
+pub fn report_sandbox_denials(audit: Option<Arc<dyn Audit>>) -> SandboxReport {
+    SandboxReport::new(Arc::new(SandboxDenials { audit }))
 }
 
 struct SandboxDenials {
     audit: Option<Arc<dyn Audit>>,
 }
 
-impl warden_sandbox::report::Reporter for SandboxDenials {
-    fn denied(&self, denial: warden_sandbox::report::Denial) {
+impl Reporter for SandboxDenials {
+    fn denied(&self, denial: Denial) {
         let target = format!("{}:{}", denial.host, denial.port);
         let verdict = Verdict::Deny { rule: "sandbox.network".into(), reason: denial.reason };
         self.record("sandbox/network", denial.server, target, None, verdict, Outcome::Refused);

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use warden_config::Config;
 use warden_gateway::Session;
 use warden_gateway::pipeline::Hooks;
+use warden_sandbox::SandboxReport;
 
 /// How long one request may take.
 const PATIENCE: Duration = Duration::from_secs(300);
@@ -22,10 +23,11 @@ pub struct LocalClient {
 }
 
 impl LocalClient {
-    /// Starts the upstreams, initializes, and waits until each is ready or down.
-    pub async fn start(config: Arc<Config>, hooks: Hooks) -> anyhow::Result<LocalClient> {
+    /// Starts the upstreams (their sandboxes reporting to `sandbox`),
+    /// initializes, and waits until each is ready or down.
+    pub async fn start(config: Arc<Config>, hooks: Hooks, sandbox: SandboxReport) -> anyhow::Result<LocalClient> {
         let (to_client, from_session) = mpsc::unbounded_channel();
-        let session = Session::start(config, hooks, to_client);
+        let session = Session::start(config, hooks, to_client, sandbox);
         let mut client = LocalClient { session, from_session, next_id: 1 };
         let params = json!({
             "protocolVersion": "2025-11-25",

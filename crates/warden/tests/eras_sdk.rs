@@ -57,7 +57,7 @@ enum ClientKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Upstream {
     /// The repository's fixture, 2025 era, over stdio.
-    FixtureLegacy,
+    Fixture2025,
     /// `@modelcontextprotocol/server-everything` (2025 era), over stdio.
     Everything,
     /// The fixture answering only 2026-07-28 (`--modern-only`), over stdio.
@@ -142,7 +142,7 @@ fn serve(upstream: Upstream) -> Served {
     };
     let fixture = PathBuf::from(fixture_bin());
     match upstream {
-        Upstream::FixtureLegacy => Served { child: None, entry: stdio(&fixture, &[]) },
+        Upstream::Fixture2025 => Served { child: None, entry: stdio(&fixture, &[]) },
         Upstream::Everything => {
             let everything = interop().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
             Served { child: None, entry: stdio(&node(), &[everything.to_str().unwrap(), "stdio"]) }
@@ -220,7 +220,7 @@ fn run_client(client: ClientKind, upstream: Upstream, target: &[String]) -> (boo
             if matches!(upstream, Upstream::Everything | Upstream::EverythingHttp) {
                 command.arg("--everything");
             }
-            if matches!(upstream, Upstream::FixtureLegacy | Upstream::FixtureModernOnly) {
+            if matches!(upstream, Upstream::Fixture2025 | Upstream::FixtureModernOnly) {
                 command.arg("--fixture");
             }
             command.arg(mode);
@@ -272,7 +272,7 @@ use Expect::Pass as P;
 #[rustfmt::skip]
 const EXPECTED: &[(Upstream, [[Expect; 2]; 6])] = &[
     //                                  py auto  py 2026  py legacy  ts auto  ts 2026  ts sdk1
-    (Upstream::FixtureLegacy,             [[P, P], [P, P], [P, P], [P, P], [P, P], [P, P]]),
+    (Upstream::Fixture2025,             [[P, P], [P, P], [P, P], [P, P], [P, P], [P, P]]),
     (Upstream::Everything,                [[P, P], [P, P], [P, P], [P, P], [P, P], [P, P]]),
     (Upstream::EverythingHttp,            [[P, P], [P, P], [P, P], [P, P], [P, P], [P, P]]),
     (Upstream::Python2025,                [[P, P], [P, P], [P, P], [P, P], [P, P], [P, P]]),
@@ -373,7 +373,7 @@ fn matrix(upstream: Upstream) {
 
 #[test]
 fn every_client_era_against_a_2025_server() {
-    matrix(Upstream::FixtureLegacy);
+    matrix(Upstream::Fixture2025);
 }
 
 #[test]

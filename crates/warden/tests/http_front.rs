@@ -383,7 +383,7 @@ fn idle_sessions_are_reaped_and_processes_return_to_baseline() {
 }
 
 #[test]
-fn per_server_endpoints_and_the_legacy_sse_transport() {
+fn per_server_endpoints_and_the_http_sse_transport() {
     let config = format!(
         "servers:\n  fx:\n    transport: {{kind: stdio, command: {0:?}}}\n  other:\n    transport: {{kind: stdio, command: {0:?}}}\nexposePerServer: true\n",
         fixture_bin()
@@ -399,7 +399,7 @@ fn per_server_endpoints_and_the_legacy_sse_transport() {
     crossed.session = own.session.clone();
     assert_eq!(crossed.post_raw(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).status, 404);
 
-    // Legacy: GET /sse names the endpoint; answers come on the stream.
+    // HTTP+SSE: GET /sse names the endpoint; answers come on the stream.
     let mut events = send(&warden.addr, "GET", "/sse", &[("accept", "text/event-stream")], b"");
     assert_eq!(events.status, 200);
     let (_, endpoint) = events.next_event().expect("endpoint event");
@@ -418,7 +418,7 @@ fn per_server_endpoints_and_the_legacy_sse_transport() {
     assert_eq!(post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), 202);
     assert_eq!(
         post(
-            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"legacy"}}}"#
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"http+sse"}}}"#
         ),
         202
     );
@@ -429,11 +429,11 @@ fn per_server_endpoints_and_the_legacy_sse_transport() {
         }
         assert!(message["method"].as_str().unwrap_or_default().ends_with("list_changed"), "{message}");
     };
-    assert_eq!(text_of(&answer["result"]), "legacy");
+    assert_eq!(text_of(&answer["result"]), "http+sse");
     // Closing the stream ends the session.
     drop(events);
     let health = || send(&warden.addr, "GET", "/healthz", &[], b"").json()["sessions"].as_u64();
-    eventually("the legacy session to end with its stream", || health() == Some(1));
+    eventually("the HTTP+SSE session to end with its stream", || health() == Some(1));
 }
 
 #[test]

@@ -100,7 +100,7 @@ fn a_streamable_http_upstream_serves_calls_sampling_and_progress() {
 }
 
 #[test]
-fn a_legacy_sse_upstream_serves_calls_sampling_and_progress() {
+fn an_http_sse_upstream_serves_calls_sampling_and_progress() {
     let remote = HttpWarden::start_on(&remote_config(), 0);
     let mut client = through("sse", &remote.url("/sse"));
     exercise(&mut client);
@@ -132,7 +132,7 @@ fn an_upstream_that_restarts_and_forgets_its_sessions_is_initialized_again() {
 }
 
 #[test]
-fn a_legacy_sse_upstream_is_down_when_its_stream_ends_and_comes_back() {
+fn an_http_sse_upstream_is_down_when_its_stream_ends_and_comes_back() {
     let mut remote = HttpWarden::start_on(&remote_config(), 0);
     let port = remote.port;
     let mut client = through("sse", &remote.url("/sse"));

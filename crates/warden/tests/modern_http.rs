@@ -147,10 +147,10 @@ fn bad_envelopes_headers_versions_and_methods_get_the_exact_status() {
     let headers =
         [("content-type", "application/json"), ("mcp-protocol-version", VERSION), ("accept", "application/json")];
     assert_eq!(send(&warden.addr, "POST", "/mcp", &headers, body.as_bytes()).status, 202);
-    // Legacy clients are served as before.
-    let mut legacy = warden.client();
-    legacy.initialize();
-    assert!(legacy.tool_names().contains(&"echo".to_owned()));
+    // 2025-era clients are served as before.
+    let mut client_2025 = warden.client();
+    client_2025.initialize();
+    assert!(client_2025.tool_names().contains(&"echo".to_owned()));
 }
 
 #[test]
@@ -241,9 +241,9 @@ fn mirrored_arguments_are_checked_coming_in_and_written_going_out() {
     let (status, body) = last(post(&local, "/mcp", json!(6), "tools/call", call, &right));
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["result"]["content"][0]["text"], "hi", "{body}");
-    let mut legacy = local.client();
-    legacy.initialize();
-    let result = legacy.call("locate", json!({"text": "from 2025", "region": "ap-south1"}));
+    let mut client_2025 = local.client();
+    client_2025.initialize();
+    let result = client_2025.call("locate", json!({"text": "from 2025", "region": "ap-south1"}));
     assert_eq!(result["content"][0]["text"], "from 2025", "{result}");
 }
 
@@ -278,16 +278,16 @@ fn tools_with_invalid_header_annotations_are_left_out() {
     assert_eq!((status, &body["result"]["content"][0]["text"]), (200, &json!("hi")), "{body}");
 
     // A 2025-11-25 client sees the same catalog.
-    let mut legacy = warden.client();
-    legacy.initialize();
-    let names = legacy.tool_names();
+    let mut client_2025 = warden.client();
+    client_2025.initialize();
+    let names = client_2025.tool_names();
     assert!(names.iter().any(|name| name == "locate"), "{names:?}");
     assert!(!names.iter().any(|name| name == "relocate" || name == "misplace"), "{names:?}");
-    let refused = legacy.request("tools/call", json!({"name": "misplace", "arguments": {"text": "hi"}}));
+    let refused = client_2025.request("tools/call", json!({"name": "misplace", "arguments": {"text": "hi"}}));
     assert_eq!(refused["error"]["message"], "Unknown tool: misplace", "{refused}");
-    assert_eq!(legacy.call("locate", json!({"text": "from 2025"}))["content"][0]["text"], "from 2025");
+    assert_eq!(client_2025.call("locate", json!({"text": "from 2025"}))["content"][0]["text"], "from 2025");
     // Lists read again, by both: no new warnings.
-    assert_eq!(legacy.tool_names(), names);
+    assert_eq!(client_2025.tool_names(), names);
     assert_eq!(
         last(post(&warden, "/mcp", json!(5), "tools/list", json!({"_meta": meta()}), &[])).1["result"],
         listed["result"]
@@ -301,7 +301,7 @@ fn tools_with_invalid_header_annotations_are_left_out() {
     };
     assert!(warned("relocate", "repeats the one at /properties/from"), "{stderr}");
     assert!(warned("misplace", "is not an HTTP token"), "{stderr}");
-    // Once per session's upstream (the modern lane's, the legacy session's),
+    // Once per session's upstream (the modern lane's, the 2025-era session's),
     // not on each of the lists read since.
     let left_out: Vec<&str> = stderr.lines().filter(|line| line.contains("tool left out")).collect();
     assert_eq!(left_out.len(), 4, "{stderr}");

@@ -97,7 +97,7 @@ fn envelopes_are_checked_and_removed_methods_are_unknown() {
 }
 
 #[test]
-fn legacy_clients_still_initialize_after_a_discover_probe() {
+fn clients_of_2025_still_initialize_after_a_discover_probe() {
     let mut client = modern_client();
     let discover = client.request("server/discover", json!({"_meta": meta()}));
     assert!(discover["result"]["supportedVersions"].is_array());
@@ -335,7 +335,7 @@ fn progress_reaches_the_request_and_a_cancel_stops_the_call() {
 /// unasked still reaches the client: elicitation as a real request, list
 /// changes, resource updates (over one `subscriptions/listen`).
 #[test]
-fn a_modern_stdio_upstream_is_translated_for_a_legacy_client() {
+fn a_modern_stdio_upstream_is_translated_for_a_2025_era_client() {
     let inner = support::scratch_dir("modern-inner").join("inner.yaml");
     std::fs::write(&inner, fixtures(&[("fx", &[])], "naming: {prefix: never}\n")).unwrap();
     let warden = support::warden_bin();

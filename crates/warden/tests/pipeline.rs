@@ -68,7 +68,7 @@ impl InProcess {
         let text = support::fixtures(&[("fx", &[])], "");
         let config = warden_config::parse(std::path::Path::new("t.yaml"), &text, &|_| None).unwrap();
         let (to_client, out) = mpsc::unbounded_channel();
-        let session = Session::start(Arc::new(config), hooks, to_client);
+        let session = Session::start(Arc::new(config), hooks, to_client, Default::default());
         InProcess { session, out }
     }
 

@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::fixture_bin;
-use support::http::{HttpWarden, LegacySse, Response, send};
+use support::http::{HttpSseClient, HttpWarden, Response, send};
 
 const MODERN: &str = "2026-07-28";
 
@@ -142,7 +142,7 @@ fn the_request_state_lifetime_is_configurable() {
 
 /// Every audit record names who made the call: the token's name, whatever
 /// the client calls itself, and the address it called from, in both eras
-/// and over the legacy HTTP+SSE transport.
+/// and over the HTTP+SSE transport.
 #[test]
 fn audit_records_name_the_token_and_address_a_call_came_with() {
     let dir = support::scratch_dir("tenancy-audit");
@@ -150,7 +150,7 @@ fn audit_records_name_the_token_and_address_a_call_came_with() {
     let warden = warden(&format!("audit: {{path: {audit:?}}}\n"));
     let mut client = warden.client().with_header("authorization", "Bearer alice-secret-0123456789");
     client.initialize();
-    client.call("fx__echo", json!({"text": "legacy"}));
+    client.call("fx__echo", json!({"text": "2025"}));
     let params = json!({
         "_meta": {
             "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -162,7 +162,7 @@ fn audit_records_name_the_token_and_address_a_call_came_with() {
     });
     let done = post_modern(&warden, json!(1), params);
     assert!(done["result"].is_object(), "{done}");
-    legacy_sse_echo(&warden, "Bearer alice-secret-0123456789");
+    http_sse_echo(&warden, "Bearer alice-secret-0123456789");
     let is_call = |record: &Value| record["method"] == "tools/call";
     let records =
         support::wait_for_audit(&audit, |records| records.iter().filter(|record| is_call(record)).count() >= 3);
@@ -172,11 +172,11 @@ fn audit_records_name_the_token_and_address_a_call_came_with() {
     assert!(calls.iter().all(|record| record["clientAddress"] == "127.0.0.1"), "{records:#?}");
 }
 
-/// One echo call over the legacy HTTP+SSE transport, answered on its stream.
-fn legacy_sse_echo(warden: &HttpWarden, auth: &str) {
-    let mut legacy = LegacySse::open(&warden.addr, auth);
-    legacy.initialize(json!({}));
-    let echo = json!({"name": "fx__echo", "arguments": {"text": "legacy sse"}});
-    assert_eq!(legacy.post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": echo})).status, 202);
-    assert!(legacy.answer(2)["result"].is_object());
+/// One echo call over the HTTP+SSE transport, answered on its stream.
+fn http_sse_echo(warden: &HttpWarden, auth: &str) {
+    let mut sse = HttpSseClient::open(&warden.addr, auth);
+    sse.initialize(json!({}));
+    let echo = json!({"name": "fx__echo", "arguments": {"text": "http+sse"}});
+    assert_eq!(sse.post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": echo})).status, 202);
+    assert!(sse.answer(2)["result"].is_object());
 }

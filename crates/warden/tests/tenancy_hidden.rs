@@ -111,7 +111,7 @@ fn a_hidden_server_answers_as_one_that_does_not_exist() {
         );
     }
     same(get(&warden, &hidden_mcp, Some(BOB)), get(&warden, &missing_mcp, Some(BOB)), "GET");
-    same(get(&warden, &hidden_sse, Some(BOB)), get(&warden, &missing_sse, Some(BOB)), "legacy SSE");
+    same(get(&warden, &hidden_sse, Some(BOB)), get(&warden, &missing_sse, Some(BOB)), "HTTP+SSE");
     assert!(children_of(warden.pid()).is_empty(), "nothing started for bob");
 
     // Alice sees it.

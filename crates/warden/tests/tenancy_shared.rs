@@ -15,7 +15,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::http::{HttpWarden, LegacySse, McpHttp, Response, send};
+use support::http::{HttpSseClient, HttpWarden, McpHttp, Response, send};
 use support::{PATIENCE, fixture_bin, fixture_requests, wait_for_fixture_requests};
 
 const MODERN: &str = "2026-07-28";
@@ -514,15 +514,15 @@ fn ten_tenants_at_once_on_a_shared_http_server() {
     assert_eq!(kept(&warden, 0, "py"), (0, 0));
 }
 
-/// The same with the legacy HTTP+SSE transport: tenant t1's one stream,
+/// The same with the HTTP+SSE transport: tenant t1's one stream,
 /// open while its call is in flight on the shared fixture, never carries
 /// what tenant t0's tools ask or log.
 #[test]
-fn over_stdio_a_shared_servers_requests_reach_no_legacy_sse_tenant() {
+fn over_stdio_a_shared_servers_requests_reach_no_http_sse_tenant() {
     let warden = stdio_shared(2);
-    let mut legacy = LegacySse::open(&warden.addr, &bearer(1));
-    legacy.initialize(json!({"sampling": {}, "roots": {}}));
-    let post = |body: Value| legacy.post(body).status;
+    let mut sse = HttpSseClient::open(&warden.addr, &bearer(1));
+    sse.initialize(json!({"sampling": {}, "roots": {}}));
+    let post = |body: Value| sse.post(body).status;
     let mut alice = tenant(&warden, 0);
     let stats =
         |client: &mut McpHttp| fixture_requests(&text_of(&call_2025(client, "t0", "fx__stats", json!({}), None).0));
@@ -538,7 +538,7 @@ fn over_stdio_a_shared_servers_requests_reach_no_legacy_sse_tenant() {
     // Everything bob's stream carried up to the answer of his ping.
     assert_eq!(post(json!({"jsonrpc": "2.0", "id": 99, "method": "ping"})), 202);
     loop {
-        let (_, message) = legacy.events.next_message().expect("bob's stream");
+        let (_, message) = sse.events.next_message().expect("bob's stream");
         if message["id"] == 99 {
             break;
         }

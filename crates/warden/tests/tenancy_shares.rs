@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::fixture_bin;
-use support::http::{HttpWarden, LegacySse, McpHttp, Response, send};
+use support::http::{HttpSseClient, HttpWarden, McpHttp, Response, send};
 
 fn config(http: &str, tokens: &[(&str, &str)]) -> String {
     let mut config = format!(
@@ -135,15 +135,15 @@ fn streams_and_calls_are_limited_per_token() {
     assert_eq!(other.post_raw(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list"}"#).status, 200);
 }
 
-/// On the legacy HTTP+SSE transport a POST ends at once with 202, and the
+/// On the HTTP+SSE transport a POST ends at once with 202, and the
 /// answer comes on the stream: the request still counts against its
 /// token's calls until that answer is sent (or the request is cancelled).
 #[test]
-fn legacy_sse_calls_count_against_the_token_until_answered() {
+fn http_sse_calls_count_against_the_token_until_answered() {
     let warden = HttpWarden::start(&config("", &[("alice", ""), ("bob", ", limits: {calls: 1}")]));
-    let mut legacy = LegacySse::open(&warden.addr, "Bearer bob-secret-0123456789");
-    legacy.initialize(json!({}));
-    let post = |body: Value| legacy.post(body);
+    let mut sse = HttpSseClient::open(&warden.addr, "Bearer bob-secret-0123456789");
+    sse.initialize(json!({}));
+    let post = |body: Value| sse.post(body);
     let held = |n: u64| {
         support::retry(&format!("bob to hold {n} calls"), || {
             (status(&warden, "bob")["token"]["shares"]["calls"]["held"] == n).then_some(())
@@ -168,7 +168,7 @@ fn legacy_sse_calls_count_against_the_token_until_answered() {
     assert_eq!(post(cancel).status, 202);
     held(0);
     assert_eq!(post(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"})).status, 202);
-    assert!(legacy.answer(4)["result"].is_object());
+    assert!(sse.answer(4)["result"].is_object());
     held(0);
 }
 

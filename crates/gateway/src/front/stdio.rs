@@ -12,6 +12,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use warden_config::Config;
 use warden_jsonrpc::{Line, LineReader};
+use warden_sandbox::SandboxReport;
 
 use super::stdio_era::StdioEra;
 use crate::modern::LaneOutlet;
@@ -19,7 +20,8 @@ use crate::pipeline::Hooks;
 use crate::session::Session;
 
 /// Serves one client over stdin/stdout until stdin ends, stdout breaks or
-/// Warden is told to terminate, then stops the upstreams. `started` runs once the session exists (to
+/// Warden is told to terminate, then stops the upstreams. Their sandboxes
+/// report to `sandbox`. `started` runs once the session exists (to
 /// attach a config watcher, say); its error is logged, not fatal.
 ///
 /// Stdin is read by one task that is never cancelled (a read that is
@@ -29,11 +31,12 @@ use crate::session::Session;
 pub async fn serve_stdio<E: std::fmt::Display>(
     config: Arc<Config>,
     hooks: Hooks,
+    sandbox: SandboxReport,
     started: impl FnOnce(&Session) -> Result<(), E>,
 ) -> std::io::Result<()> {
     let (to_client, outgoing) = mpsc::unbounded_channel();
     let outlet = LaneOutlet::with_fallback(to_client.clone());
-    let session = Session::start(config.clone(), hooks, outlet.clone());
+    let session = Session::start(config.clone(), hooks, outlet.clone(), sandbox);
     let mut era = StdioEra::new(session.clone(), outlet, to_client);
     if let Err(err) = started(&session) {
         tracing::warn!("{err}");

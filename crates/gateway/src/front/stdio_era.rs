@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, error_response};
 
-use crate::modern::{self, Envelope, Lane, LaneOutlet, Piece, Sealer};
+use crate::modern::{self, Envelope, Lane, LaneOutlet, ReplyMessage, Sealer};
 use crate::session::Session;
 
 /// The era of the stdio client, once known.
@@ -27,7 +27,7 @@ pub(super) struct StdioEra {
 
 enum Era {
     Undecided,
-    Legacy,
+    Mcp2025,
     Modern { lane: Lane, running: HashMap<String, JoinHandle<()>> },
 }
 
@@ -66,15 +66,15 @@ impl StdioEra {
             Era::Undecided => {
                 if frame.kind() == Kind::Request {
                     tracing::info!(session = self.session.id(), "the client speaks MCP 2025-11-25 or earlier");
-                    self.era = Era::Legacy;
+                    self.era = Era::Mcp2025;
                 }
                 self.session.handle_frame(frame);
             }
-            Era::Legacy if enveloped => {
+            Era::Mcp2025 if enveloped => {
                 let message = "this connection was opened with initialize (MCP 2025-11-25 or earlier): requests carry no 2026-07-28 envelope here";
                 let _ = self.to_client.send(error_response(frame.id(), ErrorCode::InvalidRequest, message, None));
             }
-            Era::Legacy => self.session.handle_frame(frame),
+            Era::Mcp2025 => self.session.handle_frame(frame),
             Era::Modern { .. } => self.handle_modern(frame),
         }
     }
@@ -135,7 +135,7 @@ impl StdioEra {
         let task = tokio::spawn(async move {
             let mut reply = lane.serve(frame, &envelope).await;
             while let Some(piece) = reply.next().await {
-                let (Piece::Note(text) | Piece::Last(text)) = piece;
+                let (ReplyMessage::Note(text) | ReplyMessage::Last(text)) = piece;
                 if to_client.send(text).is_err() {
                     return;
                 }

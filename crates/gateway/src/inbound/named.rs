@@ -94,7 +94,10 @@ impl Shared {
                 .into_iter()
                 .filter(|(index, _)| !catalog.is_loaded(*index))
                 .filter(|(_, upstream)| {
-                    matches!(upstream.state(), warden_upstream::State::Starting | warden_upstream::State::Ready(_))
+                    matches!(
+                        upstream.state(),
+                        warden_upstream::UpstreamState::Starting | warden_upstream::UpstreamState::Ready(_)
+                    )
                 })
                 .collect()
         };

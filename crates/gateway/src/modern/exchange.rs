@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use warden_jsonrpc::{Frame, Members, Needle, json_string};
 
 use super::envelope::Capabilities;
-use super::reply::Piece;
+use super::reply::ReplyMessage;
 
 /// One request the upstream sent the client during the call, not yet
 /// answered.
@@ -31,7 +31,7 @@ pub(super) struct Round {
     /// The client's id for this round's request (JSON text).
     pub client_id: String,
     /// Where this round's messages go; `None` while parked.
-    pub to_client: Option<mpsc::UnboundedSender<Piece>>,
+    pub to_client: Option<mpsc::UnboundedSender<ReplyMessage>>,
     /// What the client said it can do, this round.
     pub capabilities: Capabilities,
     /// Whether the client asked for log messages.
@@ -55,10 +55,10 @@ pub(super) struct Exchange {
     params: Option<String>,
     /// What its `requestState` binds it to, worked out when first needed.
     digest: OnceLock<String>,
-    state: Mutex<State>,
+    state: Mutex<ExchangeState>,
 }
 
-struct State {
+struct ExchangeState {
     round: Round,
     /// Asked by the upstream, not answered yet.
     pending: Vec<Input>,
@@ -82,7 +82,7 @@ impl Exchange {
             method,
             params,
             digest: OnceLock::new(),
-            state: Mutex::new(State { round, pending: Vec::new(), answer: None }),
+            state: Mutex::new(ExchangeState { round, pending: Vec::new(), answer: None }),
         })
     }
 
@@ -92,7 +92,7 @@ impl Exchange {
         self.digest.get_or_init(|| binding(&self.method, self.params.as_deref()))
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, ExchangeState> {
         warden_sync::lock(&self.state)
     }
 
@@ -101,14 +101,14 @@ impl Exchange {
         self.lock().round.capabilities
     }
 
-    /// The final answer (a legacy-era response for the lane's id), rewritten
+    /// The final answer (a 2025-era response for the lane's id), rewritten
     /// by `finish` for the client. Returns false when parked: the answer
     /// waits for the retry.
     pub fn finish(&self, text: String, finish: impl Fn(&str, &str) -> String) -> bool {
         let mut state = self.lock();
         match state.round.to_client.take() {
             Some(to_client) => {
-                let _ = to_client.send(Piece::Last(finish(&text, &state.round.client_id)));
+                let _ = to_client.send(ReplyMessage::Last(finish(&text, &state.round.client_id)));
                 true
             }
             None => {
@@ -130,7 +130,7 @@ impl Exchange {
         text.push_str(&frame.text()[..span.start]);
         text.push_str(token);
         text.push_str(&frame.text()[span.end..]);
-        let _ = to_client.send(Piece::Note(text));
+        let _ = to_client.send(ReplyMessage::Note(text));
     }
 
     /// A notification for this request: log messages only when asked for.
@@ -141,7 +141,7 @@ impl Exchange {
             return;
         }
         if let Some(to_client) = &state.round.to_client {
-            let _ = to_client.send(Piece::Note(text));
+            let _ = to_client.send(ReplyMessage::Note(text));
         }
     }
 
@@ -166,7 +166,7 @@ impl Exchange {
             requests.join(","),
             json_string(&seal(state.round.generation))
         );
-        let _ = to_client.send(Piece::Last(warden_jsonrpc::result_response(&state.round.client_id, &result)));
+        let _ = to_client.send(ReplyMessage::Last(warden_jsonrpc::result_response(&state.round.client_id, &result)));
         Some(state.round.generation)
     }
 

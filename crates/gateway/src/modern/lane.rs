@@ -14,8 +14,8 @@ use warden_jsonrpc::{
 use super::envelope::Envelope;
 use super::exchange::{Exchange, Input, Resumed, Round, binding, input_request, may_need_input, progress_token_of};
 use super::listen::Listeners;
-use super::reply::{Guard, Piece, Reply};
-use super::seal::{Sealer, State, expiry};
+use super::reply::{DropCancel, Reply, ReplyMessage};
+use super::seal::{RequestState, Sealer, expiry};
 use super::{discover, results};
 use crate::outlet::{Outbound, Outlet};
 use crate::session::Session;
@@ -260,7 +260,7 @@ impl Inner {
     /// request out if no retry comes.
     fn park(self: &Arc<Self>, exchange: &Arc<Exchange>) {
         let seal = |round| {
-            self.sealer.seal(&State {
+            self.sealer.seal(&RequestState {
                 lane: self.id.clone(),
                 exchange: exchange.internal.clone(),
                 request: exchange.digest().to_owned(),
@@ -300,8 +300,8 @@ impl Inner {
         let exchange = Exchange::new(internal.clone(), method.clone(), params, round);
         lock(&self.exchanges).insert(internal, exchange.clone());
         let work = self.session.request_work(inner_frame);
-        let guard = Guard::Round { lane: Arc::downgrade(self), exchange, generation: 0 };
-        Reply::new(pieces, Some(work), Some(guard))
+        let cancel = DropCancel::Round { lane: Arc::downgrade(self), exchange, generation: 0 };
+        Reply::new(pieces, Some(work), Some(cancel))
     }
 
     /// A retry carrying `requestState`: the parked request goes on.
@@ -333,7 +333,7 @@ impl Inner {
         match exchange.resume(round, responses.as_ref(), state.round) {
             Err(why) => invalid(why),
             Ok((Resumed::Finished(answer), _)) => {
-                let _ = to_client.send(Piece::Last(results::complete(&answer, &client_id, method)));
+                let _ = to_client.send(ReplyMessage::Last(results::complete(&answer, &client_id, method)));
                 self.forget(&exchange);
                 Reply::new(pieces, None, None)
             }
@@ -344,8 +344,8 @@ impl Inner {
                 }
                 // What is still unanswered is asked again at once.
                 self.park(&exchange);
-                let guard = Guard::Round { lane: Arc::downgrade(self), exchange, generation };
-                Reply::new(pieces, None, Some(guard))
+                let cancel = DropCancel::Round { lane: Arc::downgrade(self), exchange, generation };
+                Reply::new(pieces, None, Some(cancel))
             }
         }
     }
@@ -393,7 +393,7 @@ fn has_member(frame: &Frame, key: &str) -> bool {
 
 /// The request as the lane's session takes it: the lane's id, without the
 /// retry members (the lane answers those itself). The envelope stays: a
-/// modern upstream gets the client's own, and the connection to a legacy
+/// modern upstream gets the client's own, and the connection to a 2025-era
 /// one takes it off. Everything else keeps its bytes.
 fn inner_request(frame: &Frame, internal: &str, method: &str) -> Option<Frame> {
     const RETRY_KEYS: [&str; 2] = ["inputResponses", "requestState"];

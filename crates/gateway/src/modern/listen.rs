@@ -10,7 +10,7 @@ use warden_jsonrpc::{Frame, Members, json_string};
 
 use super::lane::Inner;
 use super::meta;
-use super::reply::{Guard, Piece, Reply};
+use super::reply::{DropCancel, Reply, ReplyMessage};
 use super::results;
 use warden_sync::lock;
 
@@ -66,7 +66,7 @@ struct Listener {
     /// The listen request's id (JSON text).
     subscription: String,
     filter: Filter,
-    to_client: mpsc::UnboundedSender<Piece>,
+    to_client: mpsc::UnboundedSender<ReplyMessage>,
 }
 
 /// The open listen streams of one lane.
@@ -81,7 +81,7 @@ impl Listeners {
     }
 
     /// Adds a stream.
-    pub fn add(&self, key: u64, subscription: String, filter: Filter, to_client: mpsc::UnboundedSender<Piece>) {
+    pub fn add(&self, key: u64, subscription: String, filter: Filter, to_client: mpsc::UnboundedSender<ReplyMessage>) {
         self.lock().push(Listener { key, subscription, filter, to_client });
     }
 
@@ -105,7 +105,8 @@ impl Listeners {
             .and_then(|params| params.get("uri"))
             .and_then(|raw| serde_json::from_str::<String>(raw).ok());
         for listener in self.lock().iter().filter(|listener| listener.filter.wants(method, uri.as_deref())) {
-            let _ = listener.to_client.send(Piece::Note(tagged(method, params.as_ref(), &listener.subscription)));
+            let _ =
+                listener.to_client.send(ReplyMessage::Note(tagged(method, params.as_ref(), &listener.subscription)));
         }
     }
 }
@@ -144,11 +145,11 @@ impl Inner {
         let ack_params = format!(r#"{{"notifications":{}}}"#, filter.render());
         if let Ok(params) = Members::parse(&ack_params) {
             let ack = tagged("notifications/subscriptions/acknowledged", Some(&params), &subscription);
-            let _ = to_client.send(Piece::Note(ack));
+            let _ = to_client.send(ReplyMessage::Note(ack));
         }
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         self.listeners.add(key, subscription, filter, to_client);
-        Reply::new(pieces, None, Some(Guard::Listen { lane: Arc::downgrade(self), key }))
+        Reply::new(pieces, None, Some(DropCancel::Listen { lane: Arc::downgrade(self), key }))
     }
 
     /// Subscribes the session to `uri` for listen streams; true if some
@@ -160,7 +161,8 @@ impl Inner {
         }
         let params = format!(r#"{{"uri":{}}}"#, json_string(uri));
         let mut reply = self.internal("resources/subscribe", &params);
-        let taken = matches!(reply.next().await, Some(Piece::Last(text)) if results::error_code(&text).is_none());
+        let taken =
+            matches!(reply.next().await, Some(ReplyMessage::Last(text)) if results::error_code(&text).is_none());
         if taken {
             *lock(&self.subscribed).entry(uri.to_owned()).or_default() += 1;
         }

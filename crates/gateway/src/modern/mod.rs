@@ -30,7 +30,7 @@ pub mod seal;
 
 pub use envelope::{Capabilities, Envelope, EnvelopeError, is_modern};
 pub use lane::{Lane, LaneOutlet};
-pub use reply::{Piece, Reply};
+pub use reply::{Reply, ReplyMessage};
 pub use seal::Sealer;
 
 /// The modern revisions Warden speaks.
@@ -38,7 +38,7 @@ pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 
 /// Whether `version` is one of the handshake-based revisions (2025-11-25
 /// and earlier), which open a session with `initialize`.
-pub fn is_legacy_version(version: &str) -> bool {
+pub fn is_2025_era_version(version: &str) -> bool {
     crate::inbound::SUPPORTED_VERSIONS.contains(&version)
 }
 

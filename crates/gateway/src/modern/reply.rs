@@ -10,7 +10,7 @@ use crate::work::Work;
 
 /// One message of a modern request's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece {
+pub enum ReplyMessage {
     /// A notification about the request (progress, a log message, a change
     /// on a listen stream).
     Note(String),
@@ -26,19 +26,23 @@ pub enum Piece {
 /// caller's task (no task spawned for a call answered at once); dropped
 /// unfinished, it goes on in a task of its own.
 pub struct Reply {
-    pub(super) pieces: mpsc::UnboundedReceiver<Piece>,
+    pub(super) pieces: mpsc::UnboundedReceiver<ReplyMessage>,
     pub(super) work: Option<Work>,
-    pub(super) _guard: Option<Guard>,
+    pub(super) _cancel: Option<DropCancel>,
 }
 
 impl Reply {
     /// A reply on `pieces`, with the request's `work` and what undoes it.
-    pub(super) fn new(pieces: mpsc::UnboundedReceiver<Piece>, work: Option<Work>, guard: Option<Guard>) -> Reply {
-        Reply { pieces, work, _guard: guard }
+    pub(super) fn new(
+        pieces: mpsc::UnboundedReceiver<ReplyMessage>,
+        work: Option<Work>,
+        cancel: Option<DropCancel>,
+    ) -> Reply {
+        Reply { pieces, work, _cancel: cancel }
     }
 
     /// The next message; `None` once the answer was given.
-    pub async fn next(&mut self) -> Option<Piece> {
+    pub async fn next(&mut self) -> Option<ReplyMessage> {
         let Reply { pieces, work, .. } = self;
         if let Some(running) = work {
             tokio::select! {
@@ -53,30 +57,30 @@ impl Reply {
     /// A reply that is only `text`.
     pub(super) fn done(text: String) -> Reply {
         let (to_client, pieces) = mpsc::unbounded_channel();
-        let _ = to_client.send(Piece::Last(text));
+        let _ = to_client.send(ReplyMessage::Last(text));
         Reply::new(pieces, None, None)
     }
 }
 
 /// Cancels what a dropped reply leaves behind.
-pub(super) enum Guard {
+pub(super) enum DropCancel {
     /// A request's round: cancelled upstream if still running.
     Round { lane: Weak<Inner>, exchange: Arc<Exchange>, generation: u64 },
     /// A listen stream: closed, and its subscriptions dropped.
     Listen { lane: Weak<Inner>, key: u64 },
 }
 
-impl Drop for Guard {
+impl Drop for DropCancel {
     fn drop(&mut self) {
         match self {
-            Guard::Round { lane, exchange, generation } => {
+            DropCancel::Round { lane, exchange, generation } => {
                 if let Some(lane) = lane.upgrade()
                     && exchange.running_in(*generation)
                 {
                     lane.cancel(exchange, "the client closed the request");
                 }
             }
-            Guard::Listen { lane, key } => {
+            DropCancel::Listen { lane, key } => {
                 if let Some(lane) = lane.upgrade()
                     && let Some(filter) = lane.listeners.remove(*key)
                 {

@@ -30,7 +30,7 @@ fn cacheable(method: &str) -> bool {
     )
 }
 
-/// The legacy-era answer `text` to a request of `method`, rewritten for a
+/// The 2025-era answer `text` to a request of `method`, rewritten for a
 /// modern client whose request id is `id`. Only the envelope changes; the
 /// result's own members keep their bytes.
 pub fn complete(text: &str, id: &str, method: &str) -> String {

@@ -23,7 +23,7 @@ pub struct Sealer {
 
 /// What a sealed state says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct State {
+pub struct RequestState {
     /// The lane (principal and endpoint) that issued it.
     #[serde(rename = "l")]
     pub lane: String,
@@ -72,7 +72,7 @@ impl Sealer {
     }
 
     /// The state as an opaque string.
-    pub fn seal(&self, state: &State) -> String {
+    pub fn seal(&self, state: &RequestState) -> String {
         // Serialising plain strings and numbers cannot fail.
         let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(state).unwrap_or_default());
         let tag = URL_SAFE_NO_PAD.encode(self.mac(payload.as_bytes()).finalize().into_bytes());
@@ -80,13 +80,13 @@ impl Sealer {
     }
 
     /// The state inside `sealed`, if Warden wrote it and it has not expired.
-    pub fn open(&self, sealed: &str) -> Result<State, Refused> {
+    pub fn open(&self, sealed: &str) -> Result<RequestState, Refused> {
         let rest = sealed.strip_prefix("w1.").ok_or(Refused)?;
         let (payload, tag) = rest.split_once('.').ok_or(Refused)?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| Refused)?;
         self.mac(payload.as_bytes()).verify_slice(&tag).map_err(|_| Refused)?;
         let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| Refused)?;
-        let state: State = serde_json::from_slice(&payload).map_err(|_| Refused)?;
+        let state: RequestState = serde_json::from_slice(&payload).map_err(|_| Refused)?;
         if state.expires < now() {
             return Err(Refused);
         }
@@ -130,8 +130,8 @@ pub fn request_digest(method: &str, name: Option<&str>, arguments: Option<&str>)
 mod tests {
     use super::*;
 
-    fn state() -> State {
-        State {
+    fn state() -> RequestState {
+        RequestState {
             lane: "l".into(),
             exchange: "\"wm1\"".into(),
             request: request_digest("tools/call", Some("t"), Some(r#"{"b":1,"a":2}"#)),
@@ -171,7 +171,7 @@ mod tests {
         let at = tampered.len() / 2;
         tampered[at] = if tampered[at] == b'A' { b'B' } else { b'A' };
         assert!(sealer.open(&String::from_utf8(tampered).unwrap()).is_err());
-        let expired = State { expires: 1, ..state() };
+        let expired = RequestState { expires: 1, ..state() };
         assert!(sealer.open(&sealer.seal(&expired)).is_err());
         assert!(sealer.open("{\"round\":1}").is_err());
     }

@@ -1,4 +1,4 @@
-//! What a legacy session needs from a modern (2026-07-28) upstream that a
+//! What a 2025-era session needs from a modern (2026-07-28) upstream that a
 //! 2025 server would send unasked: list changes and resource updates come
 //! on one `subscriptions/listen` request per upstream, opened when the
 //! upstream is ready and opened anew whenever the session's resource

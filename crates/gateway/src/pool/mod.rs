@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use warden_config::Config;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, error_response};
+use warden_sandbox::SandboxReport;
 use warden_upstream::{Connection, Event, EventKind, EventSink, Upstream, UpstreamSpec};
 
 use crate::session::Shared;
@@ -31,6 +32,8 @@ pub struct Pool {
     caps: Mutex<HashMap<String, (usize, Arc<Semaphore>)>>,
     /// The first client's `initialize` params, for shared upstreams added later.
     first_init: Mutex<Option<Arc<str>>>,
+    /// Where the shared upstreams' sandboxes report.
+    sandbox: SandboxReport,
 }
 
 /// One upstream shared by many sessions.
@@ -53,11 +56,17 @@ pub(crate) enum Lease {
 
 impl Pool {
     /// Starts the shared upstreams of `config` (their handshakes wait for the
-    /// first client) and sets up the caps of the others.
-    pub fn start(config: &Config) -> Pool {
-        let pool = Pool::default();
+    /// first client) and sets up the caps of the others. The shared ones'
+    /// sandboxes report to `sandbox`.
+    pub fn start(config: &Config, sandbox: SandboxReport) -> Pool {
+        let pool = Pool { sandbox, ..Pool::default() };
         pool.apply(&Config::default(), config);
         pool
+    }
+
+    /// Where the shared upstreams' sandboxes report.
+    pub(crate) fn sandbox(&self) -> &SandboxReport {
+        &self.sandbox
     }
 
     /// Applies a new configuration's shared servers and caps, before the
@@ -98,7 +107,7 @@ impl Pool {
                         kept: Arc::default(),
                         warned: Default::default(),
                     });
-                    let upstream = Upstream::spawn(index, spec, init_rx, fanout.clone());
+                    let upstream = Upstream::spawn(index, spec, init_rx, fanout.clone(), self.sandbox.clone());
                     shared.insert(name.clone(), Common { upstream, fanout, init });
                 }
             }

@@ -131,7 +131,7 @@ pub(super) fn owners<'a>(
             }
             Owners::Unknown(
                 "nothing in it tells whose it is: it did not come on the answer stream of a call (a shared \
-                 server over stdio or the legacy SSE transport has none) and names no request, progress token \
+                 server over stdio or the HTTP+SSE transport has none) and names no request, progress token \
                  or task of one session",
             )
         }

@@ -20,7 +20,7 @@ use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tokio::sync::Semaphore;
 
 use crate::SandboxError;
-use crate::report::{self, Denial};
+use crate::report::{Denial, SandboxReport};
 
 /// The largest request head accepted.
 const MAX_HEAD: usize = 16 * 1024;
@@ -51,18 +51,24 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    /// Listens on `socket` for server `server`'s connections. Must be called
-    /// within a Tokio runtime.
-    pub fn start(server: &str, list: Allowlist, socket: &Path) -> Result<Proxy, SandboxError> {
-        Proxy::start_with(server, list, socket, Limits::default())
+    /// Listens on `socket` for server `server`'s connections; refusals go to
+    /// `report`. Must be called within a Tokio runtime.
+    pub fn start(server: &str, list: Allowlist, socket: &Path, report: SandboxReport) -> Result<Proxy, SandboxError> {
+        Proxy::start_with(server, list, socket, Limits::default(), report)
     }
 
     /// [`Proxy::start`] with `limits` instead of the defaults.
-    pub fn start_with(server: &str, list: Allowlist, socket: &Path, limits: Limits) -> Result<Proxy, SandboxError> {
+    pub fn start_with(
+        server: &str,
+        list: Allowlist,
+        socket: &Path,
+        limits: Limits,
+        report: SandboxReport,
+    ) -> Result<Proxy, SandboxError> {
         let _ = std::fs::remove_file(socket);
         let listener = UnixListener::bind(socket)
             .map_err(|err| SandboxError::io(format!("cannot listen on {}", socket.display()), err))?;
-        let shared = Arc::new((server.to_owned(), list, limits));
+        let shared = Arc::new(Served { server: server.to_owned(), list, limits, report });
         let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
         let task = tokio::spawn(async move {
             while let Ok((mut stream, _)) = listener.accept().await {
@@ -100,8 +106,18 @@ impl Drop for Proxy {
     }
 }
 
-async fn serve(shared: Arc<(String, Allowlist, Limits)>, mut client: UnixStream) {
-    let (server, list, limits) = (&shared.0, &shared.1, shared.2);
+/// What every connection of one proxy is served with.
+struct Served {
+    /// The server whose proxy it is.
+    server: String,
+    list: Allowlist,
+    limits: Limits,
+    /// Where refusals go.
+    report: SandboxReport,
+}
+
+async fn serve(shared: Arc<Served>, mut client: UnixStream) {
+    let (server, list, limits) = (&shared.server, &shared.list, shared.limits);
     let Ok(head) = tokio::time::timeout(limits.header_timeout, read_head(&mut client)).await else {
         let body = "[SANDBOX BLOCKED] the request head did not arrive in time";
         let _ =
@@ -133,7 +149,7 @@ async fn serve(shared: Arc<(String, Allowlist, Limits)>, mut client: UnixStream)
                 "[SANDBOX BLOCKED] Warden refused a connection from server '{server}' to {host}:{}: {why}. To allow it, add \"{host}:{}\" to servers.{server}.sandbox.network.allow.",
                 target.port, target.port
             );
-            report::denied(Denial { server: server.clone(), host, port: target.port, reason: why });
+            shared.report.denied(Denial { server: server.clone(), host, port: target.port, reason: why });
             let _ = client.write_all(&answer(403, "Forbidden", &message)).await;
             return;
         }

@@ -1,6 +1,6 @@
 //! What carries messages between Warden and one upstream: a child process
-//! ([`stdio`]), a Streamable HTTP session ([`http`]) or a legacy HTTP+SSE
-//! session ([`sse`]).
+//! ([`stdio`]), a Streamable HTTP session ([`http`]) or an HTTP+SSE
+//! session ([`sse`], 2024-11-05).
 //!
 //! Every link produces a [`Connection`] whose outbox it drains (into stdin,
 //! or as HTTP POSTs), and feeds everything the server sends (stdout lines,
@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use warden_config::Transport;
+use warden_sandbox::SandboxReport;
 
 use crate::connection::Connection;
 use crate::dispatch::Dispatch;
@@ -40,16 +41,21 @@ pub(crate) enum Link {
     Stdio(stdio::StdioLink),
     /// A Streamable HTTP session.
     Http(http::HttpLink),
-    /// A legacy HTTP+SSE session.
+    /// An HTTP+SSE session (2024-11-05).
     Sse(sse::SseLink),
 }
 
 impl Link {
     /// Opens a link as `spec` describes; events go to `events`, tagged with
-    /// `index`. Fails with a reason when it cannot even be started (a missing
+    /// `index`, and what its sandbox does to `sandbox`. Fails with a reason when it cannot even be started (a missing
     /// program, an invalid URL); failing to reach a server shows later, as
     /// the link's end.
-    pub fn open(spec: &UpstreamSpec, index: usize, events: Arc<dyn EventSink>) -> Result<Link, String> {
+    pub fn open(
+        spec: &UpstreamSpec,
+        index: usize,
+        events: Arc<dyn EventSink>,
+        sandbox: &SandboxReport,
+    ) -> Result<Link, String> {
         let tail = Arc::new(StderrTail::new(match spec.transport {
             Transport::Stdio { .. } => spec.supervision.stderr_tail_bytes,
             _ => 0,
@@ -61,7 +67,8 @@ impl Link {
         match &spec.transport {
             Transport::Stdio { command, args, env, cwd } => {
                 let env = env.iter().map(|(key, value)| (key.clone(), value.clone())).collect();
-                let command = stdio::prepare(&spec.name, spec.sandbox.as_ref(), command, args, env, cwd.as_deref())?;
+                let command =
+                    stdio::prepare(&spec.name, spec.sandbox.as_ref(), sandbox, command, args, env, cwd.as_deref())?;
                 stdio::StdioLink::open(command, dispatch, outbox_rx, tail, grace).map(Link::Stdio)
             }
             Transport::Http { url, headers } => {

@@ -1,4 +1,4 @@
-//! A legacy HTTP+SSE session (MCP 2024-11-05): one long GET stream whose
+//! An HTTP+SSE session (MCP 2024-11-05): one long GET stream whose
 //! first `endpoint` event says where to POST messages, and whose `message`
 //! events carry everything the server sends, responses included. The link is
 //! down when the stream ends; the supervisor starts a new one.
@@ -19,7 +19,7 @@ use crate::connection::{Connection, Outgoing};
 use crate::dispatch::Dispatch;
 use crate::error::UpstreamError;
 
-/// A legacy SSE link: the task reading the stream and the task posting.
+/// An HTTP+SSE link: the task reading the stream and the task posting.
 pub(crate) struct SseLink {
     connection: Arc<Connection>,
     reader: JoinHandle<()>,
@@ -95,7 +95,7 @@ async fn read(settings: &Settings, dispatch: &Dispatch, endpoint: &watch::Sender
             Next::Event { kind, data } => match kind.as_deref() {
                 Some("endpoint") => match resolve_endpoint(url, &data) {
                     Ok(resolved) => {
-                        tracing::debug!(server = %dispatch.connection().name(), endpoint = %resolved, "legacy SSE endpoint");
+                        tracing::debug!(server = %dispatch.connection().name(), endpoint = %resolved, "HTTP+SSE endpoint");
                         endpoint.send_replace(Some(resolved));
                     }
                     Err(reason) => return reason,

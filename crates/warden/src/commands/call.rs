@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use warden_config::{Config, PrefixMode, ServerConfig, Transport};
 use warden_gateway::pipeline::Hooks;
+use warden_sandbox::SandboxReport;
 
 use crate::cli::{CallArgs, CallTarget};
 use crate::hooks;
@@ -21,7 +22,11 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         (None, Some(path)) => {
             let config = Arc::new(warden_config::load(path)?);
             let audit = hooks::open_audit(&config)?;
-            let hooks = hooks::for_profile(&config, args.profile.as_deref(), hooks::Lasting { audit, approver: None })?;
+            let hooks = hooks::for_profile(
+                &config,
+                args.profile.as_deref(),
+                hooks::ProcessHooks { audit, ..Default::default() },
+            )?;
             (config, hooks)
         }
         (None, None) => anyhow::bail!("give --config or --url"),
@@ -31,7 +36,8 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         CallTarget::Prompt { name, args } => ("prompts/get", json!({"name": name, "arguments": parse_args(args)?})),
         CallTarget::Resource { uri } => ("resources/read", json!({"uri": uri})),
     };
-    let mut client = LocalClient::start(config, hooks).await?;
+    // As before: the sandboxes' refusals are logged, not audited.
+    let mut client = LocalClient::start(config, hooks, SandboxReport::default()).await?;
     if let Some(url) = &args.url
         && let Some(remote) = client.session().status().upstreams.first().filter(|remote| remote.state != "ready")
     {

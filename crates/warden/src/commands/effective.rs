@@ -9,6 +9,7 @@ use warden_config::{Config, Filter};
 use warden_gateway::catalog::{InventoryItem, ItemKind};
 use warden_gateway::pipeline::Hooks;
 use warden_profiles::ProfileView;
+use warden_sandbox::SandboxReport;
 
 use crate::cli::EffectiveArgs;
 use crate::commands::profiles::labelled;
@@ -33,7 +34,7 @@ pub async fn run(args: EffectiveArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // Everything is listed; the profile is applied here, to explain each item.
-    let client = LocalClient::start(config.clone(), Hooks::default()).await?;
+    let client = LocalClient::start(config.clone(), Hooks::default(), SandboxReport::default()).await?;
     let items = client.session().inventory();
     let status = client.session().status();
     client.close().await;
@@ -60,10 +61,11 @@ pub async fn run(args: EffectiveArgs) -> anyhow::Result<ExitCode> {
     }
     println!("profile: {}", view.name().unwrap_or("(none: everything is visible)"));
     for server in servers {
-        let state = status.upstreams.iter().find(|u| u.name == **server).map_or("unknown", |u| u.state.as_str());
+        let upstream = status.upstreams.iter().find(|u| u.name == **server);
+        let state = upstream.map_or("unknown", |u| u.state.as_str());
         println!("\n{} ({state})", labelled(&config, server));
         if config.sandbox_of(server).is_some() {
-            let running = warden_sandbox::report::launch_of(server).unwrap_or_else(|| "not started".into());
+            let running = upstream.and_then(|u| u.sandbox.as_deref()).unwrap_or("not started");
             println!("  sandbox: {}\n  running: {running}", crate::commands::sandbox::describe(&config, server));
         }
         for kind in ItemKind::ALL {

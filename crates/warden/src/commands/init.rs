@@ -32,7 +32,7 @@ pub async fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
     }
     // The same checks as a config file (names, commands).
     let config = warden_config::parse(std::path::Path::new("init.yaml"), &warden_import::to_yaml(&config)?, &|_| None)?;
-    let client = LocalClient::start(Arc::new(config.clone()), Hooks::default()).await?;
+    let client = LocalClient::start(Arc::new(config.clone()), Hooks::default(), Default::default()).await?;
     let items = client.session().inventory();
     let status = client.session().status();
     client.close().await;

@@ -28,15 +28,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if !config.hub.enabled || config.expose_per_server {
         tracing::warn!("hub.enabled and exposePerServer concern the HTTP front; over stdio the hub is always served");
     }
-    let (lasting, _approvals) = hooks::lasting(&config).await?;
-    let hooks = hooks::for_profile(&config, target.profile.as_deref(), lasting.clone())?;
+    let (process_hooks, _approvals) = hooks::open_process_hooks(&config).await?;
+    let hooks = hooks::for_profile(&config, target.profile.as_deref(), process_hooks.clone())?;
     tracing::info!(servers = config.servers.len(), "serving MCP on stdio");
     let profile = target.profile;
     let running = config.clone();
     let target = reload::Target::Session;
-    serve_stdio(config, hooks, move |session| reload::watch(path, profile, running, lasting, target(session.clone())))
-        .await
-        .context("stdio front failed")?;
+    let sandbox = process_hooks.sandbox.clone();
+    serve_stdio(config, hooks, sandbox, move |session| {
+        reload::watch(path, profile, running, process_hooks, target(session.clone()))
+    })
+    .await
+    .context("stdio front failed")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -57,14 +60,21 @@ async fn serve_http(
              Configure auth.tokens, bind 127.0.0.1, or pass --insecure-no-auth if that is really what you want"
         );
     }
-    let (lasting, _approvals) = hooks::lasting(&config).await?;
+    let (process_hooks, _approvals) = hooks::open_process_hooks(&config).await?;
     // Fail now, not at the first client, if the default profile does not build.
-    hooks::for_profile(&config, target.profile.as_deref(), lasting.clone())?;
-    let source = Arc::new(ProfileHooks::new(config.clone(), lasting.clone()));
+    hooks::for_profile(&config, target.profile.as_deref(), process_hooks.clone())?;
+    let source = Arc::new(ProfileHooks::new(config.clone(), process_hooks.clone()));
     let listener = tokio::net::TcpListener::bind(wanted).await.with_context(|| format!("cannot listen on {wanted}"))?;
     let bound = listener.local_addr()?;
-    let front = HttpFront::new(config.clone(), source.clone(), target.profile.clone(), bound);
-    reload::watch(target.config, target.profile, config.clone(), lasting, reload::Target::Http(front.clone(), source))?;
+    let front =
+        HttpFront::new(config.clone(), source.clone(), target.profile.clone(), bound, process_hooks.sandbox.clone());
+    reload::watch(
+        target.config,
+        target.profile,
+        config.clone(),
+        process_hooks,
+        reload::Target::Http(front.clone(), source),
+    )?;
     // Tests and scripts read the address from this line.
     eprintln!("warden: listening on http://{bound}/mcp");
     tracing::info!(servers = config.servers.len(), "serving MCP over HTTP at http://{bound}/mcp");

@@ -114,7 +114,7 @@ pub async fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
 /// Starts every server and reports, per profile, the names and URIs two of
 /// its servers share (see [`warden_profiles::live_collisions`]).
 async fn collisions_offered(config: &Config) -> anyhow::Result<Vec<String>> {
-    let client = LocalClient::start(Arc::new(config.clone()), Hooks::default()).await?;
+    let client = LocalClient::start(Arc::new(config.clone()), Hooks::default(), Default::default()).await?;
     let inventory = client.session().inventory();
     client.close().await;
     let profiles: Vec<Option<&str>> = if config.profiles.is_empty() {

@@ -46,14 +46,15 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
         config
     });
     let config = Arc::new(shape(config));
-    let (lasting, _approvals) = hooks::lasting(&config).await?;
-    let hooks = hooks::for_profile(&config, args.profile.as_deref(), lasting.clone())?;
+    let (process_hooks, _approvals) = hooks::open_process_hooks(&config).await?;
+    let hooks = hooks::for_profile(&config, args.profile.as_deref(), process_hooks.clone())?;
     let running = config.clone();
     let (file, profile) = (args.config.clone(), args.profile.clone());
-    serve_stdio(config, hooks, move |session| match file {
+    let sandbox = process_hooks.sandbox.clone();
+    serve_stdio(config, hooks, sandbox, move |session| match file {
         // As `serve` does: the file is watched and SIGHUP reloads it.
         Some(path) => {
-            reload::watch_shaped(path, profile, running, lasting, reload::Target::Session(session.clone()), shape)
+            reload::watch_shaped(path, profile, running, process_hooks, reload::Target::Session(session.clone()), shape)
         }
         None => ignore_hangups(),
     })

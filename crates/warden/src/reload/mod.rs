@@ -13,7 +13,7 @@ use warden_config::Config;
 use warden_gateway::Session;
 use warden_gateway::front::HttpFront;
 
-use crate::hooks::{Lasting, ProfileHooks};
+use crate::hooks::{ProcessHooks, ProfileHooks};
 
 mod saves;
 
@@ -38,10 +38,10 @@ pub fn watch(
     path: PathBuf,
     profile: Option<String>,
     running: Arc<Config>,
-    lasting: Lasting,
+    process_hooks: ProcessHooks,
     target: Target,
 ) -> anyhow::Result<()> {
-    watch_shaped(path, profile, running, lasting, target, Arc::new(|config| config))
+    watch_shaped(path, profile, running, process_hooks, target, Arc::new(|config| config))
 }
 
 /// [`watch`], with each loaded configuration passed through `shape` first.
@@ -49,7 +49,7 @@ pub fn watch_shaped(
     path: PathBuf,
     profile: Option<String>,
     running: Arc<Config>,
-    lasting: Lasting,
+    process_hooks: ProcessHooks,
     target: Target,
     shape: Shape,
 ) -> anyhow::Result<()> {
@@ -68,7 +68,7 @@ pub fn watch_shaped(
                 Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading {}", path.display()),
                 else => return,
             }
-            if let Some(config) = reload(&path, profile.as_deref(), &running, lasting.clone(), &target, &shape) {
+            if let Some(config) = reload(&path, profile.as_deref(), &running, process_hooks.clone(), &target, &shape) {
                 running = config;
             }
         }
@@ -82,7 +82,7 @@ fn reload(
     path: &Path,
     profile: Option<&str>,
     running: &Config,
-    lasting: Lasting,
+    process_hooks: ProcessHooks,
     target: &Target,
     shape: &Shape,
 ) -> Option<Arc<Config>> {
@@ -93,7 +93,7 @@ fn reload(
             return None;
         }
     };
-    let hooks = match crate::hooks::for_profile(&config, profile, lasting) {
+    let hooks = match crate::hooks::for_profile(&config, profile, process_hooks) {
         Ok(hooks) => hooks,
         Err(err) => {
             tracing::error!("config reload rejected, the previous configuration stays in force: {err:#}");

@@ -524,9 +524,9 @@ pub fn blocks_per_call(warden: &HttpWarden, client: &McpHttp, tool: &str) -> f64
     (super::blocked(warden.pid(), None) - before) as f64 / f64::from(calls)
 }
 
-/// A client of the legacy HTTP+SSE transport: its one stream (GET `/sse`)
+/// A client of the HTTP+SSE transport (2024-11-05): its one stream (GET `/sse`)
 /// and the endpoint it names for POSTs, with a bearer token.
-pub struct LegacySse {
+pub struct HttpSseClient {
     addr: String,
     auth: String,
     endpoint: String,
@@ -534,13 +534,13 @@ pub struct LegacySse {
     pub events: Response,
 }
 
-impl LegacySse {
+impl HttpSseClient {
     /// Opens the stream with `auth` (an `Authorization` value).
-    pub fn open(addr: &str, auth: &str) -> LegacySse {
+    pub fn open(addr: &str, auth: &str) -> HttpSseClient {
         let mut events = send(addr, "GET", "/sse", &[("accept", "text/event-stream"), ("authorization", auth)], b"");
         assert_eq!(events.status, 200);
         let (_, endpoint) = events.next_event().expect("endpoint event");
-        LegacySse { addr: addr.to_owned(), auth: auth.to_owned(), endpoint, events }
+        HttpSseClient { addr: addr.to_owned(), auth: auth.to_owned(), endpoint, events }
     }
 
     /// POSTs one message to the stream's endpoint; the response unread.

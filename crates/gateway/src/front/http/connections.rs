@@ -26,18 +26,18 @@ use tokio::sync::Notify;
 
 /// Every open client connection of one front.
 pub(super) struct Connections {
-    inner: Mutex<HashMap<u64, Arc<Connection>>>,
+    inner: Mutex<HashMap<u64, Arc<ClientConnection>>>,
     next: AtomicU64,
     /// Signalled whenever a connection goes.
     freed: Notify,
     max_total: usize,
     max_per_address: usize,
-    /// When the front started: the clock of [`Connection::last_active`].
+    /// When the front started: the clock of [`ClientConnection::last_active`].
     epoch: Instant,
 }
 
 /// One client connection.
-pub(super) struct Connection {
+pub(super) struct ClientConnection {
     address: IpAddr,
     /// The token of the first authenticated request it carried.
     owner: OnceLock<Arc<str>>,
@@ -56,13 +56,13 @@ pub(super) struct Place {
     id: u64,
     connections: Arc<Connections>,
     /// The connection.
-    pub connection: Arc<Connection>,
+    pub connection: Arc<ClientConnection>,
 }
 
 /// One request on a connection. Once [`working`](Activity::working), the
 /// connection is busy until this is dropped (with the response's body).
 pub(super) struct Activity {
-    connection: Arc<Connection>,
+    connection: Arc<ClientConnection>,
     counted: AtomicBool,
 }
 
@@ -80,7 +80,7 @@ impl Connections {
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Arc<Connection>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Arc<ClientConnection>>> {
         warden_sync::lock(&self.inner)
     }
 
@@ -122,7 +122,7 @@ impl Connections {
             give_way_fairly(live().collect())?;
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let connection = Arc::new(Connection {
+        let connection = Arc::new(ClientConnection {
             address,
             owner: OnceLock::new(),
             active: AtomicUsize::new(0),
@@ -140,7 +140,7 @@ impl Connections {
     /// connections: at its cap, the token's own longest-idle connection
     /// gives way. `false` if every other connection of the token is busy.
     /// A connection keeps the first token it is given.
-    pub fn claim(&self, connection: &Arc<Connection>, token: &Arc<str>, limit: usize) -> bool {
+    pub fn claim(&self, connection: &Arc<ClientConnection>, token: &Arc<str>, limit: usize) -> bool {
         let inner = self.lock();
         if connection.owner.get().is_some() {
             return true;
@@ -179,7 +179,7 @@ impl Connections {
 /// Tells the longest-idle connection of the holder with the most connections
 /// to close (the next holder's if all of that one's are busy); `None` if
 /// every connection is busy.
-fn give_way_fairly(live: Vec<&Arc<Connection>>) -> Option<()> {
+fn give_way_fairly(live: Vec<&Arc<ClientConnection>>) -> Option<()> {
     let mut holders: HashMap<Option<&Arc<str>>, usize> = HashMap::new();
     for connection in &live {
         *holders.entry(connection.owner.get()).or_default() += 1;
@@ -192,7 +192,7 @@ fn give_way_fairly(live: Vec<&Arc<Connection>>) -> Option<()> {
 }
 
 /// Tells the longest-idle of `candidates` to close; `None` if all are busy.
-fn give_way<'a>(candidates: impl Iterator<Item = &'a Arc<Connection>>) -> Option<()> {
+fn give_way<'a>(candidates: impl Iterator<Item = &'a Arc<ClientConnection>>) -> Option<()> {
     let oldest = candidates
         .filter(|connection| connection.active.load(Ordering::Acquire) == 0)
         .min_by_key(|connection| connection.last_active.load(Ordering::Acquire))?;
@@ -201,7 +201,7 @@ fn give_way<'a>(candidates: impl Iterator<Item = &'a Arc<Connection>>) -> Option
     Some(())
 }
 
-impl Connection {
+impl ClientConnection {
     /// Notes activity now.
     fn mark(&self) {
         let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);

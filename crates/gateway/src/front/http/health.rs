@@ -45,7 +45,7 @@ pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) 
             json!({
                 "id": entry.id,
                 "endpoint": entry.scope.as_ref().map_or("/mcp".to_owned(), |server| format!("/mcp/{server}")),
-                "transport": if entry.legacy() { "sse" } else { "streamable-http" },
+                "transport": if entry.is_sse_transport() { "sse" } else { "streamable-http" },
                 "owner": entry.owner.as_deref(),
                 "profile": entry.profile,
                 "protocolVersion": status.protocol_version,
@@ -88,7 +88,7 @@ fn upstream_json(upstream: &UpstreamStatus) -> serde_json::Value {
     let mut entry = json!({
         "name": upstream.name,
         "state": upstream.state,
-        "sandbox": warden_sandbox::report::launch_of(&upstream.name),
+        "sandbox": upstream.sandbox,
     });
     if let Some(display_name) = &upstream.display_name {
         entry["displayName"] = json!(display_name);

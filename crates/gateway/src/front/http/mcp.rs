@@ -283,7 +283,7 @@ fn claim(front: &Front, scope: Option<&str>, caller: &Caller, id: &str) -> Resul
 }
 
 fn belongs(entry: &Entry, scope: Option<&str>, caller: &Caller) -> bool {
-    !entry.legacy() && entry.scope.as_deref() == scope && entry.owner == caller.name
+    !entry.is_sse_transport() && entry.scope.as_deref() == scope && entry.owner == caller.name
 }
 
 fn unknown_session() -> Refusal {

@@ -1,9 +1,9 @@
 //! The HTTP front: Streamable HTTP (`/mcp`, and `/mcp/<server>` with
-//! `exposePerServer`), the legacy HTTP+SSE transport (`/sse`), `/healthz`
+//! `exposePerServer`), the HTTP+SSE transport of 2024-11-05 (`/sse`), `/healthz`
 //! and `/status`.
 //!
 //! A request passes, in order: [`access`] (Host, Origin, bearer token), the
-//! transport's handler ([`mcp`] or [`legacy`]), which finds or starts the
+//! transport's handler ([`mcp`] or [`sse_transport`]), which finds or starts the
 //! client's [`sessions`] entry and hands the message to its gateway
 //! [`Session`](crate::Session); what the session sends back is routed to
 //! the right HTTP stream by [`streams`].
@@ -14,12 +14,12 @@ mod budget;
 mod connections;
 mod descriptors;
 mod health;
-mod legacy;
 mod mcp;
 mod modern;
 mod reply;
 mod sessions;
 mod sse;
+mod sse_transport;
 mod streams;
 mod tenants;
 
@@ -34,6 +34,7 @@ use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use warden_config::{Config, PrefixMode};
+use warden_sandbox::SandboxReport;
 
 use crate::pipeline::HooksSource;
 use crate::pool::Pool;
@@ -86,6 +87,9 @@ struct Front {
     sealer: Arc<crate::modern::Sealer>,
     /// What each token may hold, and holds.
     tenants: Arc<Tenants>,
+    /// Where the sandboxes of every session's upstreams report (the shared
+    /// ones' too, through the pool).
+    sandbox: SandboxReport,
 }
 
 /// Which lane serves a modern request: its endpoint, its caller, its profile.
@@ -100,12 +104,14 @@ struct LaneEntry {
 impl HttpFront {
     /// A front for `config`, to be bound to `bound`. `hooks` builds each
     /// session's pipeline from its profile; `default_profile` is the one
-    /// used when a client picks none (`--profile`).
+    /// used when a client picks none (`--profile`). Every server's sandbox
+    /// reports to `sandbox`.
     pub fn new(
         config: Arc<Config>,
         hooks: Arc<dyn HooksSource>,
         default_profile: Option<String>,
         bound: SocketAddr,
+        sandbox: SandboxReport,
     ) -> HttpFront {
         let open_files = match descriptors::raise_open_files_limit() {
             Ok(limit) => Some(limit),
@@ -131,7 +137,7 @@ impl HttpFront {
             hooks,
             access: Access::new(&config, bound, default_profile),
             sessions: Sessions::default(),
-            pool: Arc::new(Pool::start(&config)),
+            pool: Arc::new(Pool::start(&config, sandbox.clone())),
             budget: ProcessBudget::new(config.http.process_budget),
             places: Arc::new(tokio::sync::Semaphore::new(config.http.max_sessions)),
             connections: Connections::new(max_connections, per_address),
@@ -139,6 +145,7 @@ impl HttpFront {
             starting_lane: tokio::sync::Mutex::default(),
             sealer: Arc::new(crate::modern::Sealer::new()),
             tenants: Tenants::new(&config, max_connections),
+            sandbox,
         };
         HttpFront { front: Arc::new(front) }
     }
@@ -250,9 +257,9 @@ fn router(front: Arc<Front>) -> Router {
     Router::new()
         .route("/mcp", post(mcp::post_hub).get(mcp::get_hub).delete(mcp::delete_hub))
         .route("/mcp/{server}", post(mcp::post_server).get(mcp::get_server).delete(mcp::delete_server))
-        .route("/sse", get(legacy::open_hub))
-        .route("/sse/{server}", get(legacy::open_server))
-        .route("/messages", post(legacy::message))
+        .route("/sse", get(sse_transport::open_hub))
+        .route("/sse/{server}", get(sse_transport::open_server))
+        .route("/messages", post(sse_transport::message))
         .route("/healthz", get(health::healthz))
         .route("/status", get(health::status))
         .with_state(front)
@@ -329,7 +336,7 @@ impl Front {
         config: Arc<Config>,
         caller: &Caller,
         headers: &HeaderMap,
-        legacy: bool,
+        sse_transport: bool,
     ) -> Result<Claim, Refusal> {
         let profile = self.access.profile(caller, headers)?;
         let failed = |why: &str| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, why);
@@ -338,15 +345,15 @@ impl Front {
         let processes = budget::processes_of(&config, &self.pool);
         let shares = self.take_shares(caller, processes).await?;
         let reservation = self.make_room(processes).await?.with_shares(shares);
-        let streams = Streams::new(self.settings.replay_events, legacy);
-        let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()));
+        let streams = Streams::new(self.settings.replay_events, sse_transport);
+        let session = Session::start_in(config, hooks, streams.clone(), Some(self.pool.clone()), self.sandbox.clone());
         if let Some(name) = &caller.name {
             session.set_principal(name.clone());
         }
         let entry = Arc::new(Entry::new(id, session, streams, scope, caller.name.clone(), profile));
         entry.hold(reservation);
         let claim = self.sessions.insert(entry);
-        tracing::info!(session = %claim.id, owner = ?claim.owner, profile = ?claim.profile, scope = ?claim.scope, legacy, "HTTP session started");
+        tracing::info!(session = %claim.id, owner = ?claim.owner, profile = ?claim.profile, scope = ?claim.scope, sse_transport, "HTTP session started");
         Ok(claim)
     }
 
@@ -376,7 +383,7 @@ impl Front {
         let shares = self.take_shares(caller, processes).await?;
         let reservation = self.make_room(processes).await?.with_shares(shares);
         let outlet = crate::modern::LaneOutlet::default();
-        let session = Session::start_in(config, hooks, outlet.clone(), Some(self.pool.clone()));
+        let session = Session::start_in(config, hooks, outlet.clone(), Some(self.pool.clone()), self.sandbox.clone());
         if let Some(name) = &caller.name {
             session.set_principal(name.clone());
         }

@@ -20,7 +20,7 @@ use super::Front;
 use super::access::Caller;
 use super::mcp::SESSION_HEADER;
 use super::reply::Refusal;
-use crate::modern::{self, Envelope, EnvelopeError, Piece, Reply};
+use crate::modern::{self, Envelope, EnvelopeError, Reply, ReplyMessage};
 
 /// Whether a POST is for the modern era: its body carries the envelope, or
 /// it names a revision after the handshake-based ones and opens no session
@@ -32,7 +32,7 @@ pub(super) fn is_modern(headers: &HeaderMap, frame: &Frame) -> bool {
     let version = header_text(headers, "mcp-protocol-version");
     let opens_session = headers.contains_key(SESSION_HEADER)
         || frame.method().is_some_and(|method| *method == warden_jsonrpc::Method::Initialize);
-    version.is_some_and(|version| !modern::is_legacy_version(version)) && !opens_session
+    version.is_some_and(|version| !modern::is_2025_era_version(version)) && !opens_session
 }
 
 /// Serves one modern POST.
@@ -69,8 +69,8 @@ pub(super) async fn post(
     }
     let mut reply = lane.serve(frame, &envelope).await;
     match reply.next().await {
-        Some(Piece::Last(text)) => Ok(answer(text, json)),
-        Some(Piece::Note(first)) => Ok(stream(first, reply, front.keep_alive())),
+        Some(ReplyMessage::Last(text)) => Ok(answer(text, json)),
+        Some(ReplyMessage::Note(first)) => Ok(stream(first, reply, front.keep_alive())),
         None => {
             Err(Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "the request ended without an answer")
                 .for_id(Some(&id)))
@@ -190,9 +190,9 @@ fn stream(first: String, reply: Reply, keep_alive: std::time::Duration) -> Respo
         }
         let mut reply = reply?;
         match reply.next().await? {
-            Piece::Note(text) => Some((Ok(Event::default().data(text)), (None, Some(reply)))),
+            ReplyMessage::Note(text) => Some((Ok(Event::default().data(text)), (None, Some(reply)))),
             // The last message ends the stream.
-            Piece::Last(text) => Some((Ok(Event::default().data(text)), (None, None))),
+            ReplyMessage::Last(text) => Some((Ok(Event::default().data(text)), (None, None))),
         }
     });
     let mut response = Sse::new(events).keep_alive(KeepAlive::new().interval(keep_alive)).into_response();

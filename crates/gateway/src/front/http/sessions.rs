@@ -105,10 +105,10 @@ impl Entry {
         *warden_sync::lock(&self.reservation) = Some(reservation);
     }
 
-    /// Whether it speaks the legacy HTTP+SSE transport (one stream, no
-    /// `Mcp-Session-Id` header).
-    pub fn legacy(&self) -> bool {
-        self.streams.legacy()
+    /// Whether it speaks the HTTP+SSE transport (2024-11-05: one stream,
+    /// no `Mcp-Session-Id` header).
+    pub fn is_sse_transport(&self) -> bool {
+        self.streams.is_sse_transport()
     }
 
     /// Notes that the client was heard from.

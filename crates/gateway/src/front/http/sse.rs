@@ -8,19 +8,19 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
-use super::legacy::Opening;
+use super::sse_transport::Opening;
 use super::streams::SseEvent;
 
-/// An SSE response carrying `events`, with keep-alive comments. A legacy
+/// An SSE response carrying `events`, with keep-alive comments. An HTTP+SSE
 /// stream starts with its `endpoint` event, names its events `message`, and
 /// ends its session when dropped.
 pub(super) fn event_stream(
     mut events: mpsc::UnboundedReceiver<SseEvent>,
     keep_alive: Duration,
-    legacy: Option<Opening>,
+    sse_transport: Option<Opening>,
 ) -> Response {
-    let named = legacy.is_some();
-    let (mut endpoint, ending) = match legacy {
+    let named = sse_transport.is_some();
+    let (mut endpoint, ending) = match sse_transport {
         Some(Opening { endpoint, ending }) => (Some(endpoint), Some(ending)),
         None => (None, None),
     };

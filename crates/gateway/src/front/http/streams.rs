@@ -50,8 +50,8 @@ pub(super) struct Streams {
     inner: Mutex<Inner>,
     /// Events kept per stream for resumption.
     backlog: usize,
-    /// Legacy HTTP+SSE: one stream carries everything.
-    legacy: bool,
+    /// The HTTP+SSE transport (2024-11-05): one stream carries everything.
+    sse_transport: bool,
 }
 
 #[derive(Default)]
@@ -65,7 +65,7 @@ struct Inner {
     prime: bool,
     /// Whether the client ever opened (or resumed) an event stream with GET.
     attached: bool,
-    /// Legacy HTTP+SSE: the token's share each request in flight holds
+    /// The HTTP+SSE transport: the token's share each request in flight holds
     /// (its POST ended at once with 202), given back with its answer.
     calls: HashMap<String, Held>,
 }
@@ -103,15 +103,15 @@ pub(super) enum OpenError {
 
 impl Streams {
     /// Streams for a new session.
-    pub fn new(backlog: usize, legacy: bool) -> Arc<Streams> {
+    pub fn new(backlog: usize, sse_transport: bool) -> Arc<Streams> {
         let mut inner = Inner { next_stream: STANDALONE + 1, ..Inner::default() };
         inner.streams.insert(STANDALONE, Stream::new(Sink::Detached, true));
-        Arc::new(Streams { inner: Mutex::new(inner), backlog: backlog.max(1), legacy })
+        Arc::new(Streams { inner: Mutex::new(inner), backlog: backlog.max(1), sse_transport })
     }
 
-    /// Whether one stream carries everything (legacy HTTP+SSE).
-    pub fn legacy(&self) -> bool {
-        self.legacy
+    /// Whether one stream carries everything (the HTTP+SSE transport).
+    pub fn is_sse_transport(&self) -> bool {
+        self.sse_transport
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -173,7 +173,7 @@ impl Streams {
     /// answer can race this.
     pub fn cancel(&self, id: &str) {
         let mut inner = self.lock();
-        if self.legacy {
+        if self.sse_transport {
             inner.calls.remove(id);
             return;
         }
@@ -192,17 +192,17 @@ impl Streams {
         // An open event stream ends as its sender drops with the stream.
     }
 
-    /// Legacy HTTP+SSE: request `id` (JSON text) holds `call` of its
+    /// The HTTP+SSE transport: request `id` (JSON text) holds `call` of its
     /// token's share until its answer goes out on the stream (or it is
     /// cancelled, or the session ends).
     pub fn hold_call(&self, id: &str, call: Held) {
         self.lock().calls.insert(id.to_owned(), call);
     }
 
-    /// Whether the client ever opened an event stream with GET (the legacy
+    /// Whether the client ever opened an event stream with GET (the HTTP+SSE
     /// transport's stream counts).
     pub fn ever_attached(&self) -> bool {
-        self.legacy || self.lock().attached
+        self.sse_transport || self.lock().attached
     }
 
     /// Whether an event stream of this session is open or a POST is waiting
@@ -227,14 +227,14 @@ impl Streams {
         let Outbound { text, request, is_response } = message;
         let mut inner = self.lock();
         let prime = inner.prime;
-        if self.legacy
+        if self.sse_transport
             && is_response
             && let Some(id) = &request
         {
             inner.calls.remove(id);
         }
         let number = match request {
-            _ if self.legacy => STANDALONE,
+            _ if self.sse_transport => STANDALONE,
             Some(id) if is_response => inner.requests.remove(&id).unwrap_or(STANDALONE),
             Some(id) => match inner.requests.get(&id).and_then(|number| inner.streams.get(number).map(|s| (number, s)))
             {

@@ -47,7 +47,7 @@ impl Snapshot {
 }
 
 #[derive(Debug, Default)]
-struct State {
+struct SessionState {
     current: Snapshot,
     /// A re-initialization is under way: new messages wait for it.
     renewing: bool,
@@ -58,7 +58,7 @@ struct State {
 /// The current session, shared by every task of a link.
 #[derive(Debug)]
 pub(crate) struct Session {
-    state: watch::Sender<State>,
+    state: watch::Sender<SessionState>,
 }
 
 /// What a caller that found the session expired should do.
@@ -74,7 +74,7 @@ pub(crate) enum Renewal {
 impl Session {
     /// No session yet.
     pub fn new() -> Session {
-        Session { state: watch::channel(State::default()).0 }
+        Session { state: watch::channel(SessionState::default()).0 }
     }
 
     /// The session to send with, waiting while it is being re-established.

@@ -5,6 +5,7 @@ use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
 use warden_config::ServerSandbox;
+use warden_sandbox::SandboxReport;
 use warden_sandbox::launch::{self, Launch};
 use warden_sandbox::plan::Plan;
 
@@ -30,10 +31,12 @@ pub(crate) struct Prepared {
 }
 
 /// Prepares `command` with `args`, `env` and `cwd`, sandboxed by `sandbox`
-/// if given. Fails when a sandbox in `enforce` mode cannot be set up.
+/// if given; how it is started, and what its sandbox refuses, goes to
+/// `report`. Fails when a sandbox in `enforce` mode cannot be set up.
 pub(crate) fn prepare(
     name: &str,
     sandbox: Option<&ServerSandbox>,
+    report: &SandboxReport,
     command: &str,
     args: &[String],
     env: Vec<(String, String)>,
@@ -54,16 +57,16 @@ pub(crate) fn prepare(
     // Warden itself, re-executed inside the sandbox as its launcher.
     let init = std::env::current_exe().map_err(|err| format!("cannot find Warden's own program: {err}"))?;
     let command = launch::Command { program: command, args, env: env.clone(), cwd };
-    match launch::prepare(&plan, command, &init).map_err(|err| err.to_string())? {
+    match launch::prepare(&plan, command, &init, report).map_err(|err| err.to_string())? {
         Launch::Sandboxed(prepared) => {
             match &prepared.warning {
                 None => {
                     tracing::info!(server = name, "sandboxed: {}", prepared.confinement);
-                    warden_sandbox::report::launched(name, format!("sandboxed: {}", prepared.confinement));
+                    report.launched(name, format!("sandboxed: {}", prepared.confinement));
                 }
                 Some(warning) => {
                     tracing::warn!(server = name, "sandboxed, but {warning}");
-                    warden_sandbox::report::launched(name, format!("sandboxed, but {warning}"));
+                    report.launched(name, format!("sandboxed, but {warning}"));
                 }
             }
             Ok(Prepared {
@@ -79,8 +82,8 @@ pub(crate) fn prepare(
         }
         Launch::Unsandboxed { warning } => {
             tracing::warn!(server = name, "{warning}");
-            warden_sandbox::report::launched(name, format!("UNSANDBOXED: {warning}"));
-            warden_sandbox::report::unsandboxed(name, &warning);
+            report.launched(name, format!("UNSANDBOXED: {warning}"));
+            report.unsandboxed(name, &warning);
             Ok(plain(env))
         }
     }

@@ -57,13 +57,13 @@ pub(crate) struct Direct {
 /// A connection in the pool, and since when.
 #[derive(Debug)]
 struct Idle {
-    connection: Connection,
+    connection: Http1Connection,
     since: Instant,
 }
 
 /// One HTTP/1.1 connection: where requests go in, and its I/O, which
 /// whoever uses the connection polls.
-struct Connection {
+struct Http1Connection {
     sender: SendRequest<Full<Bytes>>,
     io: Pin<Box<dyn Future<Output = ()> + Send>>,
     /// The I/O is over: the connection closed.
@@ -76,13 +76,13 @@ impl std::fmt::Debug for Direct {
     }
 }
 
-impl std::fmt::Debug for Connection {
+impl std::fmt::Debug for Http1Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connection").field("closed", &self.closed).finish_non_exhaustive()
+        f.debug_struct("Http1Connection").field("closed", &self.closed).finish_non_exhaustive()
     }
 }
 
-impl Connection {
+impl Http1Connection {
     /// Does whatever I/O the connection has to do now.
     fn drive(&mut self, cx: &mut Context<'_>) {
         if !self.closed && self.io.as_mut().poll(cx).is_ready() {
@@ -162,7 +162,7 @@ impl Direct {
     /// Sends `request` and waits for the answer's head, driving the
     /// connection meanwhile.
     async fn exchange(
-        connection: &mut Connection,
+        connection: &mut Http1Connection,
         request: hyper::Request<Full<Bytes>>,
     ) -> hyper::Result<hyper::Response<Incoming>> {
         let mut answer = pin!(connection.sender.send_request(request));
@@ -202,7 +202,12 @@ impl Direct {
     /// An answer whose body drives its connection, and gives it back to the
     /// pool once read to the end; an empty body (`202 Accepted`), which
     /// nobody reads, gives it back at once.
-    fn answer(self: &Arc<Self>, response: hyper::Response<Incoming>, connection: Connection, url: &Url) -> Response {
+    fn answer(
+        self: &Arc<Self>,
+        response: hyper::Response<Incoming>,
+        connection: Http1Connection,
+        url: &Url,
+    ) -> Response {
         let lent = if response.body().is_end_stream() {
             self.give_back(connection);
             None
@@ -219,7 +224,7 @@ impl Direct {
     }
 
     /// The newest idle connection that is still open and ready.
-    async fn take(&self) -> Option<Connection> {
+    async fn take(&self) -> Option<Http1Connection> {
         loop {
             let Idle { mut connection, since } = lock(&self.idle).pop()?;
             if since.elapsed() < IDLE_TIMEOUT && connection.ready().await {
@@ -229,7 +234,7 @@ impl Direct {
     }
 
     /// Puts a connection whose answer was read back in the pool.
-    fn give_back(&self, connection: Connection) {
+    fn give_back(&self, connection: Http1Connection) {
         if connection.closed || connection.sender.is_closed() {
             return;
         }
@@ -240,7 +245,7 @@ impl Direct {
     }
 
     /// Opens a connection: TCP (and TLS for `https`), then HTTP/1.1.
-    async fn connect(&self, url: &Url) -> Result<Connection, SendError> {
+    async fn connect(&self, url: &Url) -> Result<Http1Connection, SendError> {
         let unreachable =
             |reason: String| SendError { connect: true, reason: format!("cannot connect to {url}: {reason}") };
         let opened = tokio::time::timeout(CONNECT_TIMEOUT, self.open(url)).await;
@@ -252,7 +257,7 @@ impl Direct {
     }
 
     /// [`Direct::connect`]'s work, without the time limit.
-    async fn open(&self, url: &Url) -> std::io::Result<Connection> {
+    async fn open(&self, url: &Url) -> std::io::Result<Http1Connection> {
         let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_owned());
         let port = url.port_or_known_default().ok_or_else(|| invalid("no port"))?;
         let host = url.host().ok_or_else(|| invalid("no host"))?;
@@ -284,7 +289,7 @@ fn fits_with(url: &Url, variable: impl Fn(&str) -> Option<std::ffi::OsString>) -
 }
 
 /// HTTP/1.1 over an open stream.
-async fn handshake<S>(stream: S) -> std::io::Result<Connection>
+async fn handshake<S>(stream: S) -> std::io::Result<Http1Connection>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
@@ -293,7 +298,7 @@ where
     let io = Box::pin(async move {
         let _ = io.await;
     });
-    Ok(Connection { sender, io, closed: false })
+    Ok(Http1Connection { sender, io, closed: false })
 }
 
 /// `Basic` authorization for the user name and password written in `url`,
@@ -319,7 +324,7 @@ struct Driven {
     /// The connection and the pool it goes back to, until the body's end.
     /// Locked only to be `Sync`, as reqwest's bodies must be; polling has
     /// `&mut` access and takes no lock.
-    lent: Mutex<Option<(Connection, Arc<Direct>)>>,
+    lent: Mutex<Option<(Http1Connection, Arc<Direct>)>>,
 }
 
 impl Body for Driven {

@@ -27,7 +27,7 @@ const QUOTED_BODY: usize = 300;
 /// Everything an HTTP link needs to reach its server.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
-    /// The configured URL (the MCP endpoint, or the legacy SSE endpoint).
+    /// The configured URL (the MCP endpoint, or the HTTP+SSE endpoint).
     pub url: Url,
     /// The pooled HTTP client (one per link); it sends the configured
     /// headers with every request.

@@ -89,15 +89,15 @@ fn a_dropped_stream_resumes_after_the_last_event_seen() {
 }
 
 #[test]
-fn duplicate_ids_are_refused_and_legacy_sends_everything_on_one_stream() {
+fn duplicate_ids_are_refused_and_the_sse_transport_sends_everything_on_one_stream() {
     let streams = Streams::new(16, false);
     let _answer = streams.expect("1", true).unwrap();
     assert_eq!(streams.expect("1", true).unwrap_err(), OpenError::DuplicateId);
 
-    let legacy = Streams::new(16, true);
-    let mut events = legacy.attach(None).unwrap();
-    legacy.deliver(related("1", "P"));
-    legacy.deliver(response("1", "R"));
+    let sse_transport = Streams::new(16, true);
+    let mut events = sse_transport.attach(None).unwrap();
+    sse_transport.deliver(related("1", "P"));
+    sse_transport.deliver(response("1", "R"));
     assert_eq!(drain(&mut events).len(), 2);
 }
 

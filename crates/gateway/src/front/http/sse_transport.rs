@@ -1,4 +1,4 @@
-//! The legacy HTTP+SSE transport (2024-11-05): a GET on `/sse` opens the
+//! The HTTP+SSE transport (2024-11-05): a GET on `/sse` opens the
 //! session and its one stream, whose first event names the URL to POST
 //! messages to (`/messages?sessionId=…`). The session ends with the stream.
 
@@ -51,7 +51,7 @@ pub(super) struct SessionQuery {
     session_id: String,
 }
 
-/// POST `/messages?sessionId=…`: one message for a legacy session; answers
+/// POST `/messages?sessionId=…`: one message for an HTTP+SSE session; answers
 /// go out on its stream.
 pub(super) async fn message(
     State(front): State<Arc<Front>>,
@@ -64,7 +64,7 @@ pub(super) async fn message(
         let entry = front
             .sessions
             .get(&query.session_id)
-            .filter(|entry| entry.legacy() && entry.owner == caller.name)
+            .filter(|entry| entry.is_sse_transport() && entry.owner == caller.name)
             .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "unknown or expired session"))?;
         let frame = parse(read_body(body, front.max_message_bytes, front.body_timeout()).await?)?;
         // A request counts against its token's calls until its answer goes
@@ -82,7 +82,7 @@ pub(super) async fn message(
     handled.await.unwrap_or_else(IntoResponse::into_response)
 }
 
-/// How a legacy stream starts, and what ends with it.
+/// How an HTTP+SSE stream starts, and what ends with it.
 pub(super) struct Opening {
     /// The event naming the URL to POST messages to.
     pub endpoint: Event,
@@ -90,7 +90,7 @@ pub(super) struct Opening {
     pub ending: EndOnDrop,
 }
 
-/// Ends a legacy session when its stream is dropped (the client left).
+/// Ends an HTTP+SSE session when its stream is dropped (the client left).
 pub(super) struct EndOnDrop {
     front: Arc<Front>,
     id: String,
@@ -99,7 +99,7 @@ pub(super) struct EndOnDrop {
 impl Drop for EndOnDrop {
     fn drop(&mut self) {
         if let Some(entry) = self.front.sessions.remove(&self.id) {
-            tracing::info!(session = %self.id, "legacy SSE stream closed; ending the session");
+            tracing::info!(session = %self.id, "HTTP+SSE stream closed; ending the session");
             tokio::spawn(sessions::end(entry));
         }
     }

@@ -17,7 +17,9 @@ pub mod modern;
 pub mod origin;
 mod outbound;
 mod outlet;
-pub use warden_pipeline as pipeline;
+// The stages, by the short path the gateway uses for them (other crates depend
+// on `warden-pipeline` itself).
+pub(crate) use warden_pipeline as pipeline;
 mod pool;
 mod servers;
 mod session;

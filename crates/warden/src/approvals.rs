@@ -14,7 +14,7 @@ use warden_approval::channels::web::{LoginLinks, Peers, WebSettings};
 use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings, Whitelist};
 use warden_autoapprove::{Api, ApiKey, AutoApprover, Settings};
 use warden_config::{ApprovalConfig, AutoApproverConfig, Config, ModelApi};
-use warden_gateway::pipeline::{Approver, Audit};
+use warden_pipeline::{Approver, Audit};
 
 mod dangling;
 

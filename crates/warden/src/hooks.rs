@@ -7,10 +7,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use anyhow::Context;
 use warden_audit::{AuditLog, AuditSettings, Fsync};
 use warden_config::{Config, PinMode};
-use warden_gateway::pipeline::{
-    Approver, Audit, Call, Guard, Guards, Hooks, HooksSource, Outcome, Pins, Record, Verdict,
-};
 use warden_limits::Limiter;
+use warden_pipeline::{Approver, Audit, Call, Guard, Guards, Hooks, HooksSource, Outcome, Pins, Record, Verdict};
 use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
 use warden_sandbox::SandboxReport;

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use warden_config::Config;
 use warden_gateway::Session;
-use warden_gateway::pipeline::Hooks;
+use warden_pipeline::Hooks;
 use warden_sandbox::SandboxReport;
 
 /// How long one request may take.

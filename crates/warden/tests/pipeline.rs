@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use warden_gateway::Session;
 use warden_gateway::catalog::ItemKind;
-use warden_gateway::pipeline::{Audit, AuditFuture, Call, Guard, Hooks, Outcome, Record, Verdict, View};
+use warden_pipeline::{Audit, AuditFuture, Call, Guard, Hooks, Outcome, Record, Verdict, View};
 
 /// Hides `whoami`.
 struct HideWhoami;

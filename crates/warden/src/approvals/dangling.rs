@@ -12,8 +12,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use warden_audit::AuditRecord;
-use warden_gateway::pipeline::{ApprovalStep, Audit, Call, Escalation, Outcome, Record, Resolution, Settled, Verdict};
 use warden_jsonrpc::Method;
+use warden_pipeline::{ApprovalStep, Audit, Call, Escalation, Outcome, Record, Resolution, Settled, Verdict};
 
 /// What the closing record says.
 pub const NOTE: &str = "warden restarted";

@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 
 use warden_config::{Config, PrefixMode, ServerConfig, Transport};
-use warden_gateway::pipeline::Hooks;
+use warden_pipeline::Hooks;
 use warden_sandbox::SandboxReport;
 
 use crate::cli::{CallArgs, CallTarget};

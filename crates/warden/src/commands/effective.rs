@@ -7,7 +7,7 @@ use anyhow::bail;
 use serde_json::json;
 use warden_config::{Config, Filter};
 use warden_gateway::catalog::{InventoryItem, ItemKind};
-use warden_gateway::pipeline::Hooks;
+use warden_pipeline::Hooks;
 use warden_profiles::ProfileView;
 use warden_sandbox::SandboxReport;
 

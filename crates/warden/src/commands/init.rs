@@ -6,8 +6,8 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use warden_config::{Config, ServerConfig, Transport};
 use warden_gateway::catalog::ItemKind;
-use warden_gateway::pipeline::Hooks;
 use warden_import::{ServerInventory, ToolInfo, starter_profiles};
+use warden_pipeline::Hooks;
 
 use crate::cli::InitArgs;
 use crate::local::LocalClient;

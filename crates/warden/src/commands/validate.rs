@@ -4,8 +4,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use warden_config::{Config, ConfigError, PrefixMode};
-use warden_gateway::pipeline::Hooks;
 use warden_limits::Limiter;
+use warden_pipeline::Hooks;
 use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
 

@@ -114,6 +114,11 @@ impl Scans {
     /// No groups: every test runs alone (the reference evaluation).
     pub(crate) const NONE: Scans = Scans { groups: Vec::new() };
 
+    /// Whether `group` was compiled together.
+    fn has(&self, group: u32) -> bool {
+        self.groups.get(group as usize).is_some_and(Option::is_some)
+    }
+
     /// Which patterns of `group` match `text`, one bit per pattern.
     fn run(&self, group: u32, text: &str) -> Option<Vec<bool>> {
         match self.groups.get(group as usize)?.as_ref()? {
@@ -173,6 +178,11 @@ impl<'v, 's> Memo<'v, 's> {
     /// Whether the pattern of `member` matches `text`: by `alone` the first
     /// time its group meets `text`, by the group's scan after.
     pub(crate) fn matches(&mut self, member: Member, text: &'v str, alone: impl FnOnce() -> bool) -> bool {
+        // A test whose group was not compiled (one pattern, or the reference)
+        // always runs alone, and leaves nothing to remember.
+        if !self.scans.has(member.group) {
+            return alone();
+        }
         let seen =
             self.scanned.iter().position(|(group, value, _)| *group == member.group && std::ptr::eq(*value, text));
         let Some(at) = seen else {
@@ -185,7 +195,7 @@ impl<'v, 's> Memo<'v, 's> {
         }
         match &entry.2 {
             Some(bits) => bits.get(member.index as usize).copied().unwrap_or_else(alone),
-            None => alone(), // not compiled together
+            None => alone(),
         }
     }
 }
@@ -221,6 +231,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_pattern_alone_on_its_argument_is_never_remembered() {
+        let mut builder = ScansBuilder::default();
+        let only = builder.member("q", GroupKind::Needles, "a").unwrap();
+        let scans = builder.build();
+        let mut memo = Memo::new(&scans);
+        assert!(memo.matches(only, "ab", || true));
+        assert!(!memo.matches(only, "ab", || false), "answered by `alone`, not by a scan");
+        assert!(memo.scanned.is_empty());
     }
 
     #[test]

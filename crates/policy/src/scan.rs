@@ -22,6 +22,10 @@ use warden_sql::{Dialect, SqlFacts};
 
 use crate::condition::REGEX_SIZE_LIMIT;
 
+/// Compiled-program size limit of one group's set of regular expressions
+/// (each alone has [`REGEX_SIZE_LIMIT`]).
+const SET_SIZE_LIMIT: usize = 8 * REGEX_SIZE_LIMIT;
+
 /// A test's place in a group: the group's index in [`Scans`], the test's
 /// pattern in the group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,8 +99,11 @@ impl ScansBuilder {
                 match kind {
                     GroupKind::Regexes { ignore_case } => RegexSetBuilder::new(&patterns)
                         .case_insensitive(ignore_case)
-                        .size_limit(REGEX_SIZE_LIMIT.saturating_mul(patterns.len()))
-                        .dfa_size_limit(REGEX_SIZE_LIMIT.saturating_mul(patterns.len()))
+                        // Bounded whatever the number of patterns: a set
+                        // too large to compile within it is left out, and
+                        // its tests run alone.
+                        .size_limit(SET_SIZE_LIMIT)
+                        .dfa_size_limit(REGEX_SIZE_LIMIT)
                         .build()
                         .ok()
                         .map(Group::Regexes),

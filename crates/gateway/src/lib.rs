@@ -17,6 +17,7 @@ pub mod modern;
 pub mod origin;
 mod outbound;
 mod outlet;
+mod parts;
 // The stages, by the short path the gateway uses for them (other crates depend
 // on `warden-pipeline` itself).
 pub(crate) use warden_pipeline as pipeline;
@@ -24,7 +25,6 @@ mod pool;
 mod servers;
 mod session;
 mod surfaces;
-mod tokens;
 mod work;
 
 pub use outlet::{Outbound, Outlet};

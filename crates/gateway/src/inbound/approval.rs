@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use warden_jsonrpc::{Frame, json_string, notification};
 
+use super::elicit::elicit;
+use super::forward::{audit, audit_failed};
+use crate::parts::SessionParts;
 use crate::pipeline::{
     ApprovalStep, Approver, Ask, Call, Hooks, Outcome, Resolution, Settled, Ticket, Verdict, short_id,
 };
-use crate::session::Shared;
 use warden_sync::lock;
 
 /// How often a waiting call's client hears that it still waits.
@@ -40,7 +42,7 @@ impl Approved {
 /// session went away), and forgets the cancellation handle: its own, not
 /// that of a later request reusing the id (see `InFlight::serial`).
 struct Waiting<'a> {
-    shared: &'a Shared,
+    shared: &'a SessionParts,
     approver: &'a Arc<dyn Approver>,
     id: &'a str,
     request: String,
@@ -57,97 +59,90 @@ impl Drop for Waiting<'_> {
     }
 }
 
-impl Shared {
-    /// Waits for a decision on an escalated call. Returns the approval when
-    /// the call may go ahead; otherwise the client has been answered (or,
-    /// after a cancellation, needs no answer). The request's `serial` marks
-    /// its withdrawal handle as its own.
-    pub(super) async fn await_approval(
-        &self,
-        (frame, serial): (&Frame, u64),
-        hooks: &Hooks,
-        call: Call<'_>,
-        verdict: &Verdict,
-        progress_token: Option<&str>,
-        started: Instant,
-    ) -> Option<Approved> {
-        let (Verdict::Escalate { rule, reason, escalation }, Some(approver)) = (verdict, &hooks.approver) else {
-            return None;
-        };
-        let client = self.client_name();
-        let principal = self.principal.get().map(|name| &**name);
-        let ask = Ask { call, client, principal, rule, reason, escalation };
-        let (ticket, decision) = approver.open(&ask);
-        let step = |state, resolution| ApprovalStep { id: &ticket.id, state, digest: &ticket.digest, resolution };
-        let request = frame.id().unwrap_or("null").to_owned();
-        let (cancel, cancelled) = oneshot::channel();
-        lock(&self.maps.waiting).insert(request.clone(), (serial, cancel));
-        let mut waiting = Waiting { shared: self, approver, id: &ticket.id, request, serial, settled: false };
-        tracing::info!(session = %self.id, server = call.server, name = call.name, approval = %ticket.id, "waiting for approval ({rule})");
-        if let Err(why) =
-            self.audit(hooks, call, verdict, &Outcome::Pending, started, Some(step("pending", None)), None).await
-        {
-            self.audit_failed(frame, &why);
-            return None;
-        }
-        let keep_informed = self.keep_informed(&waiting.request, progress_token, &ticket);
-        let elicit = self.elicit(approver, &ticket, rule, reason, &waiting.request);
-        let resolution = tokio::select! {
-            resolution = decision => resolution,
-            why = cancelled => {
-                approver.withdraw(&ticket.id);
-                Resolution {
-                    settled: Settled::Withdrawn,
-                    channel: "client".into(),
-                    by: client.unwrap_or("client").into(),
-                    note: Some(why.unwrap_or("the session ended").into()),
-                    assessed: None,
-                }
+/// Waits for a decision on an escalated call. Returns the approval when
+/// the call may go ahead; otherwise the client has been answered (or,
+/// after a cancellation, needs no answer). The request's `serial` marks
+/// its withdrawal handle as its own.
+pub(super) async fn await_approval(
+    session: &SessionParts,
+    (frame, serial): (&Frame, u64),
+    hooks: &Hooks,
+    call: Call<'_>,
+    verdict: &Verdict,
+    progress_token: Option<&str>,
+    started: Instant,
+) -> Option<Approved> {
+    let (Verdict::Escalate { rule, reason, escalation }, Some(approver)) = (verdict, &hooks.approver) else {
+        return None;
+    };
+    let client = session.link.name();
+    let principal = session.link.principal.get().map(|name| &**name);
+    let ask = Ask { call, client, principal, rule, reason, escalation };
+    let (ticket, decision) = approver.open(&ask);
+    let step = |state, resolution| ApprovalStep { id: &ticket.id, state, digest: &ticket.digest, resolution };
+    let request = frame.id().unwrap_or("null").to_owned();
+    let (cancel, cancelled) = oneshot::channel();
+    lock(&session.maps.waiting).insert(request.clone(), (serial, cancel));
+    let mut waiting = Waiting { shared: session, approver, id: &ticket.id, request, serial, settled: false };
+    tracing::info!(session = %session.id, server = call.server, name = call.name, approval = %ticket.id, "waiting for approval ({rule})");
+    if let Err(why) =
+        audit(session, hooks, call, verdict, &Outcome::Pending, started, Some(step("pending", None)), None).await
+    {
+        audit_failed(session, frame, &why);
+        return None;
+    }
+    let keep_informed = keep_informed(session, &waiting.request, progress_token, &ticket);
+    let elicit = elicit(session, approver, &ticket, rule, reason, &waiting.request);
+    let resolution = tokio::select! {
+        resolution = decision => resolution,
+        why = cancelled => {
+            approver.withdraw(&ticket.id);
+            Resolution {
+                settled: Settled::Withdrawn,
+                channel: "client".into(),
+                by: client.unwrap_or("client").into(),
+                note: Some(why.unwrap_or("the session ended").into()),
+                assessed: None,
             }
-            () = keep_informed => unreachable!("keeping the client informed never ends"),
-            () = elicit => unreachable!("asking the client never ends"),
-        };
-        waiting.settled = true;
-        drop(waiting);
-        let settled = resolution.settled;
-        tracing::info!(session = %self.id, approval = %ticket.id, channel = %resolution.channel, by = %resolution.by, "approval {}", settled.as_str());
-        let outcome = if settled == Settled::Approved { Outcome::Pending } else { Outcome::Refused };
-        let audited = self
-            .audit(hooks, call, verdict, &outcome, started, Some(step(settled.as_str(), Some(&resolution))), None)
+        }
+        () = keep_informed => unreachable!("keeping the client informed never ends"),
+        () = elicit => unreachable!("asking the client never ends"),
+    };
+    waiting.settled = true;
+    drop(waiting);
+    let settled = resolution.settled;
+    tracing::info!(session = %session.id, approval = %ticket.id, channel = %resolution.channel, by = %resolution.by, "approval {}", settled.as_str());
+    let outcome = if settled == Settled::Approved { Outcome::Pending } else { Outcome::Refused };
+    let audited =
+        audit(session, hooks, call, verdict, &outcome, started, Some(step(settled.as_str(), Some(&resolution))), None)
             .await;
-        match (settled, audited) {
-            // A cancelled request gets no answer.
-            (Settled::Withdrawn, _) if resolution.channel == "client" => None,
-            (Settled::Approved, Ok(())) => Some(Approved { approver: approver.clone(), ticket, resolution }),
-            (_, Err(why)) => {
-                self.audit_failed(frame, &why);
-                None
-            }
-            (_, Ok(())) => {
-                let text = refusal_text(rule, reason, &ticket, &resolution);
-                self.respond(frame, super::forward::refusal_response(frame, call.method, &text));
-                None
-            }
+    match (settled, audited) {
+        // A cancelled request gets no answer.
+        (Settled::Withdrawn, _) if resolution.channel == "client" => None,
+        (Settled::Approved, Ok(())) => Some(Approved { approver: approver.clone(), ticket, resolution }),
+        (_, Err(why)) => {
+            audit_failed(session, frame, &why);
+            None
+        }
+        (_, Ok(())) => {
+            let text = refusal_text(rule, reason, &ticket, &resolution);
+            session.link.respond(frame, super::forward::refusal_response(frame, call.method, &text));
+            None
         }
     }
+}
 
-    /// Sends progress for the waiting request now and every ten seconds, if
-    /// the client gave a progress token. Never ends.
-    async fn keep_informed(&self, request: &str, token: Option<&str>, ticket: &Ticket) {
-        let Some(token) = token else { return std::future::pending().await };
-        let short = short_id(&ticket.id);
-        let message = json_string(&format!("waiting for approval {short} {}", ticket.hint));
-        let mut ticks = tokio::time::interval(PROGRESS_EVERY);
-        for progress in 0u64.. {
-            ticks.tick().await;
-            let params = format!(r#"{{"progressToken":{token},"progress":{progress},"message":{message}}}"#);
-            self.send_related(notification("notifications/progress", Some(&params)), Some(request.to_owned()));
-        }
-    }
-
-    /// The client's name from `initialize`.
-    pub(super) fn client_name(&self) -> Option<&str> {
-        self.client.get().and_then(|client| client.name.as_deref())
+/// Sends progress for the waiting request now and every ten seconds, if
+/// the client gave a progress token. Never ends.
+async fn keep_informed(session: &SessionParts, request: &str, token: Option<&str>, ticket: &Ticket) {
+    let Some(token) = token else { return std::future::pending().await };
+    let short = short_id(&ticket.id);
+    let message = json_string(&format!("waiting for approval {short} {}", ticket.hint));
+    let mut ticks = tokio::time::interval(PROGRESS_EVERY);
+    for progress in 0u64.. {
+        ticks.tick().await;
+        let params = format!(r#"{{"progressToken":{token},"progress":{progress},"message":{message}}}"#);
+        session.link.send_related(notification("notifications/progress", Some(&params)), Some(request.to_owned()));
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use warden_jsonrpc::{ErrorCode, Frame, json_string, result_response};
 
-use crate::session::{ClientInit, Shared};
+use crate::parts::{ClientInit, SessionParts};
 
 /// Revisions Warden speaks, oldest first.
 pub(crate) const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -51,40 +51,38 @@ impl ClientInfo {
     }
 }
 
-impl Shared {
-    /// Answers `initialize` and hands its params, byte for byte, to the
-    /// upstreams' handshakes (so servers see the client's real capabilities).
-    pub(crate) fn initialize(&self, frame: &Frame) {
-        let params = frame.params().unwrap_or("{}");
-        let (requested, client, capabilities) = match serde_json::from_str::<InitializeParams>(params) {
-            Ok(parsed) => (parsed.protocol_version, parsed.client_info, parsed.capabilities),
-            Err(err) => {
-                return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid initialize params: {err}"));
-            }
-        };
-        let version = if SUPPORTED_VERSIONS.contains(&requested.as_str()) {
-            requested
-        } else {
-            SUPPORTED_VERSIONS[SUPPORTED_VERSIONS.len() - 1].to_owned()
-        };
-        let name = client.and_then(ClientInfo::label);
-        // `elicitation: {}` is form mode (before 2025-11-25 the only one).
-        let elicits_forms = capabilities
-            .and_then(|capabilities| capabilities.elicitation)
-            .is_some_and(|modes| modes.is_empty() || modes.contains_key("form"));
-        if self.client.set(ClientInit { protocol_version: version.clone(), name, elicits_forms }).is_err() {
-            return self.fail(frame, ErrorCode::InvalidRequest, "the session is already initialized");
+/// Answers `initialize` and hands its params, byte for byte, to the
+/// upstreams' handshakes (so servers see the client's real capabilities).
+pub(crate) fn initialize(session: &SessionParts, frame: &Frame) {
+    let params = frame.params().unwrap_or("{}");
+    let (requested, client, capabilities) = match serde_json::from_str::<InitializeParams>(params) {
+        Ok(parsed) => (parsed.protocol_version, parsed.client_info, parsed.capabilities),
+        Err(err) => {
+            return session.link.fail(frame, ErrorCode::InvalidParams, &format!("invalid initialize params: {err}"));
         }
-        let params: Arc<str> = Arc::from(params);
-        if let Some(pool) = &self.pool {
-            pool.initialized(&params);
-        }
-        self.init_params.send_replace(Some(params));
-        let result = format!(
-            r#"{{"protocolVersion":{},"capabilities":{CAPABILITIES},"serverInfo":{{"name":"warden","title":"Warden MCP gateway","version":{}}}}}"#,
-            json_string(&version),
-            json_string(env!("CARGO_PKG_VERSION")),
-        );
-        self.respond(frame, result_response(frame.id().unwrap_or("null"), &result));
+    };
+    let version = if SUPPORTED_VERSIONS.contains(&requested.as_str()) {
+        requested
+    } else {
+        SUPPORTED_VERSIONS[SUPPORTED_VERSIONS.len() - 1].to_owned()
+    };
+    let name = client.and_then(ClientInfo::label);
+    // `elicitation: {}` is form mode (before 2025-11-25 the only one).
+    let elicits_forms = capabilities
+        .and_then(|capabilities| capabilities.elicitation)
+        .is_some_and(|modes| modes.is_empty() || modes.contains_key("form"));
+    if session.link.init.set(ClientInit { protocol_version: version.clone(), name, elicits_forms }).is_err() {
+        return session.link.fail(frame, ErrorCode::InvalidRequest, "the session is already initialized");
     }
+    let params: Arc<str> = Arc::from(params);
+    if let Some(pool) = &session.upstreams.pool {
+        pool.initialized(&params);
+    }
+    session.link.init_params.send_replace(Some(params));
+    let result = format!(
+        r#"{{"protocolVersion":{},"capabilities":{CAPABILITIES},"serverInfo":{{"name":"warden","title":"Warden MCP gateway","version":{}}}}}"#,
+        json_string(&version),
+        json_string(env!("CARGO_PKG_VERSION")),
+    );
+    session.link.respond(frame, result_response(frame.id().unwrap_or("null"), &result));
 }

@@ -16,44 +16,42 @@ mod resources;
 mod rounds;
 mod tasks;
 
-pub(crate) use initialize::SUPPORTED_VERSIONS;
-pub(crate) use lists::level_of;
+pub(crate) use initialize::{SUPPORTED_VERSIONS, initialize};
+pub(crate) use named::await_unloaded;
+pub(crate) use notify::{client_response, notification};
+
+use std::sync::Arc;
 
 use warden_jsonrpc::{ErrorCode, Frame, Method, error_response, result_response};
 
-use crate::session::Shared;
+use crate::parts::SessionParts;
 
-impl Shared {
-    /// Serves one client request, in its own task.
-    pub(crate) async fn request(self: &std::sync::Arc<Self>, frame: Frame) {
-        let Some(method) = frame.method().cloned() else { return };
-        let _serving = crate::pipeline::Serving::start();
-        let id = frame.id().unwrap_or("null");
-        if !matches!(method, Method::Initialize | Method::Ping) && self.client.get().is_none() {
-            let message = format!("'{}' received before initialize: send initialize first", method.as_str());
-            self.respond(&frame, error_response(Some(id), ErrorCode::InvalidRequest, &message, None));
-            return;
-        }
-        match method {
-            Method::Initialize => self.initialize(&frame),
-            Method::Ping => self.respond(&frame, result_response(id, "{}")),
-            Method::ToolsList | Method::PromptsList | Method::ResourcesList | Method::ResourceTemplatesList => {
-                self.list(&frame, &method).await
-            }
-            Method::ToolsCall | Method::PromptsGet => self.call_named(&frame, &method).await,
-            Method::ResourcesRead | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
-                self.call_resource(&frame, &method).await
-            }
-            Method::Complete => self.complete(&frame).await,
-            Method::SetLevel => self.set_level(&frame).await,
-            Method::TasksGet | Method::TasksResult | Method::TasksCancel => self.call_task(&frame, &method).await,
-            Method::TasksList => self.list_tasks(&frame).await,
-            _ => self.call_unrouted(&frame, &method).await,
-        }
+/// Serves one client request, in its own task.
+pub(crate) async fn request(session: &Arc<SessionParts>, frame: Frame) {
+    let Some(method) = frame.method().cloned() else { return };
+    let _serving = crate::pipeline::Serving::start();
+    let id = frame.id().unwrap_or("null");
+    if !matches!(method, Method::Initialize | Method::Ping) && session.link.init.get().is_none() {
+        let message = format!("'{}' received before initialize: send initialize first", method.as_str());
+        session.link.respond(&frame, error_response(Some(id), ErrorCode::InvalidRequest, &message, None));
+        return;
     }
-
-    /// Answers `id` with an error.
-    pub(crate) fn fail(&self, frame: &Frame, code: ErrorCode, message: &str) {
-        self.respond(frame, error_response(frame.id(), code, message, None));
+    match method {
+        Method::Initialize => initialize(session, &frame),
+        Method::Ping => session.link.respond(&frame, result_response(id, "{}")),
+        Method::ToolsList | Method::PromptsList | Method::ResourcesList | Method::ResourceTemplatesList => {
+            lists::list(session, &frame, &method).await
+        }
+        Method::ToolsCall | Method::PromptsGet => named::call_named(session, &frame, &method).await,
+        Method::ResourcesRead | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
+            resources::call_resource(session, &frame, &method).await
+        }
+        Method::Complete => resources::complete(session, &frame).await,
+        Method::SetLevel => lists::set_level(session, &frame).await,
+        Method::TasksGet | Method::TasksResult | Method::TasksCancel => {
+            tasks::call_task(session, &frame, &method).await
+        }
+        Method::TasksList => tasks::list_tasks(session, &frame).await,
+        _ => named::call_unrouted(session, &frame, &method).await,
     }
 }

@@ -6,10 +6,12 @@ use serde_json::value::RawValue;
 use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, error_response, json_string};
 
 use super::forward::Target;
+use super::forward::dispatch;
+use super::named::{await_unloaded, resolve};
 use crate::catalog::{ItemKind, Route};
+use crate::parts::SessionParts;
+use crate::parts::progress_token;
 use crate::pipeline::Call;
-use crate::session::Shared;
-use crate::tokens::progress_token;
 use warden_sync::lock;
 
 #[derive(Deserialize)]
@@ -37,109 +39,108 @@ struct Reference<'a> {
     uri: Option<String>,
 }
 
-impl Shared {
-    /// Reads and subscriptions go to the upstream that listed the URI, or whose
-    /// template matches it.
-    pub(super) async fn call_resource(&self, frame: &Frame, method: &Method) {
-        let params: UriParams = match frame.params().map(serde_json::from_str).transpose() {
-            Ok(Some(params)) => params,
-            Ok(None) => return self.fail(frame, ErrorCode::InvalidParams, "params with a uri are required"),
-            Err(err) => return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid params: {err}")),
-        };
-        let hooks = self.hooks.load_full();
-        let owner = self.resource_owner(&params.uri).await;
-        let Some(upstream) =
-            owner.filter(|owner| hooks.view.shows(self.upstream(*owner).name(), ItemKind::Resource, &params.uri))
-        else {
-            let data = format!(r#"{{"uri":{}}}"#, json_string(&params.uri));
-            let message = format!("Resource not found: {}", params.uri);
-            return self.respond(frame, error_response(frame.id(), ErrorCode::ResourceNotFound, &message, Some(&data)));
-        };
-        match method {
-            Method::ResourcesSubscribe => {
-                let text = frame.params().unwrap_or("{}").to_owned();
-                lock(&self.subscriptions).insert(params.uri.clone(), (upstream, text));
-            }
-            Method::ResourcesUnsubscribe => {
-                lock(&self.subscriptions).remove(&params.uri);
-            }
-            _ => {}
+/// Reads and subscriptions go to the upstream that listed the URI, or whose
+/// template matches it.
+pub(super) async fn call_resource(session: &SessionParts, frame: &Frame, method: &Method) {
+    let params: UriParams = match frame.params().map(serde_json::from_str).transpose() {
+        Ok(Some(params)) => params,
+        Ok(None) => return session.link.fail(frame, ErrorCode::InvalidParams, "params with a uri are required"),
+        Err(err) => return session.link.fail(frame, ErrorCode::InvalidParams, &format!("invalid params: {err}")),
+    };
+    let hooks = session.surface.hooks.load_full();
+    let owner = resource_owner(session, &params.uri).await;
+    let Some(upstream) =
+        owner.filter(|owner| hooks.view.shows(session.upstreams.get(*owner).name(), ItemKind::Resource, &params.uri))
+    else {
+        let data = format!(r#"{{"uri":{}}}"#, json_string(&params.uri));
+        let message = format!("Resource not found: {}", params.uri);
+        return session
+            .link
+            .respond(frame, error_response(frame.id(), ErrorCode::ResourceNotFound, &message, Some(&data)));
+    };
+    match method {
+        Method::ResourcesSubscribe => {
+            let text = frame.params().unwrap_or("{}").to_owned();
+            lock(&session.replay.subscriptions).insert(params.uri.clone(), (upstream, text));
         }
-        if matches!(method, Method::ResourcesSubscribe | Method::ResourcesUnsubscribe)
-            && let Some(connection) = self.upstream(upstream).connection().filter(|connection| connection.is_modern())
-        {
-            // A modern server has no subscribe: its listen stream changes.
-            if let Some(shared) = self.myself.upgrade() {
-                shared.relisten(upstream, &connection);
-            }
-            return self.respond(frame, warden_jsonrpc::result_response(frame.id().unwrap_or("null"), "{}"));
+        Method::ResourcesUnsubscribe => {
+            lock(&session.replay.subscriptions).remove(&params.uri);
         }
-        let token = progress_token(frame, params.meta);
-        let server = self.upstream(upstream);
-        let call = Call { session: &self.id, server: server.name(), method, name: &params.uri, arguments: None };
-        self.dispatch(frame, &hooks, call, Target { token, ..Target::upstream(upstream) }).await;
+        _ => {}
     }
+    if matches!(method, Method::ResourcesSubscribe | Method::ResourcesUnsubscribe)
+        && let Some(connection) =
+            session.upstreams.get(upstream).connection().filter(|connection| connection.is_modern())
+    {
+        // A modern server has no subscribe: its listen stream changes.
+        session.replay.relisten(&session.id, upstream, &connection);
+        return session.link.respond(frame, warden_jsonrpc::result_response(frame.id().unwrap_or("null"), "{}"));
+    }
+    let token = progress_token(frame, params.meta);
+    let server = session.upstreams.get(upstream);
+    let call = Call { session: &session.id, server: server.name(), method, name: &params.uri, arguments: None };
+    dispatch(session, frame, &hooks, call, Target { token, ..Target::upstream(upstream) }).await;
+}
 
-    /// The upstream serving `uri`, waiting for upstreams still starting when
-    /// none is known yet.
-    async fn resource_owner(&self, uri: &str) -> Option<usize> {
-        if let Some(owner) = self.read_catalog().resource_owner(uri) {
-            return Some(owner);
-        }
-        if self.await_unloaded().await { self.read_catalog().resource_owner(uri) } else { None }
+/// The upstream serving `uri`, waiting for upstreams still starting when
+/// none is known yet.
+async fn resource_owner(session: &SessionParts, uri: &str) -> Option<usize> {
+    if let Some(owner) = session.surface.read_catalog().resource_owner(uri) {
+        return Some(owner);
     }
+    if await_unloaded(session).await { session.surface.read_catalog().resource_owner(uri) } else { None }
+}
 
-    /// Completion is routed by its reference: a prompt by name (renamed for
-    /// its upstream), a resource template by its owner.
-    pub(super) async fn complete(&self, frame: &Frame) {
-        let params: CompleteParams = match frame.params().map(serde_json::from_str).transpose() {
-            Ok(Some(params)) => params,
-            Ok(None) => return self.fail(frame, ErrorCode::InvalidParams, "params with a ref are required"),
-            Err(err) => return self.fail(frame, ErrorCode::InvalidParams, &format!("invalid params: {err}")),
-        };
-        let hooks = self.hooks.load_full();
-        let mut splice = Splice::new();
-        let (upstream, name) = match (params.reference.kind.as_str(), params.reference.name, &params.reference.uri) {
-            ("ref/prompt", Some(raw), _) => {
-                let Ok(exposed) = serde_json::from_str::<String>(raw.get()) else {
-                    return self.fail(frame, ErrorCode::InvalidParams, "ref.name must be a string");
-                };
-                let route = self.resolve(ItemKind::Prompt, &exposed).await.filter(|route| {
-                    hooks.view.shows(self.upstream(route.upstream).name(), ItemKind::Prompt, &route.name)
-                });
-                let Some(Route { upstream, name }) = route else {
-                    return self.fail(frame, ErrorCode::InvalidParams, &format!("Unknown prompt: {exposed}"));
-                };
-                if name != exposed {
-                    splice.replace(frame.span_of(raw.get()), json_string(&name));
-                }
-                (upstream, name)
+/// Completion is routed by its reference: a prompt by name (renamed for
+/// its upstream), a resource template by its owner.
+pub(super) async fn complete(session: &SessionParts, frame: &Frame) {
+    let params: CompleteParams = match frame.params().map(serde_json::from_str).transpose() {
+        Ok(Some(params)) => params,
+        Ok(None) => return session.link.fail(frame, ErrorCode::InvalidParams, "params with a ref are required"),
+        Err(err) => return session.link.fail(frame, ErrorCode::InvalidParams, &format!("invalid params: {err}")),
+    };
+    let hooks = session.surface.hooks.load_full();
+    let mut splice = Splice::new();
+    let (upstream, name) = match (params.reference.kind.as_str(), params.reference.name, &params.reference.uri) {
+        ("ref/prompt", Some(raw), _) => {
+            let Ok(exposed) = serde_json::from_str::<String>(raw.get()) else {
+                return session.link.fail(frame, ErrorCode::InvalidParams, "ref.name must be a string");
+            };
+            let route = resolve(session, ItemKind::Prompt, &exposed).await.filter(|route| {
+                hooks.view.shows(session.upstreams.get(route.upstream).name(), ItemKind::Prompt, &route.name)
+            });
+            let Some(Route { upstream, name }) = route else {
+                return session.link.fail(frame, ErrorCode::InvalidParams, &format!("Unknown prompt: {exposed}"));
+            };
+            if name != exposed {
+                splice.replace(frame.span_of(raw.get()), json_string(&name));
             }
-            ("ref/resource", _, Some(uri)) => {
-                let owner = self.read_catalog().template_owner(uri);
-                let owner = match owner {
-                    Some(owner) => Some(owner),
-                    None => self.resource_owner(uri).await,
-                };
-                let Some(upstream) =
-                    owner.filter(|owner| hooks.view.shows(self.upstream(*owner).name(), ItemKind::Template, uri))
-                else {
-                    return self.fail(frame, ErrorCode::ResourceNotFound, &format!("Resource not found: {uri}"));
-                };
-                (upstream, uri.clone())
-            }
-            (other, _, _) => {
-                return self.fail(
-                    frame,
-                    ErrorCode::InvalidParams,
-                    &format!("unsupported completion ref type '{other}'"),
-                );
-            }
-        };
-        let token = progress_token(frame, params.meta);
-        let server = self.upstream(upstream);
-        let call =
-            Call { session: &self.id, server: server.name(), method: &Method::Complete, name: &name, arguments: None };
-        self.dispatch(frame, &hooks, call, Target { splice, token, ..Target::upstream(upstream) }).await;
-    }
+            (upstream, name)
+        }
+        ("ref/resource", _, Some(uri)) => {
+            let owner = session.surface.read_catalog().template_owner(uri);
+            let owner = match owner {
+                Some(owner) => Some(owner),
+                None => resource_owner(session, uri).await,
+            };
+            let Some(upstream) =
+                owner.filter(|owner| hooks.view.shows(session.upstreams.get(*owner).name(), ItemKind::Template, uri))
+            else {
+                return session.link.fail(frame, ErrorCode::ResourceNotFound, &format!("Resource not found: {uri}"));
+            };
+            (upstream, uri.clone())
+        }
+        (other, _, _) => {
+            return session.link.fail(
+                frame,
+                ErrorCode::InvalidParams,
+                &format!("unsupported completion ref type '{other}'"),
+            );
+        }
+    };
+    let token = progress_token(frame, params.meta);
+    let server = session.upstreams.get(upstream);
+    let call =
+        Call { session: &session.id, server: server.name(), method: &Method::Complete, name: &name, arguments: None };
+    dispatch(session, frame, &hooks, call, Target { splice, token, ..Target::upstream(upstream) }).await;
 }

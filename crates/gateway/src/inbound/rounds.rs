@@ -13,7 +13,7 @@ use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, Needle, Splice, error_resp
 use warden_upstream::Connection;
 
 use super::forward::Forwarded;
-use crate::session::Shared;
+use crate::parts::SessionParts;
 use warden_sync::lock;
 
 /// Marks an answer that may be `input_required`: looked for in every
@@ -62,82 +62,86 @@ impl InputRequired {
     }
 }
 
-impl Shared {
-    /// Meets `answer`'s input requests, if it has any, until the upstream
-    /// answers for good. `base` holds the request's renames (not its id); the
-    /// request is the client's `client_id`, in flight under `serial`.
-    pub(super) async fn complete_rounds(
-        &self,
-        frame: &Frame,
-        (client_id, serial): (&str, u64),
-        connection: &Arc<Connection>,
-        base: &Splice,
-        mut answer: Frame,
-    ) -> Forwarded {
-        for _ in 0..MAX_ROUNDS {
-            let Some(asked) = InputRequired::read(&answer) else { return Forwarded::Answer(answer) };
-            if asked.requests.is_empty() {
-                tokio::time::sleep(STATE_ONLY_PAUSE).await;
+/// Meets `answer`'s input requests, if it has any, until the upstream
+/// answers for good. `base` holds the request's renames (not its id); the
+/// request is the client's `client_id`, in flight under `serial`.
+pub(super) async fn complete_rounds(
+    session: &SessionParts,
+    frame: &Frame,
+    (client_id, serial): (&str, u64),
+    connection: &Arc<Connection>,
+    base: &Splice,
+    mut answer: Frame,
+) -> Forwarded {
+    for _ in 0..MAX_ROUNDS {
+        let Some(asked) = InputRequired::read(&answer) else { return Forwarded::Answer(answer) };
+        if asked.requests.is_empty() {
+            tokio::time::sleep(STATE_ONLY_PAUSE).await;
+        }
+        // All asked at once: a modern client gets them in one round.
+        let asking: Vec<_> = asked
+            .requests
+            .iter()
+            .map(|(key, method, params)| (key, method, ask_client(session, client_id, key, method, params.as_deref())))
+            .collect();
+        let mut responses = Vec::new();
+        for (key, method, answered) in asking {
+            let Ok(frame) = answered.await else {
+                return failed(&format!("the client did not answer {method}"));
+            };
+            match (frame.kind(), frame.payload()) {
+                (Kind::Response, Some(result)) => responses.push(format!("{}:{result}", json_string(key))),
+                // The client's refusal (a missing capability, say) is the call's answer.
+                (_, Some(error)) => return answer_with(&format!(r#"{{"jsonrpc":"2.0","id":0,"error":{error}}}"#)),
+                (_, None) => return failed(&format!("the client answered {method} with nothing")),
             }
-            // All asked at once: a modern client gets them in one round.
-            let asking: Vec<_> = asked
-                .requests
-                .iter()
-                .map(|(key, method, params)| (key, method, self.ask_client(client_id, key, method, params.as_deref())))
-                .collect();
-            let mut responses = Vec::new();
-            for (key, method, answered) in asking {
-                let Ok(frame) = answered.await else {
-                    return failed(&format!("the client did not answer {method}"));
-                };
-                match (frame.kind(), frame.payload()) {
-                    (Kind::Response, Some(result)) => responses.push(format!("{}:{result}", json_string(key))),
-                    // The client's refusal (a missing capability, say) is the call's answer.
-                    (_, Some(error)) => return answer_with(&format!(r#"{{"jsonrpc":"2.0","id":0,"error":{error}}}"#)),
-                    (_, None) => return failed(&format!("the client answered {method} with nothing")),
-                }
+        }
+        if !session.maps.still_in_flight(client_id, serial) {
+            return Forwarded::Cancelled;
+        }
+        let id_span = frame.id_span();
+        let sent = connection.send_request(|id| {
+            let mut splice = base.clone();
+            if let Some(span) = id_span {
+                splice.replace(span, id);
             }
-            if !self.maps.still_in_flight(client_id, serial) {
+            retry(&splice.apply(frame.text()), &responses, asked.state.as_deref())
+        });
+        let (upstream_id, response) = match sent {
+            Ok(sent) => sent,
+            Err(err) => return Forwarded::Failed(err),
+        };
+        match lock(&session.maps.in_flight).get_mut(client_id).filter(|entry| entry.serial == serial) {
+            Some(entry) => entry.upstream_id = upstream_id,
+            None => {
+                connection.forget(upstream_id);
                 return Forwarded::Cancelled;
             }
-            let id_span = frame.id_span();
-            let sent = connection.send_request(|id| {
-                let mut splice = base.clone();
-                if let Some(span) = id_span {
-                    splice.replace(span, id);
-                }
-                retry(&splice.apply(frame.text()), &responses, asked.state.as_deref())
-            });
-            let (upstream_id, response) = match sent {
-                Ok(sent) => sent,
-                Err(err) => return Forwarded::Failed(err),
-            };
-            match lock(&self.maps.in_flight).get_mut(client_id).filter(|entry| entry.serial == serial) {
-                Some(entry) => entry.upstream_id = upstream_id,
-                None => {
-                    connection.forget(upstream_id);
-                    return Forwarded::Cancelled;
-                }
-            }
-            answer = match response.await {
-                Ok(answer) => answer,
-                Err(err) => return Forwarded::Failed(err),
-            };
         }
-        failed(&format!("the server asked for input more than {MAX_ROUNDS} times"))
+        answer = match response.await {
+            Ok(answer) => answer,
+            Err(err) => return Forwarded::Failed(err),
+        };
     }
+    failed(&format!("the server asked for input more than {MAX_ROUNDS} times"))
+}
 
-    /// Asks the client `method` on behalf of its request `client_id`, for
-    /// the upstream's input request `key`; the client's answer comes on the
-    /// receiver.
-    fn ask_client(&self, client_id: &str, key: &str, method: &str, params: Option<&str>) -> oneshot::Receiver<Frame> {
-        let id = self.next();
-        let (answer, answered) = oneshot::channel();
-        lock(&self.maps.own_requests).insert(id, answer);
-        lock(&self.maps.input_keys).insert(id, key.to_owned());
-        self.send_related(warden_jsonrpc::request(&id.to_string(), method, params), Some(client_id.to_owned()));
-        answered
-    }
+/// Asks the client `method` on behalf of its request `client_id`, for
+/// the upstream's input request `key`; the client's answer comes on the
+/// receiver.
+fn ask_client(
+    session: &SessionParts,
+    client_id: &str,
+    key: &str,
+    method: &str,
+    params: Option<&str>,
+) -> oneshot::Receiver<Frame> {
+    let id = session.next();
+    let (answer, answered) = oneshot::channel();
+    lock(&session.maps.own_requests).insert(id, answer);
+    lock(&session.maps.input_keys).insert(id, key.to_owned());
+    session.link.send_related(warden_jsonrpc::request(&id.to_string(), method, params), Some(client_id.to_owned()));
+    answered
 }
 
 /// The request sent again with this round's answers and the server's state.

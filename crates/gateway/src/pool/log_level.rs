@@ -4,12 +4,9 @@
 //! log messages at or above its own level. So no tenant's level takes
 //! messages from another, or hands another more than it asked for.
 
-use std::sync::Arc;
-
 use serde::Deserialize;
 
 use super::Pool;
-use crate::session::Shared;
 use warden_sync::lock;
 
 /// RFC 5424 severities, most verbose first, as MCP names them.
@@ -31,7 +28,7 @@ impl Pool {
         sessions
             .iter()
             .filter_map(|(session, _)| session.upgrade())
-            .filter_map(|session| lock(&session.log_level).as_deref().and_then(crate::inbound::level_of))
+            .filter_map(|session| session.log_level())
             .filter_map(|level| rank(&level).map(|rank| (rank, level)))
             .min_by_key(|(rank, _)| *rank)
             .map(|(_, level)| level)
@@ -44,18 +41,15 @@ struct MessageParams<'a> {
     level: &'a serde_json::value::RawValue,
 }
 
-impl Shared {
-    /// Whether a `notifications/message` with `params` from a shared server
-    /// is for this session: at or above the level it asked for (all of them
-    /// when it asked for none).
-    pub(crate) fn wants_log(self: &Arc<Self>, params: Option<&str>) -> bool {
-        let Some(own) = lock(&self.log_level).as_deref().and_then(crate::inbound::level_of).and_then(|l| rank(&l))
-        else {
-            return true;
-        };
-        let level = params.and_then(|params| serde_json::from_str::<MessageParams>(params).ok());
-        level.and_then(|params| rank(params.level.get())).is_none_or(|rank| rank >= own)
-    }
+/// Whether a `notifications/message` with `params` from a shared server is
+/// for a session that asked for level `own` (JSON text): at or above it
+/// (all of them when it asked for none).
+pub(crate) fn wants_log(own: Option<&str>, params: Option<&str>) -> bool {
+    let Some(own) = own.and_then(rank) else {
+        return true;
+    };
+    let level = params.and_then(|params| serde_json::from_str::<MessageParams>(params).ok());
+    level.and_then(|params| rank(params.level.get())).is_none_or(|rank| rank >= own)
 }
 
 #[cfg(test)]

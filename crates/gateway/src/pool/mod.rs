@@ -18,12 +18,36 @@ use warden_jsonrpc::{ErrorCode, Frame, Kind, error_response};
 use warden_sandbox::SandboxReport;
 use warden_upstream::{Connection, Event, EventKind, EventSink, Upstream, UpstreamSpec};
 
-use crate::session::Shared;
 use owners::{Owners, User, owners};
 use warden_sync::lock;
 
 mod log_level;
 mod owners;
+
+pub(crate) use log_level::wants_log;
+
+/// A session as the pool sees it: where a shared server's events go, and
+/// what tells which session a message of the server's is for. The pool holds
+/// its members weakly; a session that ends leaves.
+pub(crate) trait Member: Send + Sync {
+    /// Handles an event of a shared upstream, which the session knows by
+    /// `event.upstream`.
+    fn deliver(self: Arc<Self>, event: Event);
+    /// Whether the session issued progress token `token` (JSON text).
+    fn holds_token(&self, token: &str) -> bool;
+    /// Whether the session holds the request `id` (JSON text) that
+    /// `connection`'s server asked it.
+    fn holds_server_request(&self, connection: &Arc<Connection>, id: &str) -> bool;
+    /// Whether the session subscribed to `uri` on its upstream `index`.
+    fn subscribed(&self, index: usize, uri: &str) -> bool;
+    /// Whether the session has Warden's request `upstream_id` in flight on
+    /// `connection`.
+    fn has_in_flight(&self, connection: &Arc<Connection>, upstream_id: u64) -> bool;
+    /// Whether the session's upstream `index` created task `task`.
+    fn created_task(&self, index: usize, task: &str) -> bool;
+    /// The log level the session asked for (JSON text), if any.
+    fn log_level(&self) -> Option<String>;
+}
 
 /// The shared upstreams and process caps of one front.
 #[derive(Default)]
@@ -161,16 +185,16 @@ impl Pool {
     /// Registers a session as a user of shared server `name`, as its
     /// upstream number `index`; its `initialize` params start the shared
     /// handshake if it is the first.
-    pub(crate) fn join(&self, name: &str, index: usize, session: Weak<Shared>) {
+    pub(crate) fn join(&self, name: &str, index: usize, session: Weak<dyn Member>) {
         if let Some(common) = lock(&self.shared).get(name) {
             lock(&common.fanout.sessions).push((session, index));
         }
     }
 
     /// Unregisters a session from shared server `name`.
-    pub(crate) fn leave(&self, name: &str, session: &Weak<Shared>) {
+    pub(crate) fn leave(&self, name: &str, session: &dyn Member) {
         if let Some(common) = lock(&self.shared).get(name) {
-            lock(&common.fanout.sessions).retain(|(user, _)| !user.ptr_eq(session));
+            lock(&common.fanout.sessions).retain(|(user, _)| !std::ptr::addr_eq(user.as_ptr(), session));
         }
     }
 
@@ -194,7 +218,7 @@ impl Pool {
 struct Fanout {
     /// The server's name.
     name: Arc<str>,
-    sessions: Mutex<Vec<(Weak<Shared>, usize)>>,
+    sessions: Mutex<Vec<(Weak<dyn Member>, usize)>>,
     /// What it sent that no session could be told.
     kept: Arc<Kept>,
     /// Whether the warning about what cannot be shared was given.
@@ -213,13 +237,13 @@ impl EventSink for Fanout {
             EventKind::Ready(connection) => {
                 self.warn_once(&connection);
                 for (session, index) in sessions {
-                    session.upstream_event(Event::new(index, EventKind::Ready(connection.clone())));
+                    session.deliver(Event::new(index, EventKind::Ready(connection.clone())));
                 }
             }
             EventKind::Down { reason } => {
                 for (session, index) in sessions {
                     let kind = EventKind::Down { reason: reason.clone() };
-                    session.upstream_event(Event::new(index, kind));
+                    session.deliver(Event::new(index, kind));
                 }
             }
             EventKind::Message(connection, frame) => {
@@ -231,10 +255,10 @@ impl EventSink for Fanout {
                 // Every owner but the last gets a copy; the last gets the frame.
                 for (session, index) in others {
                     let kind = EventKind::Message(connection.clone(), frame.clone());
-                    session.clone().upstream_event(Event { upstream: *index, kind, related });
+                    session.clone().deliver(Event { upstream: *index, kind, related });
                 }
                 let kind = EventKind::Message(connection, frame);
-                last.clone().upstream_event(Event { upstream: *last_index, kind, related });
+                last.clone().deliver(Event { upstream: *last_index, kind, related });
             }
         }
     }

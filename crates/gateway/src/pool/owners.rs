@@ -12,11 +12,10 @@ use serde_json::value::RawValue;
 use warden_jsonrpc::{Frame, Kind, Method};
 use warden_upstream::Connection;
 
-use crate::session::Shared;
-use warden_sync::lock;
+use super::Member;
 
 /// A session using a shared upstream, with the index it gave the upstream.
-pub(super) type User = (Arc<Shared>, usize);
+pub(super) type User = (Arc<dyn Member>, usize);
 
 /// Where a shared upstream's message goes.
 pub(super) enum Owners<'a> {
@@ -62,8 +61,8 @@ pub(super) fn owners<'a>(
     related: Option<u64>,
 ) -> Owners<'a> {
     let params = frame.params().and_then(|params| serde_json::from_str::<RoutingParams>(params).ok());
-    let holding = |holds: &dyn Fn(&Shared, usize) -> bool, none: &'static str| {
-        let found: Vec<&User> = users.iter().filter(|(session, index)| holds(session, *index)).collect();
+    let holding = |holds: &dyn Fn(&dyn Member, usize) -> bool, none: &'static str| {
+        let found: Vec<&User> = users.iter().filter(|(session, index)| holds(session.as_ref(), *index)).collect();
         if found.is_empty() { Owners::Unknown(none) } else { Owners::Sessions(found) }
     };
     match (frame.kind(), frame.method()) {
@@ -77,7 +76,7 @@ pub(super) fn owners<'a>(
             };
             // Warden's tokens are unique across sessions: one holds it.
             holding(
-                &|session, _| lock(&session.maps.tokens).contains_key(token.get()),
+                &|session, _| session.holds_token(token.get()),
                 "its progress token is not one Warden issued for a call in flight",
             )
         }
@@ -86,11 +85,7 @@ pub(super) fn owners<'a>(
                 return Owners::Unknown("the cancellation names no request");
             };
             holding(
-                &|session, _| {
-                    lock(&session.maps.server_requests)
-                        .values()
-                        .any(|request| Arc::ptr_eq(&request.connection, connection) && request.upstream_id == id.get())
-                },
+                &|session, _| session.holds_server_request(connection, id.get()),
                 "it cancels no request of the server's that a session holds",
             )
         }
@@ -98,10 +93,7 @@ pub(super) fn owners<'a>(
             let Some(uri) = params.as_ref().and_then(|params| text(params.uri)) else {
                 return Owners::Unknown("the update names no resource");
             };
-            holding(
-                &|session, index| lock(&session.subscriptions).get(&uri).is_some_and(|(owner, _)| *owner == index),
-                "no session subscribed to that resource",
-            )
+            holding(&|session, index| session.subscribed(index, &uri), "no session subscribed to that resource")
         }
         // The acknowledgement of a session's own listen request: each ignores it.
         (Kind::Notification, Some(Method::Other(name))) if &**name == "notifications/subscriptions/acknowledged" => {
@@ -110,11 +102,7 @@ pub(super) fn owners<'a>(
         _ => {
             if let Some(related) = related {
                 return holding(
-                    &|session, _| {
-                        lock(&session.maps.in_flight)
-                            .values()
-                            .any(|entry| entry.upstream_id == related && Arc::ptr_eq(&entry.connection, connection))
-                    },
+                    &|session, _| session.has_in_flight(connection, related),
                     "it came on the stream of a call no session has in flight any more",
                 );
             }
@@ -125,7 +113,7 @@ pub(super) fn owners<'a>(
             });
             if let Some(task) = task {
                 return holding(
-                    &|session, index| lock(&session.tasks).get(&task) == Some(&index),
+                    &|session, index| session.created_task(index, &task),
                     "it names a task no session created",
                 );
             }

@@ -1,0 +1,104 @@
+//! The client's side of a session: where its messages go, and what it said
+//! when it initialized.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use tokio::sync::watch;
+use warden_jsonrpc::{ErrorCode, Frame, error_response, notification};
+
+use crate::catalog::ItemKind;
+use crate::outlet::{Outbound, Outlet};
+
+/// What the client said in `initialize`.
+#[derive(Debug)]
+pub(crate) struct ClientInit {
+    /// The revision both sides speak.
+    pub protocol_version: String,
+    /// `clientInfo` as `name/version`, for audit records.
+    pub name: Option<String>,
+    /// The client declared form-mode elicitation.
+    pub elicits_forms: bool,
+}
+
+/// The way to the client, and who it is.
+pub(crate) struct ClientLink {
+    /// Where every message for the client goes.
+    outlet: Box<dyn Outlet>,
+    /// Set once, by `initialize`.
+    pub init: OnceLock<ClientInit>,
+    /// The client sent `notifications/initialized`: it may be notified.
+    pub initialized: AtomicBool,
+    /// The client's `initialize` params (JSON text), which the upstreams'
+    /// handshakes wait for.
+    pub init_params: watch::Sender<Option<Arc<str>>>,
+    /// Who the front let in (an HTTP token's name), for approvals.
+    pub principal: OnceLock<Arc<str>>,
+}
+
+impl ClientLink {
+    /// A link to a client that has not initialized yet.
+    pub fn new(outlet: impl Outlet) -> ClientLink {
+        ClientLink {
+            outlet: Box::new(outlet),
+            init: OnceLock::new(),
+            initialized: AtomicBool::new(false),
+            init_params: watch::channel(None).0,
+            principal: OnceLock::new(),
+        }
+    }
+
+    /// Queues a message for the client that belongs to no request.
+    pub fn send(&self, text: String) {
+        self.outlet.deliver(Outbound { text, request: None, is_response: false });
+    }
+
+    /// Queues the response to the client's request `frame`.
+    pub fn respond(&self, frame: &Frame, text: String) {
+        let request = frame.id().map(str::to_owned);
+        self.outlet.deliver(Outbound { text, request, is_response: true });
+    }
+
+    /// Answers the client's request `frame` with an error.
+    pub fn fail(&self, frame: &Frame, code: ErrorCode, message: &str) {
+        self.respond(frame, error_response(frame.id(), code, message, None));
+    }
+
+    /// Queues a message for the client that belongs to the client request
+    /// `request` (its id as JSON text), when known.
+    pub fn send_related(&self, text: String, request: Option<String>) {
+        self.outlet.deliver(Outbound { text, request, is_response: false });
+    }
+
+    /// Tells the front that the client cancelled its request `request` (id
+    /// as JSON text): no answer will come for it.
+    pub fn cancelled(&self, request: &str) {
+        self.outlet.cancelled(request);
+    }
+
+    /// Sends one `list_changed` per affected list, once the client is ready
+    /// for notifications.
+    pub fn list_changed(&self, kinds: &[ItemKind]) {
+        if !self.initialized.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut sent: Vec<&str> = Vec::new();
+        for kind in kinds {
+            let method = kind.list_changed();
+            if !sent.contains(&method) {
+                sent.push(method);
+                self.send(notification(method, None));
+            }
+        }
+    }
+
+    /// The client's name from `initialize`.
+    pub fn name(&self) -> Option<&str> {
+        self.init.get().and_then(|client| client.name.as_deref())
+    }
+
+    /// The protocol revision agreed with the client, once initialized.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.init.get().map(|client| client.protocol_version.as_str())
+    }
+}

@@ -1,4 +1,4 @@
-//! The evaluation of one call.
+//! The evaluation of one call, and the engine as the pipeline's [`Guard`].
 //!
 //! The algorithm, in order:
 //!
@@ -80,10 +80,13 @@ use crate::paths::{PathEnv, all_within, all_within_any, canonicalize, protected_
 use crate::scan::Memo;
 use warden_config::RoleCategory;
 
+use crate::identifiers::identifiers;
 use crate::loose_paths::{self, may_hold_paths};
 use crate::roles::{Annotation, RoleValues, extract, type_name};
 use crate::shape;
 use crate::verdict::{Decision, Evaluation, Outcome, RoleReason, most_restrictive};
+use warden_jsonrpc::Method;
+use warden_pipeline::{Call, Guard, Verdict};
 
 /// Steps of the evaluation, kept only when asked for.
 struct Trace {
@@ -860,5 +863,50 @@ fn parse_arguments(arguments: Option<&str>) -> Result<Value, String> {
         Ok(Value::Null) => Ok(Value::Object(Map::new())),
         Ok(other) => Err(format!("the arguments must be a JSON object, not {}", type_name(&other))),
         Err(err) => Err(format!("the arguments are not valid JSON: {err}")),
+    }
+}
+
+impl Guard for PolicyEngine {
+    /// Decides `tools/call`, and `prompts/get` and `resources/read` where
+    /// rules name them; every other method is allowed (views and other
+    /// guards handle them). Matches of `log` rules are written to the
+    /// `tracing` log.
+    fn decide(&self, call: &Call<'_>) -> Verdict {
+        // A tool call's outcome is used as it is: an allowed call builds no texts.
+        let (mut verdict, logged, position) = match call.method {
+            Method::ToolsCall => {
+                let (outcome, logged) = self.outcome_quietly(call.server, call.name, call.arguments);
+                (outcome.verdict(), logged, outcome.position)
+            }
+            Method::PromptsGet => {
+                let evaluation = self.evaluate_request(Request::Prompt, call.server, call.name, call.arguments);
+                (evaluation.verdict(), evaluation.logged, evaluation.position)
+            }
+            Method::ResourcesRead => {
+                let evaluation = self.evaluate_request(Request::Resource, call.server, call.name, None);
+                (evaluation.verdict(), evaluation.logged, evaluation.position)
+            }
+            _ => return Verdict::Allow,
+        };
+        for rule in &logged {
+            tracing::info!(
+                target: "warden::policy",
+                rule = rule.as_str(),
+                server = call.server,
+                tool = call.name,
+                session = call.session,
+                "policy log rule matched"
+            );
+        }
+        // Only escalations pay for this: their rule's settings, and the
+        // resources the call names (for the auto-approver and the session
+        // whitelist).
+        if let Verdict::Escalate { escalation, .. } = &mut verdict {
+            if let Some(settings) = position.and_then(|position| self.escalations.get(&position)) {
+                *escalation = settings.clone();
+            }
+            escalation.identifiers = identifiers(self, call.server, call.name, call.arguments);
+        }
+        verdict
     }
 }

@@ -9,35 +9,33 @@ use crate::roles::extract;
 use crate::scan::Memo;
 use warden_config::RoleCategory;
 
-impl PolicyEngine {
-    /// The values of the path and URL roles of a call to `server`/`tool`
-    /// (after conditional roles), each once, in the order met. Empty when the
-    /// tool has no annotation or its arguments are not readable.
-    pub fn identifiers(&self, server: &str, tool: &str, arguments: Option<&str>) -> Vec<Identifier> {
-        let Some(annotation) = self.annotations.get(server).and_then(|tools| tools.get(tool)) else {
-            return Vec::new();
-        };
-        let Some(args) = arguments.and_then(|text| serde_json::from_str::<Value>(text).ok()) else {
-            return Vec::new();
-        };
-        let mut memo = Memo::new(&self.scans);
-        let assigned = annotation.assign(&args, &mut memo, &mut Vec::new());
-        let Ok(roles) = extract(&assigned, &args, &self.role_table) else { return Vec::new() };
-        let mut identifiers = Vec::new();
-        for role in &roles {
-            for value in &role.values {
-                let identifier = match role.kind {
-                    RoleCategory::Path => Identifier::Path(value.text.to_owned()),
-                    RoleCategory::Url => Identifier::Url(value.text.to_owned()),
-                    RoleCategory::Identifier | RoleCategory::Opaque => continue,
-                };
-                if !identifiers.contains(&identifier) {
-                    identifiers.push(identifier);
-                }
+/// The values of the path and URL roles of a call to `server`/`tool`
+/// (after conditional roles), each once, in the order met. Empty when the
+/// tool has no annotation or its arguments are not readable.
+pub(crate) fn identifiers(engine: &PolicyEngine, server: &str, tool: &str, arguments: Option<&str>) -> Vec<Identifier> {
+    let Some(annotation) = engine.annotations.get(server).and_then(|tools| tools.get(tool)) else {
+        return Vec::new();
+    };
+    let Some(args) = arguments.and_then(|text| serde_json::from_str::<Value>(text).ok()) else {
+        return Vec::new();
+    };
+    let mut memo = Memo::new(&engine.scans);
+    let assigned = annotation.assign(&args, &mut memo, &mut Vec::new());
+    let Ok(roles) = extract(&assigned, &args, &engine.role_table) else { return Vec::new() };
+    let mut identifiers = Vec::new();
+    for role in &roles {
+        for value in &role.values {
+            let identifier = match role.kind {
+                RoleCategory::Path => Identifier::Path(value.text.to_owned()),
+                RoleCategory::Url => Identifier::Url(value.text.to_owned()),
+                RoleCategory::Identifier | RoleCategory::Opaque => continue,
+            };
+            if !identifiers.contains(&identifier) {
+                identifiers.push(identifier);
             }
         }
-        identifiers
     }
+    identifiers
 }
 
 #[cfg(test)]
@@ -59,11 +57,11 @@ policy:
         )
         .expect("config");
         let engine = PolicyEngine::compile(&config, None).expect("policy");
-        let copy = engine.identifiers("fs", "copy", Some(r#"{"from": ["/a", "/b"], "to": "/a", "note": "x"}"#));
+        let copy = identifiers(&engine, "fs", "copy", Some(r#"{"from": ["/a", "/b"], "to": "/a", "note": "x"}"#));
         assert_eq!(copy, [Identifier::Path("/a".into()), Identifier::Path("/b".into())]);
-        let fetch = engine.identifiers("fs", "fetch", Some(r#"{"url": "https://example.com/x"}"#));
+        let fetch = identifiers(&engine, "fs", "fetch", Some(r#"{"url": "https://example.com/x"}"#));
         assert_eq!(fetch, [Identifier::Url("https://example.com/x".into())]);
-        assert!(engine.identifiers("fs", "unknown", Some("{}")).is_empty());
-        assert!(engine.identifiers("fs", "copy", Some("not json")).is_empty());
+        assert!(identifiers(&engine, "fs", "unknown", Some("{}")).is_empty());
+        assert!(identifiers(&engine, "fs", "copy", Some("not json")).is_empty());
     }
 }

@@ -1,16 +1,13 @@
 //! What an evaluation decided: [`Decision`], [`Evaluation`], the
 //! most-restrictive combination, and the mapping to the gateway's [`Verdict`].
 
-use crate::compile::Request;
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
-use warden_jsonrpc::Method;
-use warden_pipeline::{Call, Guard, Verdict};
 
-use crate::PolicyEngine;
+use warden_pipeline::Verdict;
 
 /// What happens to a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -202,51 +199,6 @@ pub(crate) fn most_restrictive<'a, 'e>(outcomes: impl IntoIterator<Item = &'a Ou
         }
     }
     best
-}
-
-impl Guard for PolicyEngine {
-    /// Decides `tools/call`, and `prompts/get` and `resources/read` where
-    /// rules name them; every other method is allowed (views and other
-    /// guards handle them). Matches of `log` rules are written to the
-    /// `tracing` log.
-    fn decide(&self, call: &Call<'_>) -> Verdict {
-        // A tool call's outcome is used as it is: an allowed call builds no texts.
-        let (mut verdict, logged, position) = match call.method {
-            Method::ToolsCall => {
-                let (outcome, logged) = self.outcome_quietly(call.server, call.name, call.arguments);
-                (outcome.verdict(), logged, outcome.position)
-            }
-            Method::PromptsGet => {
-                let evaluation = self.evaluate_request(Request::Prompt, call.server, call.name, call.arguments);
-                (evaluation.verdict(), evaluation.logged, evaluation.position)
-            }
-            Method::ResourcesRead => {
-                let evaluation = self.evaluate_request(Request::Resource, call.server, call.name, None);
-                (evaluation.verdict(), evaluation.logged, evaluation.position)
-            }
-            _ => return Verdict::Allow,
-        };
-        for rule in &logged {
-            tracing::info!(
-                target: "warden::policy",
-                rule = rule.as_str(),
-                server = call.server,
-                tool = call.name,
-                session = call.session,
-                "policy log rule matched"
-            );
-        }
-        // Only escalations pay for this: their rule's settings, and the
-        // resources the call names (for the auto-approver and the session
-        // whitelist).
-        if let Verdict::Escalate { escalation, .. } = &mut verdict {
-            if let Some(settings) = position.and_then(|position| self.escalations.get(&position)) {
-                *escalation = settings.clone();
-            }
-            escalation.identifiers = self.identifiers(call.server, call.name, call.arguments);
-        }
-        verdict
-    }
 }
 
 #[cfg(test)]

@@ -46,10 +46,10 @@ pub(crate) async fn post(remote: Arc<Remote>, text: String, outbound: Outbound) 
         return;
     }
     if outbound.initialize {
-        remote.initialize(text, outbound.request.as_deref().unwrap_or("null")).await;
+        initialize(&remote, text, outbound.request.as_deref().unwrap_or("null")).await;
         return;
     }
-    let mirrored = match remote.mirrored(&outbound) {
+    let mirrored = match mirrored(&remote, &outbound) {
         Ok(mirrored) => mirrored,
         Err(reason) => {
             let reason = format!("POST {}: {reason}", remote.settings.url);
@@ -68,10 +68,10 @@ pub(crate) async fn post(remote: Arc<Remote>, text: String, outbound: Outbound) 
             session: &session,
             mirrored: &mirrored,
         };
-        let error = match remote.exchange(exchange).await {
+        let error = match super::exchange::run(&remote, exchange).await {
             Ok(_) => {
                 if outbound.initialized {
-                    remote.listen(session.generation);
+                    super::listen::listen(&remote, session.generation);
                 }
                 return;
             }
@@ -80,7 +80,7 @@ pub(crate) async fn post(remote: Arc<Remote>, text: String, outbound: Outbound) 
         match recovery(&error, outbound.request.is_some(), renewed) {
             Recovery::Renew => {
                 renewed = true;
-                if let Err(reason) = remote.renew(session.generation).await {
+                if let Err(reason) = super::renew::renew(&remote, session.generation).await {
                     let reason =
                         format!("the server no longer knows the session, and re-initializing failed: {reason}");
                     outbound.fail(&remote.dispatch, UpstreamError::Http { name: remote.name().to_owned(), reason });
@@ -107,69 +107,66 @@ pub(crate) async fn post(remote: Arc<Remote>, text: String, outbound: Outbound) 
     }
 }
 
-impl Remote {
-    /// The headers that mirror a modern message: the standard ones and the
-    /// `Mcp-Param-*` its tool's schema asks for. Notes a `tools/list`, whose
-    /// answer tells which tools ask. Made once per message, whatever the
-    /// number of attempts.
-    fn mirrored(&self, outbound: &Outbound) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
-        let invalid = |name: &str| format!("a mirrored header is not a valid header: {name}");
-        let mut headers = Vec::with_capacity(outbound.mirrored.len());
-        for (name, value) in &outbound.mirrored {
-            let value = HeaderValue::from_str(value).map_err(|_| invalid(name))?;
-            // The standard names are constants: nothing copied per message.
-            headers.push((HeaderName::from_static(name), value));
-        }
-        if headers.is_empty() {
-            return Ok(headers);
-        }
-        if outbound.method.as_deref() == Some("tools/list")
-            && let Some(id) = &outbound.request
-        {
-            lock(&self.listing).insert(id.clone());
-        }
-        if let Some((tool, arguments)) = &outbound.call
-            && let Some(schema) = lock(&self.schemas).get(tool)
-        {
-            for (name, value) in crate::mirror::param_headers(schema, arguments.as_deref()) {
-                let value = crate::mirror::header_value(&value);
-                match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value)) {
-                    (Ok(name), Ok(value)) => headers.push((name, value)),
-                    _ => return Err(invalid(&name)),
-                }
-            }
-        }
-        Ok(headers)
+/// The headers that mirror a modern message: the standard ones and the
+/// `Mcp-Param-*` its tool's schema asks for. Notes a `tools/list`, whose
+/// answer tells which tools ask. Made once per message, whatever the
+/// number of attempts.
+fn mirrored(remote: &Remote, outbound: &Outbound) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
+    let invalid = |name: &str| format!("a mirrored header is not a valid header: {name}");
+    let mut headers = Vec::with_capacity(outbound.mirrored.len());
+    for (name, value) in &outbound.mirrored {
+        let value = HeaderValue::from_str(value).map_err(|_| invalid(name))?;
+        // The standard names are constants: nothing copied per message.
+        headers.push((HeaderName::from_static(name), value));
     }
-
-    /// Notes the tools of a `tools/list` answer that ask for headers.
-    pub(crate) fn learn_schemas(&self, frame: &Frame) {
-        let listed = frame.id().is_some_and(|id| lock(&self.listing).remove(id));
-        if let (true, Some(result)) = (listed, frame.payload()) {
-            let mut schemas = lock(&self.schemas);
-            for (name, schema) in crate::mirror::annotated_tools(result) {
-                schemas.insert(name, schema);
+    if headers.is_empty() {
+        return Ok(headers);
+    }
+    if outbound.method.as_deref() == Some("tools/list")
+        && let Some(id) = &outbound.request
+    {
+        lock(&remote.listing).insert(id.clone());
+    }
+    if let Some((tool, arguments)) = &outbound.call
+        && let Some(schema) = lock(&remote.schemas).get(tool)
+    {
+        for (name, value) in crate::mirror::param_headers(schema, arguments.as_deref()) {
+            let value = crate::mirror::header_value(&value);
+            match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value)) {
+                (Ok(name), Ok(value)) => headers.push((name, value)),
+                _ => return Err(invalid(&name)),
             }
         }
     }
+    Ok(headers)
+}
 
-    /// Posts the client's `initialize` (request `id`), opening the session:
-    /// its id and protocol version are recorded before the result is
-    /// delivered, so the handshake's next message already carries them. If
-    /// this fails, the link fails (the server could not be started).
-    async fn initialize(&self, text: String, id: &str) {
-        let _ = self.init.set(text.clone());
-        let none = Snapshot::default();
-        let exchange =
-            Exchange { body: Bytes::from(text), expect: Some(id), capture: true, session: &none, mirrored: &[] };
-        match self.exchange(exchange).await {
-            Ok(Reply { session, captured: Some(frame) }) => {
-                self.session.begin(Snapshot::new(session, protocol_version(&frame).as_deref(), 0));
-                self.dispatch.frame(frame);
-            }
-            Ok(Reply { captured: None, .. }) => self.fail("it did not answer initialize".into()),
-            Err(error) => self.fail(error.describe(self.dispatch.limit())),
+/// Notes the tools of a `tools/list` answer that ask for headers.
+pub(crate) fn learn_schemas(remote: &Remote, frame: &Frame) {
+    let listed = frame.id().is_some_and(|id| lock(&remote.listing).remove(id));
+    if let (true, Some(result)) = (listed, frame.payload()) {
+        let mut schemas = lock(&remote.schemas);
+        for (name, schema) in crate::mirror::annotated_tools(result) {
+            schemas.insert(name, schema);
         }
+    }
+}
+
+/// Posts the client's `initialize` (request `id`), opening the session:
+/// its id and protocol version are recorded before the result is
+/// delivered, so the handshake's next message already carries them. If
+/// this fails, the link fails (the server could not be started).
+async fn initialize(remote: &Remote, text: String, id: &str) {
+    let _ = remote.init.set(text.clone());
+    let none = Snapshot::default();
+    let exchange = Exchange { body: Bytes::from(text), expect: Some(id), capture: true, session: &none, mirrored: &[] };
+    match super::exchange::run(remote, exchange).await {
+        Ok(Reply { session, captured: Some(frame) }) => {
+            remote.session.begin(Snapshot::new(session, protocol_version(&frame).as_deref(), 0));
+            remote.dispatch.frame(frame);
+        }
+        Ok(Reply { captured: None, .. }) => remote.fail("it did not answer initialize".into()),
+        Err(error) => remote.fail(error.describe(remote.dispatch.limit())),
     }
 }
 

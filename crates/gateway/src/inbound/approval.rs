@@ -9,7 +9,7 @@ use tokio::sync::oneshot;
 use warden_jsonrpc::{Frame, json_string, notification};
 
 use super::elicit::elicit;
-use super::forward::{audit, audit_failed};
+use super::record::{audit, audit_failed, refusal_response};
 use crate::parts::SessionParts;
 use crate::pipeline::{
     ApprovalStep, Approver, Ask, Call, Hooks, Outcome, Resolution, Settled, Ticket, Verdict, short_id,
@@ -126,7 +126,7 @@ pub(super) async fn await_approval(
         }
         (_, Ok(())) => {
             let text = refusal_text(rule, reason, &ticket, &resolution);
-            session.link.respond(frame, super::forward::refusal_response(frame, call.method, &text));
+            session.link.respond(frame, refusal_response(frame, call.method, &text));
             None
         }
     }

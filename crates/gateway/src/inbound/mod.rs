@@ -1,19 +1,23 @@
 //! Client → upstream: what happens to each message the client sends.
 //!
 //! Requests are dispatched by method to a handler that resolves which
-//! upstream serves them ([`named`], [`resources`], [`lists`]), runs the
-//! pipeline and forwards them ([`forward`]). Notifications and the client's
-//! answers to upstream requests are handled in [`notify`].
+//! upstream serves them ([`named`], [`resources`], [`tasks`], [`lists`]).
+//! A request for one upstream then runs the pipeline ([`dispatch`]): the
+//! guard decides, an escalated call waits for [`approval`], the request is
+//! forwarded ([`forward`]), its outcome is recorded ([`record`]) and the
+//! client answered. Notifications and the client's answers to upstream
+//! requests are handled in [`notify`].
 
 mod approval;
+mod dispatch;
 mod elicit;
 mod forward;
 mod initialize;
 mod lists;
 mod named;
 mod notify;
+mod record;
 mod resources;
-mod rounds;
 mod tasks;
 
 pub(crate) use initialize::{SUPPORTED_VERSIONS, initialize};

@@ -5,8 +5,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, json_string};
 
-use super::forward::Target;
-use super::forward::dispatch;
+use super::dispatch::Target;
+use super::dispatch::dispatch;
 use crate::catalog::{ItemKind, Route};
 use crate::parts::SessionParts;
 use crate::parts::progress_token;

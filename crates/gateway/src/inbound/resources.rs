@@ -5,8 +5,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, error_response, json_string};
 
-use super::forward::Target;
-use super::forward::dispatch;
+use super::dispatch::Target;
+use super::dispatch::dispatch;
 use super::named::{await_unloaded, resolve};
 use crate::catalog::{ItemKind, Route};
 use crate::parts::SessionParts;

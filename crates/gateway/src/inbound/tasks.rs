@@ -10,8 +10,8 @@ use tokio::task::JoinSet;
 use warden_jsonrpc::{ErrorCode, Frame, Method, result_response};
 use warden_upstream::Connection;
 
-use super::forward::Target;
-use super::forward::dispatch;
+use super::dispatch::Target;
+use super::dispatch::dispatch;
 use crate::parts::SessionParts;
 use crate::pipeline::Call;
 use crate::surfaces::paginate;

@@ -13,8 +13,8 @@ use warden_jsonrpc::{
 
 use super::envelope::Envelope;
 use super::exchange::{Exchange, Input, Resumed, Round, binding, input_request, may_need_input, progress_token_of};
-use super::listen::Listeners;
-use super::reply::{DropCancel, Reply, ReplyMessage};
+use super::listeners::Listeners;
+use super::reply::{Reply, ReplyMessage};
 use super::seal::{RequestState, Sealer, expiry};
 use super::{discover, results};
 use crate::outlet::{Outbound, Outlet};
@@ -301,7 +301,7 @@ impl Inner {
         lock(&self.exchanges).insert(internal, exchange.clone());
         let work = self.session.request_work(inner_frame);
         let cancel = DropCancel::Round { lane: Arc::downgrade(self), exchange, generation: 0 };
-        Reply::new(pieces, Some(work), Some(cancel))
+        Reply::new(pieces, Some(work), Some(Box::new(cancel)))
     }
 
     /// A retry carrying `requestState`: the parked request goes on.
@@ -345,7 +345,7 @@ impl Inner {
                 // What is still unanswered is asked again at once.
                 self.park(&exchange);
                 let cancel = DropCancel::Round { lane: Arc::downgrade(self), exchange, generation };
-                Reply::new(pieces, None, Some(cancel))
+                Reply::new(pieces, None, Some(Box::new(cancel)))
             }
         }
     }
@@ -369,6 +369,37 @@ impl Inner {
 
     fn forget(&self, exchange: &Exchange) {
         lock(&self.exchanges).remove(&exchange.internal);
+    }
+}
+
+/// Cancels what a dropped reply leaves behind.
+pub(super) enum DropCancel {
+    /// A request's round: cancelled upstream if still running.
+    Round { lane: Weak<Inner>, exchange: Arc<Exchange>, generation: u64 },
+    /// A listen stream: closed, and its subscriptions dropped.
+    Listen { lane: Weak<Inner>, key: u64 },
+}
+
+impl Drop for DropCancel {
+    fn drop(&mut self) {
+        match self {
+            DropCancel::Round { lane, exchange, generation } => {
+                if let Some(lane) = lane.upgrade()
+                    && exchange.running_in(*generation)
+                {
+                    lane.cancel(exchange, "the client closed the request");
+                }
+            }
+            DropCancel::Listen { lane, key } => {
+                if let Some(lane) = lane.upgrade()
+                    && let Some(filter) = lane.listeners.remove(*key)
+                {
+                    for uri in filter.resource_subscriptions {
+                        lane.unsubscribe(uri);
+                    }
+                }
+            }
+        }
     }
 }
 

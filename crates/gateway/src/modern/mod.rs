@@ -24,6 +24,7 @@ pub mod envelope;
 mod exchange;
 mod lane;
 mod listen;
+mod listeners;
 mod reply;
 pub mod results;
 pub mod seal;

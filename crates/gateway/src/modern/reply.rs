@@ -1,11 +1,7 @@
 //! What a modern request gets back, and what dropping it undoes.
 
-use std::sync::{Arc, Weak};
-
 use tokio::sync::mpsc;
 
-use super::exchange::Exchange;
-use super::lane::Inner;
 use crate::work::Work;
 
 /// One message of a modern request's answer.
@@ -28,17 +24,20 @@ pub enum ReplyMessage {
 pub struct Reply {
     pub(super) pieces: mpsc::UnboundedReceiver<ReplyMessage>,
     pub(super) work: Option<Work>,
-    pub(super) _cancel: Option<DropCancel>,
+    /// Dropped with the reply: undoes what an unfinished request leaves
+    /// behind (the lane's `DropCancel`).
+    pub(super) _undo: Option<Box<dyn Send>>,
 }
 
 impl Reply {
-    /// A reply on `pieces`, with the request's `work` and what undoes it.
+    /// A reply on `pieces`, with the request's `work` and what undoes it
+    /// when dropped unfinished.
     pub(super) fn new(
         pieces: mpsc::UnboundedReceiver<ReplyMessage>,
         work: Option<Work>,
-        cancel: Option<DropCancel>,
+        undo: Option<Box<dyn Send>>,
     ) -> Reply {
-        Reply { pieces, work, _cancel: cancel }
+        Reply { pieces, work, _undo: undo }
     }
 
     /// The next message; `None` once the answer was given.
@@ -59,36 +58,5 @@ impl Reply {
         let (to_client, pieces) = mpsc::unbounded_channel();
         let _ = to_client.send(ReplyMessage::Last(text));
         Reply::new(pieces, None, None)
-    }
-}
-
-/// Cancels what a dropped reply leaves behind.
-pub(super) enum DropCancel {
-    /// A request's round: cancelled upstream if still running.
-    Round { lane: Weak<Inner>, exchange: Arc<Exchange>, generation: u64 },
-    /// A listen stream: closed, and its subscriptions dropped.
-    Listen { lane: Weak<Inner>, key: u64 },
-}
-
-impl Drop for DropCancel {
-    fn drop(&mut self) {
-        match self {
-            DropCancel::Round { lane, exchange, generation } => {
-                if let Some(lane) = lane.upgrade()
-                    && exchange.running_in(*generation)
-                {
-                    lane.cancel(exchange, "the client closed the request");
-                }
-            }
-            DropCancel::Listen { lane, key } => {
-                if let Some(lane) = lane.upgrade()
-                    && let Some(filter) = lane.listeners.remove(*key)
-                {
-                    for uri in filter.resource_subscriptions {
-                        lane.unsubscribe(uri);
-                    }
-                }
-            }
-        }
     }
 }

@@ -19,14 +19,11 @@ use super::reply::Refusal;
 use super::sessions::{self, Claim, Entry};
 use super::streams::{Answer, OpenError, SseEvent};
 use super::tenants::{Share, holding};
-use super::{Front, sse};
+use super::{Front, SESSION_HEADER, sse};
 use crate::inbound::SUPPORTED_VERSIONS;
 
 /// The media type of a message a client posts (any case, any parameters).
 const JSON: &str = "application/json";
-
-/// The session header of Streamable HTTP.
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// POST `/mcp`.
 pub(super) async fn post_hub(State(front): State<Arc<Front>>, headers: HeaderMap, body: Body) -> Response {

@@ -47,6 +47,9 @@ use sessions::{Claim, Entry, Reservation, Sessions};
 use streams::Streams;
 use tenants::{Held, Share, Tenants};
 
+/// The session header of Streamable HTTP (2025 era).
+const SESSION_HEADER: &str = "mcp-session-id";
+
 /// What a client refused for lack of room is told to wait, in seconds.
 const RETRY_AFTER_SECS: u64 = 2;
 

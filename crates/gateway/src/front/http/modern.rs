@@ -16,10 +16,9 @@ use warden_config::Config;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Members};
 use warden_upstream::mirror;
 
-use super::Front;
 use super::access::Caller;
-use super::mcp::SESSION_HEADER;
 use super::reply::Refusal;
+use super::{Front, SESSION_HEADER};
 use crate::modern::{self, Envelope, EnvelopeError, Reply, ReplyMessage};
 
 /// Whether a POST is for the modern era: its body carries the envelope, or

@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, Needle, Splice, error_response, json_string};
 use warden_upstream::Connection;
 
-use super::forward::Forwarded;
+use super::Forwarded;
 use crate::parts::SessionParts;
 use warden_sync::lock;
 

@@ -1,0 +1,127 @@
+//! The pipeline one request that names its upstream runs through: the
+//! guard decides; an escalated call waits for approval; the request is
+//! forwarded; the outcome is recorded; the client gets its answer.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Deserialize;
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Splice, error_response};
+
+use super::approval::{Approved, await_approval};
+use super::forward::{Forwarded, forward};
+use super::record::{audit, audit_failed, refusal_response};
+use crate::parts::SessionParts;
+use crate::pipeline::{Call, Hooks, Outcome, Verdict};
+use warden_sync::lock;
+
+/// Where a request goes and what changes on the way.
+pub(super) struct Target {
+    /// The upstream's index.
+    pub upstream: usize,
+    /// The renames the upstream needs (its own tool or prompt name).
+    pub splice: Splice,
+    /// The span of a progress token to substitute.
+    pub token: Option<Range<usize>>,
+    /// The request is task-augmented: its answer may carry a task id.
+    pub creates_task: bool,
+}
+
+impl Target {
+    /// Upstream `upstream`, with nothing to change.
+    pub fn upstream(upstream: usize) -> Target {
+        Target { upstream, splice: Splice::new(), token: None, creates_task: false }
+    }
+}
+
+/// Runs a request that names its upstream through the pipeline: guard,
+/// forward, audit, answer. A request under the id of one still in flight
+/// (upstream or waiting for approval) is refused first.
+pub(super) async fn dispatch(
+    session: &SessionParts,
+    frame: &Frame,
+    hooks: &Arc<Hooks>,
+    call: Call<'_>,
+    target: Target,
+) {
+    if id_in_use(session, frame) {
+        return session.link.fail(frame, ErrorCode::InvalidRequest, "that id is already used by a request in flight");
+    }
+    // Marks what this request places in the session's maps as its own
+    // (see `InFlight::serial`).
+    let serial = session.next();
+    let Target { upstream, splice, token, creates_task } = target;
+    let started = Instant::now();
+    let verdict = hooks.guard.decide(&call);
+    let mut approved = None;
+    if let (Verdict::Escalate { .. }, Some(_)) = (&verdict, &hooks.approver) {
+        let progress_token = token.clone().map(|span| &frame.text()[span]);
+        // Boxed, like the other paths few calls take: an inline future is
+        // part of every call's state, which is allocated and moved per call.
+        approved =
+            Box::pin(await_approval(session, (frame, serial), hooks, call, &verdict, progress_token, started)).await;
+        if approved.is_none() {
+            return;
+        }
+    } else if let Some(refusal) = verdict.refusal() {
+        tracing::info!(session = %session.id, server = call.server, name = call.name, "refused: {refusal}");
+        // A refusal stands even if it cannot be recorded.
+        let _ = audit(session, hooks, call, &verdict, &Outcome::Refused, started, None, None).await;
+        session.link.respond(frame, refusal_response(frame, call.method, &refusal));
+        return;
+    }
+    let (reply, outcome, answer) = match forward(session, frame, serial, upstream, splice, token).await {
+        Forwarded::Cancelled => return,
+        Forwarded::Answer(answer) => {
+            if creates_task {
+                session.replay.record_task(upstream, &answer);
+            }
+            let outcome = outcome_of(&answer, call.method, hooks.audit.is_some());
+            (answer.with_id(frame.id().unwrap_or("null")), outcome, Some(answer))
+        }
+        Forwarded::Failed(err) => {
+            let text = error_response(frame.id(), ErrorCode::UpstreamUnavailable, &err.to_string(), None);
+            (text, Outcome::Unreachable(err.to_string()), None)
+        }
+    };
+    if let Some(approved) = &approved {
+        approved.approver.executed(&approved.ticket.id);
+    }
+    let step = approved.as_ref().map(Approved::executed);
+    // What a tool answered is part of its record; other answers are not.
+    let result = answer.as_ref().filter(|_| *call.method == Method::ToolsCall).and_then(Frame::payload);
+    match audit(session, hooks, call, &verdict, &outcome, started, step, result).await {
+        Ok(()) => session.link.respond(frame, reply),
+        Err(why) => audit_failed(session, frame, &why),
+    }
+}
+
+/// Whether the client already has a request in flight with this id,
+/// upstream or waiting for approval.
+fn id_in_use(session: &SessionParts, frame: &Frame) -> bool {
+    frame.id().is_some_and(|id| {
+        lock(&session.maps.in_flight).contains_key(id) || lock(&session.maps.waiting).contains_key(id)
+    })
+}
+
+/// Classifies an upstream's answer for the audit record; reading `isError`
+/// costs a pass over the result, so only when an audit is configured.
+fn outcome_of(answer: &Frame, method: &Method, audited: bool) -> Outcome {
+    #[derive(Deserialize)]
+    struct ToolResult {
+        #[serde(default, rename = "isError")]
+        is_error: bool,
+    }
+    match answer.kind() {
+        Kind::ErrorResponse => Outcome::Error,
+        _ if audited && *method == Method::ToolsCall => {
+            let is_error = answer
+                .payload()
+                .and_then(|result| serde_json::from_str::<ToolResult>(result).ok())
+                .is_some_and(|result| result.is_error);
+            if is_error { Outcome::ToolError } else { Outcome::Result }
+        }
+        _ => Outcome::Result,
+    }
+}

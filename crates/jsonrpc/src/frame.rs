@@ -227,7 +227,9 @@ impl Frame {
     pub fn with_id(&self, id: &str) -> String {
         match self.id.clone() {
             Some(span) => {
-                let mut out = String::with_capacity(self.text.len() + id.len());
+                // Exactly the length: a body made of it then takes the bytes
+                // as it is, with no allocation (`Bytes::from` a full vector).
+                let mut out = String::with_capacity(self.text.len() - span.len() + id.len());
                 out.push_str(&self.text[..span.start]);
                 out.push_str(id);
                 out.push_str(&self.text[span.end..]);

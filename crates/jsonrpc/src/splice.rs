@@ -2,6 +2,8 @@
 
 use std::ops::Range;
 
+use smallvec::SmallVec;
+
 /// A set of replacements in one JSON text.
 ///
 /// Spans are byte ranges of the original text, usually found with
@@ -9,7 +11,9 @@ use std::ops::Range;
 /// same text. Everything outside the spans is copied unchanged.
 #[derive(Debug, Default, Clone)]
 pub struct Splice {
-    edits: Vec<(Range<usize>, String)>,
+    /// A request has at most a few (its id, a name, a progress token): kept
+    /// inline, they cost no allocation of their own.
+    edits: SmallVec<[(Range<usize>, String); 3]>,
 }
 
 impl Splice {
@@ -34,12 +38,26 @@ impl Splice {
     /// # Panics
     /// When spans overlap or fall outside `base`: they come from Warden's own
     /// parsing of `base`, never from input, so that is a bug.
-    pub fn apply(mut self, base: &str) -> String {
-        self.edits.sort_by_key(|(span, _)| span.start);
-        let added: usize = self.edits.iter().map(|(_, text)| text.len()).sum();
-        let mut out = String::with_capacity(base.len() + added);
+    pub fn apply(&self, base: &str) -> String {
+        self.apply_with(base, None)
+    }
+
+    /// Applies the replacements, and `extra`, to `base`: `extra` is a value
+    /// borrowed for this one text (the id a request gets on its way out),
+    /// which costs no copy of its own.
+    ///
+    /// # Panics
+    /// As [`apply`](Splice::apply).
+    pub fn apply_with(&self, base: &str, extra: Option<(Range<usize>, &str)>) -> String {
+        let mut edits: SmallVec<[(Range<usize>, &str); 4]> =
+            self.edits.iter().map(|(span, text)| (span.clone(), text.as_str())).collect();
+        edits.extend(extra);
+        edits.sort_by_key(|(span, _)| span.start);
+        let removed: usize = edits.iter().map(|(span, _)| span.len()).sum();
+        let added: usize = edits.iter().map(|(_, text)| text.len()).sum();
+        let mut out = String::with_capacity(base.len() - removed.min(base.len()) + added);
         let mut at = 0;
-        for (span, text) in &self.edits {
+        for (span, text) in &edits {
             assert!(span.start >= at && span.end <= base.len(), "overlapping or out-of-range splice");
             out.push_str(&base[at..span.start]);
             out.push_str(text);
@@ -80,6 +98,21 @@ mod tests {
         let mut splice = Splice::new();
         splice.replace(17..20, "\"b\"").replace(7..8, "42");
         assert_eq!(splice.apply(base), r#"{"id": 42 ,"name":"b","x":[1.50,"é"]}"#);
+    }
+
+    #[test]
+    fn a_borrowed_extra_takes_its_place_among_the_kept_spans() {
+        let base = r#"{"id":7,"params":{"name":"a","_meta":{"progressToken":3}}}"#;
+        let span = |part: &str| base.find(part).map(|at| at..at + part.len()).expect("in base");
+        let mut splice = Splice::new();
+        splice.replace(span("\"a\""), "\"b\"").replace(span("3"), "\"w1\"");
+        let first = splice.apply_with(base, Some((6..7, "100")));
+        assert_eq!(first, r#"{"id":100,"params":{"name":"b","_meta":{"progressToken":"w1"}}}"#);
+        assert_eq!(first.capacity(), first.len(), "the text is sized exactly");
+        // The splice itself is unchanged: the next id goes in the same place.
+        let second = splice.apply_with(base, Some((6..7, "101")));
+        assert_eq!(second, r#"{"id":101,"params":{"name":"b","_meta":{"progressToken":"w1"}}}"#);
+        assert_eq!(splice.apply(base), r#"{"id":7,"params":{"name":"b","_meta":{"progressToken":"w1"}}}"#);
     }
 
     #[test]

@@ -188,7 +188,7 @@ impl Connection {
             }
             pending.waiting.insert(id, sender);
         }
-        let text = self.adapt(build(&id.to_string()));
+        let text = self.adapt(build(itoa::Buffer::new().format(id)));
         // The handshake is the link's own business.
         let poster = self.poster.get().filter(|_| self.handshake.get().is_some());
         if let Some(poster) = poster.and_then(Weak::upgrade) {

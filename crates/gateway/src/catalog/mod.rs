@@ -25,15 +25,16 @@ use warden_pipeline::{ShowAll, View};
 pub struct Route {
     /// The upstream's index.
     pub upstream: usize,
-    /// The name the upstream knows.
-    pub name: String,
+    /// The name the upstream knows (shared with the catalog: a route costs
+    /// no copy).
+    pub name: Arc<str>,
 }
 
 /// One tool or prompt as the client sees it.
 #[derive(Debug)]
 struct Exposed {
     upstream: usize,
-    original: String,
+    original: Arc<str>,
     /// The item's JSON with its name replaced by the exposed one.
     raw: String,
 }
@@ -394,7 +395,7 @@ impl Catalog {
                 }
                 let raw = if exposed == item.key { item.raw.get().to_owned() } else { rename(&item.raw, &exposed) };
                 index.by_name.insert(exposed.clone(), index.entries.len());
-                index.entries.push(Exposed { upstream, original: item.key.clone(), raw });
+                index.entries.push(Exposed { upstream, original: Arc::from(item.key.as_str()), raw });
             }
         }
         index

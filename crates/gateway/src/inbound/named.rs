@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, json_string};
+use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, Text, json_string};
 
 use super::dispatch::Target;
 use super::dispatch::dispatch;
@@ -35,7 +35,7 @@ pub(super) async fn call_named(session: &SessionParts, frame: &Frame, method: &M
         Ok(None) => return session.link.fail(frame, ErrorCode::InvalidParams, "params with a name are required"),
         Err(err) => return session.link.fail(frame, ErrorCode::InvalidParams, &format!("invalid params: {err}")),
     };
-    let Ok(exposed) = serde_json::from_str::<String>(params.name.get()) else {
+    let Ok(Text(exposed)) = serde_json::from_str::<Text>(params.name.get()) else {
         return session.link.fail(frame, ErrorCode::InvalidParams, "name must be a string");
     };
     let hooks = session.surface.hooks.load_full();
@@ -54,7 +54,7 @@ pub(super) async fn call_named(session: &SessionParts, frame: &Frame, method: &M
         return session.link.fail(frame, ErrorCode::InvalidParams, &format!("Unknown {noun}: {exposed}"));
     };
     let mut splice = Splice::new();
-    if name != exposed {
+    if *name != *exposed {
         splice.replace(frame.span_of(params.name.get()), json_string(&name));
     }
     let token = progress_token(frame, params.meta);

@@ -112,10 +112,10 @@ pub(super) async fn complete(session: &SessionParts, frame: &Frame) {
             let Some(Route { upstream, name }) = route else {
                 return session.link.fail(frame, ErrorCode::InvalidParams, &format!("Unknown prompt: {exposed}"));
             };
-            if name != exposed {
+            if *name != *exposed {
                 splice.replace(frame.span_of(raw.get()), json_string(&name));
             }
-            (upstream, name)
+            (upstream, name.to_string())
         }
         ("ref/resource", _, Some(uri)) => {
             let owner = session.surface.read_catalog().template_owner(uri);

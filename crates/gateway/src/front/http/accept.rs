@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
@@ -23,9 +22,9 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
-use tower::ServiceExt;
 
 use super::connections::{Activity, Connections, Place};
+use super::{Front, routes};
 
 /// How long the loop pauses after an accept error.
 const PAUSE_AFTER_ERROR: Duration = Duration::from_millis(20);
@@ -34,12 +33,12 @@ const PAUSE_AFTER_ERROR: Duration = Duration::from_millis(20);
 /// that token may hold; `None` for a request without a valid token.
 pub(super) type Owner = Arc<dyn Fn(&HeaderMap) -> Option<(Arc<str>, usize)> + Send + Sync>;
 
-/// Accepts connections on `listener` for ever, serving `app` on each; a
+/// Accepts connections on `listener` for ever, serving `front` on each; a
 /// connection belongs to the token `owner` finds in its first authenticated
 /// request.
 pub(super) async fn accept_loop(
     listener: TcpListener,
-    app: Router,
+    front: Arc<Front>,
     connections: Arc<Connections>,
     owner: Owner,
     timeout: Duration,
@@ -63,14 +62,14 @@ pub(super) async fn accept_loop(
         };
         // Small answers must leave at once, not wait for an ACK (Nagle).
         let _ = tcp.set_nodelay(true);
-        let (app, connections, owner) = (app.clone(), connections.clone(), owner.clone());
+        let (front, connections, owner) = (front.clone(), connections.clone(), owner.clone());
         // The connection and the request it serves share a task, and wake it
         // when one hands the other something: polled again at once.
         tokio::spawn(warden_repoll::repoll(async move {
             // A connection that finds no place within its header timeout is closed.
             if let Some(place) = connections.admit(peer.ip(), timeout).await {
                 let client = Client { address: peer.ip(), place, connections, owner };
-                serve(tcp, app, client, timeout).await;
+                serve(tcp, front, client, timeout).await;
             }
         }));
     }
@@ -101,12 +100,12 @@ struct Client {
 
 /// Serves HTTP/1.1 on one connection until the client closes it, its
 /// header timeout runs out, or it must give way to a new connection.
-async fn serve(tcp: TcpStream, app: Router, client: Client, timeout: Duration) {
+async fn serve(tcp: TcpStream, front: Arc<Front>, client: Client, timeout: Duration) {
     let Client { address, place, connections, owner } = client;
     let connection = place.connection.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let activity = connection.request();
-        let app = app.clone();
+        let front = front.clone();
         // The first authenticated request gives the connection to its token,
         // within that token's share of connections.
         let refused = (!connection.is_claimed())
@@ -122,9 +121,7 @@ async fn serve(tcp: TcpStream, app: Router, client: Client, timeout: Duration) {
             // until the answer's body is done (an event stream included).
             let request = request.map(|body| Body::new(Arrival { body, activity: Some(activity.clone()) }));
             // What the request starts knows the client's address (for audit records).
-            let response = crate::origin::scope(Some(address), app.oneshot(request))
-                .await
-                .unwrap_or_else(|never: Infallible| match never {});
+            let response = crate::origin::scope(Some(address), routes::route(front, request)).await;
             activity.working();
             Ok::<_, Infallible>(response.map(|body| {
                 Body::new(body.map_frame(move |frame| {

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -16,7 +15,7 @@ use super::Front;
 /// everywhere (a DNS-rebinding page reads nothing); no token is needed, but
 /// only a caller with a valid one (or any caller of a front without tokens)
 /// learns the number of sessions.
-pub(super) async fn healthz(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+pub(super) fn healthz(front: Arc<Front>, headers: HeaderMap) -> Response {
     if let Err(refusal) = front.access.check_origin_and_host(&headers) {
         return refusal.into_response();
     }
@@ -29,7 +28,7 @@ pub(super) async fn healthz(State(front): State<Arc<Front>>, headers: HeaderMap)
 
 /// GET `/status`: every session and the state of its upstreams (with the
 /// stderr tail of those that failed). Needs a token when tokens are set.
-pub(super) async fn status(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+pub(super) fn status(front: Arc<Front>, headers: HeaderMap) -> Response {
     let caller = match front.access.check(&headers) {
         Ok(caller) => caller,
         Err(refusal) => return refusal.into_response(),

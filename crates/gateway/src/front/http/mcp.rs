@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
@@ -24,49 +23,6 @@ use crate::inbound::SUPPORTED_VERSIONS;
 
 /// The media type of a message a client posts (any case, any parameters).
 const JSON: &str = "application/json";
-
-/// POST `/mcp`.
-pub(super) async fn post_hub(State(front): State<Arc<Front>>, headers: HeaderMap, body: Body) -> Response {
-    post(front, None, headers, body).await.unwrap_or_else(IntoResponse::into_response)
-}
-
-/// POST `/mcp/<server>`.
-pub(super) async fn post_server(
-    State(front): State<Arc<Front>>,
-    Path(server): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    post(front, Some(server), headers, body).await.unwrap_or_else(IntoResponse::into_response)
-}
-
-/// GET `/mcp`.
-pub(super) async fn get_hub(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
-    open_stream(front, None, headers).unwrap_or_else(IntoResponse::into_response)
-}
-
-/// GET `/mcp/<server>`.
-pub(super) async fn get_server(
-    State(front): State<Arc<Front>>,
-    Path(server): Path<String>,
-    headers: HeaderMap,
-) -> Response {
-    open_stream(front, Some(server), headers).unwrap_or_else(IntoResponse::into_response)
-}
-
-/// DELETE `/mcp`.
-pub(super) async fn delete_hub(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
-    delete(front, None, headers).unwrap_or_else(IntoResponse::into_response)
-}
-
-/// DELETE `/mcp/<server>`.
-pub(super) async fn delete_server(
-    State(front): State<Arc<Front>>,
-    Path(server): Path<String>,
-    headers: HeaderMap,
-) -> Response {
-    delete(front, Some(server), headers).unwrap_or_else(IntoResponse::into_response)
-}
 
 /// What the client accepts in answer to a POST.
 struct Accepts {
@@ -91,7 +47,12 @@ impl Accepts {
     }
 }
 
-async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body: Body) -> Result<Response, Refusal> {
+/// POST `/mcp` or `/mcp/<server>` (`scope`): one message.
+pub(super) async fn post(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body: Body) -> Response {
+    posted(front, scope, headers, body).await.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn posted(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body: Body) -> Result<Response, Refusal> {
     let caller = front.access.check(&headers)?;
     let config = front.endpoint(scope.as_deref(), &caller, &headers)?;
     if let Some(kind) = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok())
@@ -222,14 +183,19 @@ async fn respond(
         Ok(Answer::Cancelled) => sse::event_stream(tokio::sync::mpsc::unbounded_channel().1, front.keep_alive(), None),
         Err(_) => return Err(Refusal::new(StatusCode::NOT_FOUND, "the session ended before answering")),
     };
-    if let Ok(value) = HeaderValue::from_str(&entry.id) {
-        response.headers_mut().insert(SESSION_HEADER, value);
+    if let Some(value) = &entry.id_header {
+        response.headers_mut().insert(SESSION_HEADER, value.clone());
     }
     Ok(response)
 }
 
-/// GET: the session's own stream, or the resumption of a dropped one.
-fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
+/// GET `/mcp` or `/mcp/<server>`: the session's own stream, or the
+/// resumption of a dropped one.
+pub(super) fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Response {
+    stream_opened(front, scope, headers).unwrap_or_else(IntoResponse::into_response)
+}
+
+fn stream_opened(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
     let caller = front.access.check(&headers)?;
     front.endpoint(scope.as_deref(), &caller, &headers)?;
     if !Accepts::of(&headers).sse {
@@ -253,8 +219,12 @@ fn open_stream(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> 
     Ok(holding(sse::event_stream(events, front.keep_alive(), None), stream))
 }
 
-/// DELETE: the client ends its session.
-fn delete(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
+/// DELETE `/mcp` or `/mcp/<server>`: the client ends its session.
+pub(super) fn delete(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Response {
+    deleted(front, scope, headers).unwrap_or_else(IntoResponse::into_response)
+}
+
+fn deleted(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
     let caller = front.access.check(&headers)?;
     front.endpoint(scope.as_deref(), &caller, &headers)?;
     let Some(session_id) = session_id(&headers) else {

@@ -17,6 +17,7 @@ mod health;
 mod mcp;
 mod modern;
 mod reply;
+mod routes;
 mod sessions;
 mod sse;
 mod sse_transport;
@@ -28,9 +29,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use warden_config::{Config, PrefixMode};
@@ -169,11 +168,10 @@ impl HttpFront {
         let mut terminate = signal(SignalKind::terminate())?;
         let mut interrupt = signal(SignalKind::interrupt())?;
         let reaper = tokio::spawn(reap(self.front.clone()));
-        let app = router(self.front.clone());
         let connections = self.front.connections.clone();
         let header_timeout = Duration::from_secs(self.front.settings.header_timeout_secs);
         tokio::select! {
-            () = accept::accept_loop(listener, app, connections, self.owner(), header_timeout) => {}
+            () = accept::accept_loop(listener, self.front.clone(), connections, self.owner(), header_timeout) => {}
             () = accept::keep_a_timer_due(header_timeout) => {}
             _ = terminate.recv() => {}
             _ = interrupt.recv() => {}
@@ -254,18 +252,6 @@ impl HttpFront {
     pub fn session_count(&self) -> usize {
         self.front.sessions.len()
     }
-}
-
-fn router(front: Arc<Front>) -> Router {
-    Router::new()
-        .route("/mcp", post(mcp::post_hub).get(mcp::get_hub).delete(mcp::delete_hub))
-        .route("/mcp/{server}", post(mcp::post_server).get(mcp::get_server).delete(mcp::delete_server))
-        .route("/sse", get(sse_transport::open_hub))
-        .route("/sse/{server}", get(sse_transport::open_server))
-        .route("/messages", post(sse_transport::message))
-        .route("/healthz", get(health::healthz))
-        .route("/status", get(health::status))
-        .with_state(front)
 }
 
 /// Ends idle sessions now and then: sooner those that never opened a stream.

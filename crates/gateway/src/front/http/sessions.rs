@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use axum::http::HeaderValue;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::session::Session;
@@ -17,6 +18,8 @@ use super::streams::Streams;
 pub(super) struct Entry {
     /// Its `Mcp-Session-Id`.
     pub id: String,
+    /// The same as a header value, made once for every answer.
+    pub id_header: Option<HeaderValue>,
     /// The gateway session, with its own upstreams.
     pub session: Session,
     /// Where its messages go.
@@ -68,6 +71,7 @@ impl Entry {
         profile: Option<String>,
     ) -> Entry {
         Entry {
+            id_header: HeaderValue::from_str(&id).ok(),
             id,
             session,
             streams,

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
@@ -18,21 +17,13 @@ use super::sessions;
 use super::tenants::{Share, holding};
 use super::{Front, sse};
 
-/// GET `/sse`.
-pub(super) async fn open_hub(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
-    open(front, None, headers).await.unwrap_or_else(IntoResponse::into_response)
+/// GET `/sse` or `/sse/<server>` (`scope`): a new session and its stream,
+/// whose first event names where to post.
+pub(super) async fn open(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Response {
+    opened(front, scope, headers).await.unwrap_or_else(IntoResponse::into_response)
 }
 
-/// GET `/sse/<server>`.
-pub(super) async fn open_server(
-    State(front): State<Arc<Front>>,
-    Path(server): Path<String>,
-    headers: HeaderMap,
-) -> Response {
-    open(front, Some(server), headers).await.unwrap_or_else(IntoResponse::into_response)
-}
-
-async fn open(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
+async fn opened(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
     let caller = front.access.check(&headers)?;
     let config = front.endpoint(scope.as_deref(), &caller, &headers)?;
     let stream = front.tenants.take(caller.name.as_ref(), Share::Streams, 1)?;
@@ -53,13 +44,10 @@ pub(super) struct SessionQuery {
 
 /// POST `/messages?sessionId=…`: one message for an HTTP+SSE session; answers
 /// go out on its stream.
-pub(super) async fn message(
-    State(front): State<Arc<Front>>,
-    Query(query): Query<SessionQuery>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
+pub(super) async fn message(front: Arc<Front>, query: &str, headers: HeaderMap, body: Body) -> Response {
     let handled = async {
+        let query: SessionQuery = serde_urlencoded::from_str(query)
+            .map_err(|_| Refusal::new(StatusCode::BAD_REQUEST, "the query must name the session: ?sessionId=…"))?;
         let caller = front.access.check(&headers)?;
         let entry = front
             .sessions

@@ -61,15 +61,10 @@ pub(super) async fn forward(
         // than the client's logging/setLevel.
         connection.set_log_level(level);
     }
+    let sent = connection.send_request(|id| splice.apply_with(frame.text(), id_span.map(|span| (span, id))));
     // A modern upstream may answer input_required: the request is sent
     // again, so its renames are kept.
-    let base = connection.is_modern().then(|| splice.clone());
-    let sent = connection.send_request(|id| {
-        if let Some(span) = id_span {
-            splice.replace(span, id);
-        }
-        splice.apply(frame.text())
-    });
+    let base = connection.is_modern().then_some(splice);
     let (upstream_id, response) = match sent {
         Ok(sent) => sent,
         Err(err) => {

@@ -59,6 +59,7 @@
 #   SKIP_NODE=1  skip the server-everything and supergateway runs (no node/npm needed)
 #   SKIP_HTTP=1  skip the HTTP runs (warden's HTTP front, supergateway, two hops)
 #   SKIP_AUDIT=1 skip the audit runs
+#   SKIP_ALLOC=1 skip counting allocations per call (bench/allocations.sh, needs heaptrack)
 #   AUDIT_ONLY=1 run only the audit runs (and no memory or policy timing)
 #   AUDIT_CALLS  calls per phase for the audit runs (default: CALLS)
 #   DISK_WRITES  durable appends measured per round for the disk's own latency (default 1000)
@@ -569,6 +570,16 @@ bench rss/warden-serve-3 0 --rss-of-child-after-ms "$RSS_AFTER_MS" -- "$warden" 
 fi
 
 echo >&2
+# Allocations per forwarded call (heaptrack), unless SKIP_ALLOC=1.
+if [[ "${SKIP_ALLOC:-0}" != 1 && "$AUDIT_ONLY" != 1 ]]; then
+    if command -v heaptrack >/dev/null; then
+        echo "counting allocations per call (bench/allocations.sh)..." >&2
+        "$root/bench/allocations.sh" "$bin" >>"$results" || echo "run.sh: bench/allocations.sh failed" >&2
+    else
+        echo "run.sh: heaptrack is not installed: allocations per call are not counted" >&2
+    fi
+fi
+
 python3 - "$results" "$CALLS" "$NODE_CALLS" "$CONCURRENCY" "$WARMUP" "$HTTP_CALLS" "$SKIP_HTTP" "$hop_ok" \
     "$hop_reason" "$AUDIT_CALLS" <<'EOF'
 import json, statistics, sys
@@ -578,6 +589,8 @@ grouped = {}
 rss = {}
 for r in rows:
     upstream, _, mode = r["label"].partition("/")
+    if r["phase"] == "allocations":
+        continue  # reported by bench/front.py
     if r["phase"] == "idle_rss":
         rss[mode] = r
     else:
@@ -730,8 +743,8 @@ if skip_http != "1":
         w = runs.get(("hop", "warden", "sequential"))
         if d and w:
             added = w["p50_us"] - d["p50_us"]
-            print(f"target: under 50 µs added per call (sequential p50): {added:+.1f} µs: "
-                  f"{'met' if added < 50 else 'NOT met'}")
+            print(f"added per call (sequential p50): {added:+.1f} µs (its target, against the bare "
+                  "forwarder's, is with the core's targets below)")
         print("+mean: 1/calls-per-second, two hops minus direct (for the sequential phase: the added mean latency).")
 audit_none = runs.get(("audit", "none", "sequential"))
 if audit_none:

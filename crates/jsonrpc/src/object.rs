@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
+use smallvec::SmallVec;
 
 use crate::splice::push_json_string;
 use crate::text::Text;
@@ -16,7 +17,9 @@ use crate::text::Text;
 /// original text.
 #[derive(Debug, Default)]
 pub struct Members<'a> {
-    entries: Vec<(Cow<'a, str>, &'a RawValue)>,
+    /// Inline up to a typical params or result object's size: reading one
+    /// allocates nothing of its own.
+    entries: SmallVec<[(Cow<'a, str>, &'a RawValue); 8]>,
 }
 
 impl<'a> Members<'a> {
@@ -101,8 +104,7 @@ impl<'de> Visitor<'de> for MembersVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
-        // Room for a typical params or result object without regrowing.
-        let mut entries = Vec::with_capacity(8);
+        let mut entries = SmallVec::new();
         // Keys borrowed: parsing a message copies none of them.
         while let Some((Text(key), value)) = map.next_entry::<Text<'de>, &'de RawValue>()? {
             entries.push((key, value));

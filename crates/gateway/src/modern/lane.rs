@@ -417,8 +417,12 @@ fn is_change(method: &str) -> bool {
 /// Whether `frame`'s params have member `key`.
 fn has_member(frame: &Frame, key: &str) -> bool {
     // Most requests are first rounds: no need to read them to know.
-    let quoted = format!("\"{key}\"");
-    frame.params().is_some_and(|params| params.contains(&quoted))
+    let quoted = |params: &str| {
+        params
+            .match_indices(key)
+            .any(|(at, _)| params[..at].ends_with('"') && params[at + key.len()..].starts_with('"'))
+    };
+    frame.params().is_some_and(quoted)
         && frame.params().and_then(|params| Members::parse(params).ok()).is_some_and(|params| params.contains(key))
 }
 

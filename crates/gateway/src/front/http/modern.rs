@@ -174,7 +174,7 @@ fn answer(text: String, json: bool) -> Response {
         _ => StatusCode::OK,
     };
     if json || status != StatusCode::OK {
-        return (status, [(header::CONTENT_TYPE, "application/json")], text).into_response();
+        return (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], text).into_response();
     }
     let events = futures_util::stream::once(async move { Ok::<_, Infallible>(Event::default().data(text)) });
     Sse::new(events).into_response()

@@ -157,8 +157,8 @@ fn clear_retired(session: &SessionParts, retired: &[usize]) -> Vec<ItemKind> {
 fn load_opened(session: &Arc<SessionParts>, opened: Vec<usize>) {
     for index in opened {
         if let Some(connection) = session.upstreams.get(index).connection() {
-            let shared = session.clone();
-            tokio::spawn(async move { upstream_ready(shared, index, connection).await });
+            let session = session.clone();
+            tokio::spawn(async move { upstream_ready(session, index, connection).await });
         }
     }
 }

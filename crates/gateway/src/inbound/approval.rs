@@ -10,7 +10,7 @@ use warden_jsonrpc::{Frame, json_string, notification};
 
 use super::elicit::elicit;
 use super::record::{audit, audit_failed, refusal_response};
-use crate::parts::SessionParts;
+use crate::parts::{IdMaps, SessionParts};
 use crate::pipeline::{
     ApprovalStep, Approver, Ask, Call, Hooks, Outcome, Resolution, Settled, Ticket, Verdict, short_id,
 };
@@ -42,7 +42,7 @@ impl Approved {
 /// session went away), and forgets the cancellation handle: its own, not
 /// that of a later request reusing the id (see `InFlight::serial`).
 struct Waiting<'a> {
-    shared: &'a SessionParts,
+    maps: &'a IdMaps,
     approver: &'a Arc<dyn Approver>,
     id: &'a str,
     request: String,
@@ -52,7 +52,7 @@ struct Waiting<'a> {
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        self.shared.maps.forget_waiting(&self.request, self.serial);
+        self.maps.forget_waiting(&self.request, self.serial);
         if !self.settled {
             self.approver.withdraw(self.id);
         }
@@ -83,7 +83,7 @@ pub(super) async fn await_approval(
     let request = frame.id().unwrap_or("null").to_owned();
     let (cancel, cancelled) = oneshot::channel();
     lock(&session.maps.waiting).insert(request.clone(), (serial, cancel));
-    let mut waiting = Waiting { shared: session, approver, id: &ticket.id, request, serial, settled: false };
+    let mut waiting = Waiting { maps: &session.maps, approver, id: &ticket.id, request, serial, settled: false };
     tracing::info!(session = %session.id, server = call.server, name = call.name, approval = %ticket.id, "waiting for approval ({rule})");
     if let Err(why) =
         audit(session, hooks, call, verdict, &Outcome::Pending, started, Some(step("pending", None)), None).await

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use tokio::sync::oneshot;
 use warden_jsonrpc::{json_string, notification};
 
-use crate::parts::SessionParts;
+use crate::parts::{ClientLink, IdMaps, SessionParts};
 use crate::pipeline::{Approver, Ticket, short_id};
 use warden_sync::lock;
 
@@ -29,15 +29,16 @@ struct Content {
 
 /// An elicitation in flight; cancelled at the client when dropped unanswered.
 pub(super) struct Asking<'a> {
-    shared: &'a SessionParts,
+    link: &'a ClientLink,
+    maps: &'a IdMaps,
     id: u64,
 }
 
 impl Drop for Asking<'_> {
     fn drop(&mut self) {
-        if lock(&self.shared.maps.own_requests).remove(&self.id).is_some() {
+        if lock(&self.maps.own_requests).remove(&self.id).is_some() {
             let params = format!(r#"{{"requestId":{},"reason":"decided elsewhere"}}"#, self.id);
-            self.shared.link.send(notification("notifications/cancelled", Some(&params)));
+            self.link.send(notification("notifications/cancelled", Some(&params)));
         }
     }
 }
@@ -58,7 +59,7 @@ pub(super) async fn elicit(
     let id = session.next();
     let (answer, answered) = oneshot::channel();
     lock(&session.maps.own_requests).insert(id, answer);
-    let asking = Asking { shared: session, id };
+    let asking = Asking { link: &session.link, maps: &session.maps, id };
     let short = short_id(&ticket.id);
     let message = format!(
         "Warden: a call waits for your approval.\n{}\nRule '{rule}': {reason}\nApproval {short} (also {}).",

@@ -50,11 +50,11 @@ pub(super) async fn list(session: &Arc<SessionParts>, frame: &Frame, method: &Me
         if !connection.handshake().has(kind.capability()) {
             continue;
         }
-        let shared = session.clone();
+        let session = session.clone();
         refreshes.spawn(async move {
             match tokio::time::timeout(REFRESH_TIMEOUT, fetch_all(&connection, kind)).await {
                 Ok(Ok(items)) => {
-                    store(&shared, index, &connection, kind, items).await;
+                    store(&session, index, &connection, kind, items).await;
                 }
                 Ok(Err(why)) => tracing::warn!(
                     server = connection.name(),

@@ -74,8 +74,8 @@ pub(super) async fn call_named(session: &SessionParts, frame: &Frame, method: &M
 /// may belong to an upstream still starting: wait for those (up to the
 /// start timeout) before saying it does not exist.
 pub(super) async fn resolve(session: &SessionParts, kind: ItemKind, exposed: &str) -> Option<Route> {
-    let lookup = |shared: &SessionParts| {
-        let catalog = shared.surface.read_catalog();
+    let lookup = |session: &SessionParts| {
+        let catalog = session.surface.read_catalog();
         if kind == ItemKind::Tool { catalog.tool(exposed) } else { catalog.prompt(exposed) }
     };
     if let Some(route) = lookup(session) {

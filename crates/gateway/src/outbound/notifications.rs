@@ -101,10 +101,10 @@ fn upstream_cancelled(session: &SessionParts, connection: &Arc<Connection>, fram
 /// An upstream's list changed: reload it so routing stays right, then
 /// tell the client.
 fn refresh(session: &Arc<SessionParts>, index: usize, connection: &Arc<Connection>, kinds: &'static [ItemKind]) {
-    let shared = session.clone();
+    let session = session.clone();
     let connection = connection.clone();
     tokio::spawn(async move {
-        reload_kinds(&shared, index, &connection, kinds).await;
-        shared.link.list_changed(kinds);
+        reload_kinds(&session, index, &connection, kinds).await;
+        session.link.list_changed(kinds);
     });
 }

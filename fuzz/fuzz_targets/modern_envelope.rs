@@ -97,9 +97,9 @@ fuzz_target!(|data: &[u8]| {
                     let complete = version.is_some_and(Value::is_string)
                         && capabilities.is_some_and(Value::is_object)
                         && elicitation_ok;
-                    // serde_json keeps the last of duplicate keys, Warden the
-                    // first (or, inside the capabilities, refuses them): judge
-                    // only without them.
+                    // serde_json keeps the last of duplicate keys, Warden
+                    // refuses them (in params, in `_meta`, in the
+                    // capabilities): judge only without them.
                     let duplicates = text.matches(VERSION).count() > 1
                         || text.matches(CAPABILITIES).count() > 1
                         || capabilities.is_some_and(|_| frame.params().is_some_and(has_duplicate_keys));

@@ -137,16 +137,14 @@ impl Envelope {
     pub fn read(frame: &Frame) -> Result<Envelope, EnvelopeError> {
         let params = frame.params().ok_or_else(|| EnvelopeError::invalid("params with _meta are required"))?;
         let params = Members::parse(params).map_err(|_| EnvelopeError::invalid("params must be an object"))?;
-        let meta = params.get("_meta").ok_or_else(|| {
+        let meta = once(&params, "params", "_meta")?.ok_or_else(|| {
             EnvelopeError::invalid(format!("params._meta is required (with {})", meta::PROTOCOL_VERSION))
         })?;
         let meta = Members::parse(meta).map_err(|_| EnvelopeError::invalid("params._meta must be an object"))?;
-        let version: String = meta
-            .get(meta::PROTOCOL_VERSION)
+        let version: String = once(&meta, "params._meta", meta::PROTOCOL_VERSION)?
             .and_then(|raw| serde_json::from_str(raw).ok())
             .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::PROTOCOL_VERSION)))?;
-        let capabilities = meta
-            .get(meta::CLIENT_CAPABILITIES)
+        let capabilities = once(&meta, "params._meta", meta::CLIENT_CAPABILITIES)?
             .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::CLIENT_CAPABILITIES)))?;
         let capabilities = serde_json::from_str::<ClientCapabilities>(capabilities)
             .map_err(|err| {
@@ -158,6 +156,17 @@ impl Envelope {
         let logs = meta.get(meta::LOG_LEVEL).is_some_and(|raw| serde_json::from_str::<Text>(raw).is_ok());
         Ok(Envelope { version, capabilities, logs })
     }
+}
+
+/// Member `key` of `members` (an object at `at`), refused when named twice:
+/// parsers differ on which of two they keep (serde_json and `JSON.parse`
+/// the last), so Warden and the server behind it could read different
+/// envelopes.
+fn once<'a>(members: &Members<'a>, at: &str, key: &str) -> Result<Option<&'a str>, EnvelopeError> {
+    if members.keys().filter(|name| *name == key).nth(1).is_some() {
+        return Err(EnvelopeError::invalid(format!("{at} names {key} twice")));
+    }
+    Ok(members.get(key))
 }
 
 impl Envelope {
@@ -194,6 +203,20 @@ mod tests {
             "{}",
             refused.message
         );
+    }
+
+    /// Found by the `modern_envelope` fuzz target: a second `_meta` (which
+    /// serde_json and `JSON.parse` keep) lacked the version the first one
+    /// named. An envelope, or a member of it, named twice is refused.
+    #[test]
+    fn an_envelope_or_a_member_of_it_named_twice_is_refused() {
+        let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let twice = Envelope::read(&frame(&format!(r#"{{"_meta":{meta},"_meta":{{}}}}"#))).expect_err("refused");
+        assert_eq!((twice.code, twice.message.as_str()), (ErrorCode::InvalidParams, "params names _meta twice"));
+        let version = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}"#;
+        let refused = Envelope::read(&frame(version)).expect_err("refused");
+        assert!(refused.message.contains("names io.modelcontextprotocol/protocolVersion twice"), "{}", refused.message);
+        assert!(Envelope::read(&frame(&format!(r#"{{"_meta":{meta}}}"#))).is_ok());
     }
 
     fn frame(params: &str) -> Frame {

@@ -109,10 +109,9 @@ pub(crate) async fn store(
             };
             let outcome = if withheld { Outcome::Refused } else { Outcome::Result };
             let call = Call { session: &session.id, server, method: &method, name: tool, arguments: None };
-            let client = session.link.init.get().and_then(|client| client.name.as_deref());
             let record = Record {
                 call,
-                client,
+                client: session.link.name(),
                 principal: session.link.principal.get().map(|name| &**name),
                 client_address: None,
                 verdict: &verdict,

@@ -90,16 +90,15 @@ pub(crate) fn upstream_event(session: Arc<SessionParts>, event: Event) {
 /// session's log level and subscriptions, and tell the client.
 pub(crate) async fn upstream_ready(session: Arc<SessionParts>, index: usize, connection: Arc<Connection>) {
     let changed = load_surface(&session, index, &connection).await;
-    let shared_level = session.shared_log_level(connection.name());
     if connection.is_modern() {
-        if let Some(level) = shared_level.or_else(|| session.replay.level()) {
+        if let Some(level) = session.log_level_for(&connection) {
             connection.set_log_level(level);
         }
         session.replay.relisten(&session.id, index, &connection);
         session.link.list_changed(&changed);
         return;
     }
-    let level = match shared_level {
+    let level = match session.shared_log_level(connection.name()) {
         Some(shared) => Some(format!(r#"{{"level":{shared}}}"#)),
         None => lock(&session.replay.log_level).clone(),
     };

@@ -81,6 +81,9 @@ impl EnvelopeError {
 
 /// Whether `frame` carries the modern envelope (the protocol version in
 /// `params._meta`). Cheap for requests that do not: a substring test first.
+/// Params that name `_meta` twice and the version key anywhere count as
+/// modern, so that [`Envelope::read`] refuses them rather than a 2025
+/// session passing on an envelope a server may read from the second.
 pub fn is_modern(frame: &Frame) -> bool {
     // Asked of every request on a stdio connection.
     frame.params().is_some_and(|params| HAS_VERSION_KEY.is_in(params)) && version_of(frame).is_some()
@@ -93,10 +96,14 @@ pub fn client_info(frame: &Frame) -> Option<String> {
     meta.get(meta::CLIENT_INFO).filter(|raw| raw.trim_start().starts_with('{')).map(str::to_owned)
 }
 
-fn version_of(frame: &Frame) -> Option<Text<'_>> {
+/// The version the envelope names; `Err` when params name `_meta` twice.
+fn version_of(frame: &Frame) -> Option<Result<Text<'_>, EnvelopeError>> {
     let params = Members::parse(frame.params()?).ok()?;
-    let meta = Members::parse(params.get("_meta")?).ok()?;
-    serde_json::from_str(meta.get(meta::PROTOCOL_VERSION)?).ok()
+    let meta = match once(&params, "params", "_meta") {
+        Ok(meta) => Members::parse(meta?).ok()?,
+        Err(twice) => return Some(Err(twice)),
+    };
+    serde_json::from_str(meta.get(meta::PROTOCOL_VERSION)?).ok().map(Ok)
 }
 
 /// The client capabilities as sent, values unread until asked about
@@ -211,8 +218,13 @@ mod tests {
     #[test]
     fn an_envelope_or_a_member_of_it_named_twice_is_refused() {
         let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-        let twice = Envelope::read(&frame(&format!(r#"{{"_meta":{meta},"_meta":{{}}}}"#))).expect_err("refused");
-        assert_eq!((twice.code, twice.message.as_str()), (ErrorCode::InvalidParams, "params names _meta twice"));
+        for doubled in [format!(r#"{{"_meta":{meta},"_meta":{{}}}}"#), format!(r#"{{"_meta":{{}},"_meta":{meta}}}"#)] {
+            // Whichever of the two names the version, the request is modern, and refused.
+            let f = frame(&doubled);
+            assert!(is_modern(&f), "{doubled}");
+            let twice = Envelope::read(&f).expect_err("refused");
+            assert_eq!((twice.code, twice.message.as_str()), (ErrorCode::InvalidParams, "params names _meta twice"));
+        }
         let version = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}"#;
         let refused = Envelope::read(&frame(version)).expect_err("refused");
         assert!(refused.message.contains("names io.modelcontextprotocol/protocolVersion twice"), "{}", refused.message);

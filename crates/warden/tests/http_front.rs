@@ -394,6 +394,22 @@ fn per_server_endpoints_and_the_http_sse_transport() {
     let names = own.tool_names();
     assert!(names.contains(&"echo".to_owned()) && !names.iter().any(|name| name.contains("__")), "{names:?}");
     assert_eq!(McpHttp::new(&warden.addr, "/mcp/nope").post_raw("{}").status, 404);
+    // The server's name is percent-decoded; no other path is an endpoint, and
+    // an endpoint answers only its methods, saying which.
+    let mut encoded = McpHttp::new(&warden.addr, "/mcp/%66x");
+    encoded.initialize();
+    assert_eq!(encoded.tool_names(), names);
+    assert_eq!(encoded.delete().status, 200);
+    for path in ["/", "/mcp/", "/mcp/fx/extra", "/mcpx", "/mcp/%2Ffx", "/nowhere"] {
+        assert_eq!(send(&warden.addr, "POST", path, &[], b"{}").status, 404, "{path}");
+    }
+    for (method, path, allowed) in
+        [("PUT", "/mcp", "GET,POST,DELETE"), ("POST", "/healthz", "GET"), ("GET", "/messages", "POST")]
+    {
+        let refused = send(&warden.addr, method, path, &[], b"");
+        assert_eq!((refused.status, refused.header("allow")), (405, Some(allowed)), "{method} {path}");
+    }
+    assert_eq!(send(&warden.addr, "POST", "/messages", &[], b"{}").status, 400, "no sessionId");
     // A session belongs to its endpoint.
     let mut crossed = McpHttp::new(&warden.addr, "/mcp");
     crossed.session = own.session.clone();

@@ -13,6 +13,7 @@ mod env;
 mod error;
 mod load;
 mod locate;
+mod metrics;
 mod own_files;
 mod policy;
 mod sandbox;
@@ -25,6 +26,7 @@ pub use env::expand;
 pub use error::ConfigError;
 pub use load::{load, parse};
 pub use locate::locate;
+pub use metrics::MetricsConfig;
 pub use own_files::own_files;
 pub use policy::{
     Action, AuditConfig, Breaker, Condition, ConditionalRoles, DomainsAllowed, Fsync, IRONCURTAIN_ROLES, LimitScope,

@@ -99,6 +99,15 @@ fn expand_transports(config: &mut Config, lookup: &dyn Fn(&str) -> Option<String
             }
         }
     }
+    if let Some(metrics) = config.metrics.as_mut() {
+        for (field, value) in [("token", metrics.token.as_mut()), ("listen", metrics.listen.as_mut())] {
+            let Some(value) = value else { continue };
+            match expand(value, lookup) {
+                Ok(expanded) => *value = expanded,
+                Err(why) => problems.push(format!("metrics.{field}: {why}")),
+            }
+        }
+    }
     problems
 }
 

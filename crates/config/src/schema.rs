@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalConfig;
+use crate::metrics::MetricsConfig;
 use crate::policy::{Action, AuditConfig, Breaker, PinsConfig, Policy, RateLimit};
 use crate::sandbox::{SandboxDefaults, SandboxSetting, ServerSandbox};
 use crate::watch::Watch;
@@ -65,6 +66,9 @@ pub struct Config {
     /// Who may use the HTTP front.
     #[serde(default, skip_serializing_if = "is_default")]
     pub auth: Auth,
+    /// Prometheus metrics at `/metrics`. Off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<MetricsConfig>,
     /// The default sandbox of stdio servers and how sandboxes are set up.
     #[serde(default, skip_serializing_if = "is_default")]
     pub sandbox: SandboxDefaults,

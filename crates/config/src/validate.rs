@@ -89,6 +89,7 @@ pub(crate) fn validate(config: &Config, text: &str) -> Vec<String> {
     validate_token_limits(config, &mut problems);
     validate_auth(config, &mut problems);
     validate_approval(config, &mut problems);
+    validate_metrics(config, &mut problems);
     problems.list
 }
 
@@ -141,6 +142,27 @@ fn validate_approval(config: &Config, problems: &mut Problems<'_>) {
                     .into(),
             );
         }
+    }
+}
+
+fn validate_metrics(config: &Config, problems: &mut Problems<'_>) {
+    let Some(metrics) = &config.metrics else { return };
+    match &metrics.token {
+        Some(token) if token.len() < 16 => {
+            problems.at(&["metrics", "token"], "metrics.token must have at least 16 characters".into())
+        }
+        None if !metrics.open => problems.at(
+            &["metrics"],
+            "metrics needs a token (metrics.token: ${WARDEN_METRICS_TOKEN}) or `open: true` to be served without one"
+                .into(),
+        ),
+        _ => {}
+    }
+    if let Some(listen) = &metrics.listen
+        && listen.parse::<u16>().is_err()
+        && listen.parse::<std::net::SocketAddr>().is_err()
+    {
+        problems.at(&["metrics", "listen"], format!("metrics.listen {listen:?}: expected PORT or IP:PORT"));
     }
 }
 

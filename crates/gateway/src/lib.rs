@@ -22,6 +22,7 @@ mod parts;
 // on `warden-pipeline` itself).
 pub(crate) use warden_pipeline as pipeline;
 mod pool;
+mod served;
 mod servers;
 mod session;
 mod surfaces;

@@ -208,6 +208,9 @@ pub fn pending_changes(old: &Config, new: &Config) -> Vec<String> {
     if old.audit != new.audit {
         pending.push("audit: the log keeps its file and settings until Warden restarts".to_owned());
     }
+    if old.metrics != new.metrics {
+        pending.push("metrics: apply when Warden restarts".to_owned());
+    }
     pending
 }
 

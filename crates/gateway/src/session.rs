@@ -12,8 +12,8 @@ use crate::catalog::{InventoryItem, ItemKind};
 use crate::inbound;
 use crate::outbound::Sink;
 use crate::outlet::Outlet;
-use crate::parts::{ClientLink, SessionParts, Surface, Upstreams};
-use crate::pipeline::Hooks;
+use crate::parts::{ClientLink, Opened, SessionParts, Surface, Upstreams};
+use crate::pipeline::{Front, Hooks, Operation};
 use crate::pool::Pool;
 use crate::servers::{apply, match_view, open_upstream};
 use crate::work::Work;
@@ -47,6 +47,8 @@ impl Session {
         pool: Option<Arc<Pool>>,
         sandbox: SandboxReport,
     ) -> Session {
+        let front = if pool.is_some() { Front::Http } else { Front::Stdio };
+        let opened = Opened::now(front, hooks.observer.clone());
         let parts = Arc::new_cyclic(|weak: &Weak<SessionParts>| {
             // Upstream events are handled in the tasks that read them (in order).
             let sink: Arc<dyn EventSink> = Arc::new(Sink(weak.clone()));
@@ -54,6 +56,7 @@ impl Session {
                 ClientLink::new(to_client),
                 Surface::new(config.clone(), hooks),
                 Upstreams::new(pool, sandbox, sink),
+                opened,
             )
         });
         let upstreams = config
@@ -107,7 +110,18 @@ impl Session {
         match frame.kind() {
             // Answered inline: a request sent right after `initialize` must
             // find the session initialized, whatever the runtime's scheduling.
-            Kind::Request if frame.method() == Some(&Method::Initialize) => inbound::initialize(&self.parts, &frame),
+            Kind::Request if frame.method() == Some(&Method::Initialize) => {
+                let arrived = std::time::Instant::now();
+                inbound::initialize(&self.parts, &frame);
+                let operation = Operation {
+                    method: &Method::Initialize,
+                    target: None,
+                    server: None,
+                    error: None,
+                    elapsed: arrived.elapsed(),
+                };
+                self.parts.surface.hooks.load().observer.served(&operation);
+            }
             // Boxed (as `Work`): the request's future is a few kilobytes,
             // which the runtime would otherwise copy into its task and over
             // again when the task ends.

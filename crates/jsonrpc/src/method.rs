@@ -98,6 +98,15 @@ impl Method {
     /// The method's name on the wire.
     pub fn as_str(&self) -> &str {
         match self {
+            Method::Other(name) => name,
+            known => known.known_name().unwrap_or_default(),
+        }
+    }
+
+    /// The name of a method this crate knows; `None` for [`Method::Other`]
+    /// (a bounded set of names, for metric labels).
+    pub fn known_name(&self) -> Option<&'static str> {
+        Some(match self {
             Method::Initialize => "initialize",
             Method::Ping => "ping",
             Method::ToolsList => "tools/list",
@@ -124,8 +133,8 @@ impl Method {
             Method::ResourceUpdated => "notifications/resources/updated",
             Method::RootsListChanged => "notifications/roots/list_changed",
             Method::TaskStatus => "notifications/tasks/status",
-            Method::Other(name) => name,
-        }
+            Method::Other(_) => return None,
+        })
     }
 }
 

@@ -22,6 +22,7 @@ mod approval;
 mod audit;
 mod guard;
 mod item_kind;
+mod observe;
 mod pins;
 mod serving;
 mod view;
@@ -35,6 +36,7 @@ pub use approval::{
 pub use audit::{Audit, AuditFuture, Outcome, Record};
 pub use guard::{AllowAll, Call, Guard, Guards, Verdict};
 pub use item_kind::{InventoryItem, ItemKind};
+pub use observe::{ErrorType, Front, Observer, Operation, Target, Unobserved};
 pub use pins::{Pins, Review, ToolDefinition};
 pub use serving::{Serving, serving};
 pub use view::{ShowAll, View};
@@ -52,6 +54,8 @@ pub struct Hooks {
     pub pins: Option<Arc<dyn Pins>>,
     /// Where escalated calls wait for a decision (none: refused at once).
     pub approver: Option<Arc<dyn Approver>>,
+    /// Who watches requests and sessions (metrics), if anyone.
+    pub observer: Arc<dyn Observer>,
 }
 
 /// Builds the hooks for a profile: the HTTP front starts a session for each
@@ -63,7 +67,14 @@ pub trait HooksSource: Send + Sync + 'static {
 
 impl Default for Hooks {
     fn default() -> Self {
-        Hooks { view: Arc::new(ShowAll), guard: Arc::new(AllowAll), audit: None, pins: None, approver: None }
+        Hooks {
+            view: Arc::new(ShowAll),
+            guard: Arc::new(AllowAll),
+            audit: None,
+            pins: None,
+            approver: None,
+            observer: Arc::new(Unobserved),
+        }
     }
 }
 

@@ -8,7 +8,11 @@ use anyhow::Context;
 use warden_audit::{AuditLog, AuditSettings, Fsync};
 use warden_config::{Config, PinMode};
 use warden_limits::Limiter;
-use warden_pipeline::{Approver, Audit, Call, Guard, Guards, Hooks, HooksSource, Outcome, Pins, Record, Verdict};
+use warden_metrics::Metrics;
+use warden_metrics::layers::{GuardKind, MeteredApprover, MeteredAudit, MeteredGuard, MeteredPins};
+use warden_pipeline::{
+    Approver, Audit, Call, Guard, Guards, Hooks, HooksSource, Observer, Outcome, Pins, Record, Unobserved, Verdict,
+};
 use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
 use warden_sandbox::SandboxReport;
@@ -38,11 +42,18 @@ pub fn open_audit(config: &Config) -> anyhow::Result<Option<Arc<dyn Audit>>> {
 /// Opens the audit log and starts the approvals `config` asks for; the
 /// approvals' channels run while the second value lives.
 pub async fn open_process_hooks(config: &Config) -> anyhow::Result<(ProcessHooks, Option<crate::approvals::Running>)> {
-    let audit = open_audit(config)?;
-    let sandbox = report_sandbox_denials(audit.clone());
+    let metrics = config.metrics.as_ref().map(|_| Arc::new(Metrics::new()));
+    let mut audit = open_audit(config)?;
+    if let (Some(metrics), Some(log)) = (&metrics, audit.take()) {
+        audit = Some(Arc::new(MeteredAudit::new(log, metrics.clone())));
+    }
+    let sandbox = report_sandbox_denials(audit.clone(), metrics.clone());
     let approvals = crate::approvals::start(config, audit.clone()).await?;
-    let approver = approvals.as_ref().map(crate::approvals::Running::approver);
-    Ok((ProcessHooks { audit, approver, sandbox }, approvals))
+    let mut approver = approvals.as_ref().map(crate::approvals::Running::approver);
+    if let (Some(metrics), Some(inner)) = (&metrics, approver.take()) {
+        approver = Some(Arc::new(MeteredApprover::new(inner, metrics.clone())));
+    }
+    Ok((ProcessHooks { audit, approver, sandbox, metrics }, approvals))
 }
 
 /// `~/x` → `$HOME/x`.
@@ -65,12 +76,20 @@ pub struct ProcessHooks {
     /// Where the servers' sandboxes report (refusals and unsandboxed starts
     /// to the audit log), and how each server was started.
     pub sandbox: SandboxReport,
+    /// What Warden counts, when `metrics:` is configured.
+    pub metrics: Option<Arc<Metrics>>,
 }
 
 /// The hooks for `profile` (or the default profile) of `config`, recording
 /// to `process_hooks.audit` and waiting for approvals at `process_hooks.approver`.
 pub fn for_profile(config: &Config, profile: Option<&str>, process_hooks: ProcessHooks) -> anyhow::Result<Hooks> {
-    let ProcessHooks { audit, approver, sandbox: _ } = process_hooks;
+    let ProcessHooks { audit, approver, sandbox: _, metrics } = process_hooks;
+    let metered = |guard: Arc<dyn Guard>, kind| -> Arc<dyn Guard> {
+        match &metrics {
+            Some(metrics) => Arc::new(MeteredGuard::new(guard, metrics.clone(), kind)),
+            None => guard,
+        }
+    };
     let view = ProfileView::compile(config, profile).context("invalid profile")?;
     if let Some(name) = view.name() {
         tracing::info!(profile = name, "profile in force");
@@ -79,16 +98,25 @@ pub fn for_profile(config: &Config, profile: Option<&str>, process_hooks: Proces
     // Always, also with no policy written: the built-in protected paths
     // (Warden's own files, credential stores) apply to every server. The
     // guard only decides; what is forwarded stays byte for byte the client's.
-    guards.push(Arc::new(PolicyEngine::compile(config, profile).context("invalid policy")?));
+    let policy = PolicyEngine::compile(config, profile).context("invalid policy")?;
+    guards.push(metered(Arc::new(policy), GuardKind::Policy));
     // After the policy: rate limits count only the calls it lets through.
     if !config.rate_limits.is_empty() || config.breaker.identical_calls > 0 {
-        guards.push(Arc::new(Limiter::new(&config.rate_limits, &config.breaker)?));
+        let limiter = Limiter::new(&config.rate_limits, &config.breaker)?;
+        guards.push(metered(Arc::new(limiter), GuardKind::Limits));
     }
-    let pins: Option<Arc<dyn Pins>> = match config.pins.mode {
+    let mut pins: Option<Arc<dyn Pins>> = match config.pins.mode {
         PinMode::Off => None,
         PinMode::Warn | PinMode::Enforce => Some(Arc::new(crate::commands::pins::store(config))),
     };
-    Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), audit, pins, approver })
+    let observer: Arc<dyn Observer> = match &metrics {
+        Some(metrics) => {
+            pins = pins.map(|inner| Arc::new(MeteredPins::new(inner, metrics.clone())) as Arc<dyn Pins>);
+            metrics.clone()
+        }
+        None => Arc::new(Unobserved),
+    };
+    Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), audit, pins, approver, observer })
 }
 
 /// The hooks of each profile of the running configuration, built once per
@@ -131,16 +159,20 @@ impl HooksSource for ProfileHooks {
 /// `audit` (and the log), as `sandbox/network` records denied by rule
 /// `sandbox.network`, and servers started unsandboxed as
 /// `sandbox/unsandboxed` records.
-pub fn report_sandbox_denials(audit: Option<Arc<dyn Audit>>) -> SandboxReport {
-    SandboxReport::new(Arc::new(SandboxDenials { audit }))
+pub fn report_sandbox_denials(audit: Option<Arc<dyn Audit>>, metrics: Option<Arc<Metrics>>) -> SandboxReport {
+    SandboxReport::new(Arc::new(SandboxDenials { audit, metrics }))
 }
 
 struct SandboxDenials {
     audit: Option<Arc<dyn Audit>>,
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl Reporter for SandboxDenials {
     fn denied(&self, denial: Denial) {
+        if let Some(metrics) = &self.metrics {
+            metrics.sandbox_refused(&denial.server, "network");
+        }
         let target = format!("{}:{}", denial.host, denial.port);
         let verdict = Verdict::Deny { rule: "sandbox.network".into(), reason: denial.reason };
         self.record("sandbox/network", denial.server, target, None, verdict, Outcome::Refused);

@@ -6,6 +6,7 @@ mod commands;
 mod hooks;
 mod local;
 mod logging;
+mod metrics;
 mod output;
 mod reload;
 

@@ -100,6 +100,7 @@ async fn view_hides_guard_decides_and_audit_records_before_the_answer() {
         audit: Some(recorder.clone()),
         pins: None,
         approver: None,
+        ..Hooks::default()
     };
     let mut warden = InProcess::start(hooks);
     warden.initialize().await;

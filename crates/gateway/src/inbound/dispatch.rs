@@ -7,13 +7,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Deserialize;
-use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Splice, error_response};
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Method, Needle, Splice, error_response};
 
 use super::approval::{Approved, await_approval};
 use super::forward::{Forwarded, forward};
 use super::record::{audit, audit_failed, refusal_response};
 use crate::parts::SessionParts;
-use crate::pipeline::{Call, Hooks, Outcome, Verdict};
+use crate::pipeline::{Call, ErrorType, Hooks, Operation, Outcome, Target as Named, Verdict};
+use crate::served;
 use warden_sync::lock;
 
 /// Where a request goes and what changes on the way.
@@ -52,6 +53,18 @@ pub(super) async fn dispatch(
     // (see `InFlight::serial`).
     let serial = session.next();
     let Target { upstream, splice, token, creates_task } = target;
+    let named = match call.method {
+        Method::ToolsCall => Some(Named::Tool(call.name)),
+        Method::PromptsGet => Some(Named::Prompt(call.name)),
+        _ => None,
+    };
+    let observed = |error| served::record(&*hooks.observer, call.method, call.server, named, error);
+    // What a refused call is answered with (see `refusal_response`).
+    let refused = if *call.method == Method::ToolsCall {
+        ErrorType::ToolError
+    } else {
+        ErrorType::Code(ErrorCode::Refused.code())
+    };
     let started = Instant::now();
     let verdict = hooks.guard.decide(&call);
     let mut approved = None;
@@ -62,16 +75,18 @@ pub(super) async fn dispatch(
         approved =
             Box::pin(await_approval(session, (frame, serial), hooks, call, &verdict, progress_token, started)).await;
         if approved.is_none() {
-            return;
+            return observed(Some(refused));
         }
     } else if let Some(refusal) = verdict.refusal() {
         tracing::info!(session = %session.id, server = call.server, name = call.name, "refused: {refusal}");
         // A refusal stands even if it cannot be recorded.
         let _ = audit(session, hooks, call, &verdict, &Outcome::Refused, started, None, None).await;
         session.link.respond(frame, refusal_response(frame, call.method, &refusal));
-        return;
+        return observed(Some(refused));
     }
-    let (reply, outcome, answer) = match forward(session, frame, serial, upstream, splice, token).await {
+    let sent = Instant::now();
+    let forwarded = forward(session, frame, serial, upstream, splice, token).await;
+    let (reply, outcome, answer) = match forwarded {
         Forwarded::Cancelled => return,
         Forwarded::Answer(answer) => {
             if creates_task {
@@ -85,6 +100,10 @@ pub(super) async fn dispatch(
             (text, Outcome::Unreachable(err.to_string()), None)
         }
     };
+    let error = error_type(&outcome, answer.as_ref());
+    let operation =
+        Operation { method: call.method, target: named, server: Some(call.server), error, elapsed: sent.elapsed() };
+    hooks.observer.called(&operation);
     if let Some(approved) = &approved {
         approved.approver.executed(&approved.ticket.id);
     }
@@ -92,8 +111,14 @@ pub(super) async fn dispatch(
     // What a tool answered is part of its record; other answers are not.
     let result = answer.as_ref().filter(|_| *call.method == Method::ToolsCall).and_then(Frame::payload);
     match audit(session, hooks, call, &verdict, &outcome, started, step, result).await {
-        Ok(()) => session.link.respond(frame, reply),
-        Err(why) => audit_failed(session, frame, &why),
+        Ok(()) => {
+            session.link.respond(frame, reply);
+            observed(error);
+        }
+        Err(why) => {
+            audit_failed(session, frame, &why);
+            observed(Some(ErrorType::Code(ErrorCode::InternalError.code())));
+        }
     }
 }
 
@@ -105,17 +130,23 @@ fn id_in_use(session: &SessionParts, frame: &Frame) -> bool {
     })
 }
 
-/// Classifies an upstream's answer for the audit record; reading `isError`
-/// costs a pass over the result, so only when an audit is configured.
+/// A tool result's flag, as its key is usually written.
+static IS_ERROR: Needle = Needle::new("\"isError\"");
+
+/// Classifies an upstream's answer, for the audit record and the metrics.
+/// Without an audit log, a result is decoded only when the `isError` key
+/// is in its text as usually written (a metric may miss a flag written with
+/// escapes; an audit record does not).
 fn outcome_of(answer: &Frame, method: &Method, audited: bool) -> Outcome {
     #[derive(Deserialize)]
     struct ToolResult {
         #[serde(default, rename = "isError")]
         is_error: bool,
     }
+    let flagged = || answer.payload().is_some_and(|result| IS_ERROR.is_in(result));
     match answer.kind() {
         Kind::ErrorResponse => Outcome::Error,
-        _ if audited && *method == Method::ToolsCall => {
+        _ if *method == Method::ToolsCall && (audited || flagged()) => {
             let is_error = answer
                 .payload()
                 .and_then(|result| serde_json::from_str::<ToolResult>(result).ok())
@@ -123,5 +154,23 @@ fn outcome_of(answer: &Frame, method: &Method, audited: bool) -> Outcome {
             if is_error { Outcome::ToolError } else { Outcome::Result }
         }
         _ => Outcome::Result,
+    }
+}
+
+/// How a forwarded request ended, as `error.type`: an error answer's code,
+/// `tool_error`, or Warden's code for an unreachable upstream.
+fn error_type(outcome: &Outcome, answer: Option<&Frame>) -> Option<ErrorType> {
+    #[derive(Deserialize)]
+    struct Error {
+        code: i64,
+    }
+    match outcome {
+        Outcome::ToolError => Some(ErrorType::ToolError),
+        Outcome::Unreachable(_) => Some(ErrorType::Code(ErrorCode::UpstreamUnavailable.code())),
+        Outcome::Error => {
+            let code = answer.and_then(Frame::payload).and_then(|error| serde_json::from_str::<Error>(error).ok());
+            Some(ErrorType::Code(code.map_or(ErrorCode::InternalError.code(), |error| error.code)))
+        }
+        Outcome::Result | Outcome::Refused | Outcome::Pending => None,
     }
 }

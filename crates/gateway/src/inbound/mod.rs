@@ -26,36 +26,39 @@ pub(crate) use notify::{client_response, notification};
 
 use std::sync::Arc;
 
-use warden_jsonrpc::{ErrorCode, Frame, Method, error_response, result_response};
+use warden_jsonrpc::{ErrorCode, Frame, Method, result_response};
 
 use crate::parts::SessionParts;
 
-/// Serves one client request, in its own task.
+/// Serves one client request, in its own task, as one observed operation
+/// (see [`crate::served`]).
 pub(crate) async fn request(session: &Arc<SessionParts>, frame: Frame) {
     let Some(method) = frame.method().cloned() else { return };
+    let observer = session.surface.hooks.load().observer.clone();
+    crate::served::scope(observer, &method, serve(session, &frame, &method)).await;
+}
+
+async fn serve(session: &Arc<SessionParts>, frame: &Frame, method: &Method) {
     let _serving = crate::pipeline::Serving::start();
     let id = frame.id().unwrap_or("null");
     if !matches!(method, Method::Initialize | Method::Ping) && session.link.init.get().is_none() {
         let message = format!("'{}' received before initialize: send initialize first", method.as_str());
-        session.link.respond(&frame, error_response(Some(id), ErrorCode::InvalidRequest, &message, None));
-        return;
+        return session.link.fail(frame, ErrorCode::InvalidRequest, &message);
     }
     match method {
-        Method::Initialize => initialize(session, &frame),
-        Method::Ping => session.link.respond(&frame, result_response(id, "{}")),
+        Method::Initialize => initialize(session, frame),
+        Method::Ping => session.link.respond(frame, result_response(id, "{}")),
         Method::ToolsList | Method::PromptsList | Method::ResourcesList | Method::ResourceTemplatesList => {
-            lists::list(session, &frame, &method).await
+            lists::list(session, frame, method).await
         }
-        Method::ToolsCall | Method::PromptsGet => named::call_named(session, &frame, &method).await,
+        Method::ToolsCall | Method::PromptsGet => named::call_named(session, frame, method).await,
         Method::ResourcesRead | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
-            resources::call_resource(session, &frame, &method).await
+            resources::call_resource(session, frame, method).await
         }
-        Method::Complete => resources::complete(session, &frame).await,
-        Method::SetLevel => lists::set_level(session, &frame).await,
-        Method::TasksGet | Method::TasksResult | Method::TasksCancel => {
-            tasks::call_task(session, &frame, &method).await
-        }
-        Method::TasksList => tasks::list_tasks(session, &frame).await,
-        _ => named::call_unrouted(session, &frame, &method).await,
+        Method::Complete => resources::complete(session, frame).await,
+        Method::SetLevel => lists::set_level(session, frame).await,
+        Method::TasksGet | Method::TasksResult | Method::TasksCancel => tasks::call_task(session, frame, method).await,
+        Method::TasksList => tasks::list_tasks(session, frame).await,
+        _ => named::call_unrouted(session, frame, method).await,
     }
 }

@@ -54,6 +54,7 @@ pub(super) async fn call_resource(session: &SessionParts, frame: &Frame, method:
     else {
         let data = format!(r#"{{"uri":{}}}"#, json_string(&params.uri));
         let message = format!("Resource not found: {}", params.uri);
+        crate::served::failed(ErrorCode::ResourceNotFound.code());
         return session
             .link
             .respond(frame, error_response(frame.id(), ErrorCode::ResourceNotFound, &message, Some(&data)));

@@ -61,6 +61,7 @@ impl ClientLink {
 
     /// Answers the client's request `frame` with an error.
     pub fn fail(&self, frame: &Frame, code: ErrorCode, message: &str) {
+        crate::served::failed(code.code());
         self.respond(frame, error_response(frame.id(), code, message, None));
     }
 

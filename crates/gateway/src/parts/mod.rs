@@ -17,7 +17,7 @@ mod upstreams;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub(crate) use client_link::{ClientInit, ClientLink};
 pub(crate) use id_maps::{IdMaps, InFlight, ServerRequest, TokenTarget, progress_token};
@@ -28,6 +28,7 @@ pub(crate) use upstreams::Upstreams;
 use warden_upstream::{Connection, Upstream, UpstreamError, UpstreamState};
 
 use crate::catalog::Catalog;
+use crate::pipeline::{Front, Observer};
 
 /// Every session gets a distinct id, for logs and audit records.
 static SESSIONS: AtomicU64 = AtomicU64::new(1);
@@ -50,11 +51,35 @@ pub(crate) struct SessionParts {
     pub replay: Replay,
     /// Substituted ids and tokens.
     pub maps: IdMaps,
+    /// When and where it opened: held for its drop, which tells the observer.
+    _opened: Opened,
+}
+
+/// A session's start, for the observer: told when the session opens, and
+/// again with how long it lasted when its parts are dropped.
+pub(crate) struct Opened {
+    at: Instant,
+    front: Front,
+    observer: Arc<dyn Observer>,
+}
+
+impl Opened {
+    /// A session opening now at `front`.
+    pub fn now(front: Front, observer: Arc<dyn Observer>) -> Opened {
+        observer.session_opened(front);
+        Opened { at: Instant::now(), front, observer }
+    }
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        self.observer.session_closed(self.front, self.at.elapsed());
+    }
 }
 
 impl SessionParts {
     /// A session's parts, with a fresh id and no upstream opened yet.
-    pub fn new(link: ClientLink, surface: Surface, upstreams: Upstreams) -> SessionParts {
+    pub fn new(link: ClientLink, surface: Surface, upstreams: Upstreams, opened: Opened) -> SessionParts {
         SessionParts {
             id: format!("s{}", SESSIONS.fetch_add(1, Ordering::Relaxed)),
             link,
@@ -62,6 +87,7 @@ impl SessionParts {
             upstreams,
             replay: Replay::default(),
             maps: IdMaps::default(),
+            _opened: opened,
         }
     }
 

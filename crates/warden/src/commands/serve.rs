@@ -30,6 +30,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let (process_hooks, _approvals) = hooks::open_process_hooks(&config).await?;
     let hooks = hooks::for_profile(&config, target.profile.as_deref(), process_hooks.clone())?;
+    crate::metrics::start(&config, process_hooks.metrics.as_ref(), false).await?;
     tracing::info!(servers = config.servers.len(), "serving MCP on stdio");
     let profile = target.profile;
     let running = config.clone();
@@ -68,6 +69,9 @@ async fn serve_http(
     let bound = listener.local_addr()?;
     let front =
         HttpFront::new(config.clone(), source.clone(), target.profile.clone(), bound, process_hooks.sandbox.clone());
+    if let Some(endpoint) = crate::metrics::start(&config, process_hooks.metrics.as_ref(), true).await? {
+        front.serve_metrics(endpoint);
+    }
     reload::watch(
         target.config,
         target.profile,

@@ -48,6 +48,7 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     let config = Arc::new(shape(config));
     let (process_hooks, _approvals) = hooks::open_process_hooks(&config).await?;
     let hooks = hooks::for_profile(&config, args.profile.as_deref(), process_hooks.clone())?;
+    crate::metrics::start(&config, process_hooks.metrics.as_ref(), false).await?;
     let running = config.clone();
     let (file, profile) = (args.config.clone(), args.profile.clone());
     let sandbox = process_hooks.sandbox.clone();

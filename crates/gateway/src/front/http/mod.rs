@@ -92,6 +92,8 @@ struct Front {
     /// Where the sandboxes of every session's upstreams report (the shared
     /// ones' too, through the pool).
     sandbox: SandboxReport,
+    /// `/metrics`, once metrics are on (see [`HttpFront::serve_metrics`]).
+    metrics: std::sync::OnceLock<Arc<crate::front::MetricsEndpoint>>,
 }
 
 /// Which lane serves a modern request: its endpoint, its caller, its profile.
@@ -148,8 +150,14 @@ impl HttpFront {
             sealer: Arc::new(crate::modern::Sealer::new()),
             tenants: Tenants::new(&config, max_connections),
             sandbox,
+            metrics: std::sync::OnceLock::new(),
         };
         HttpFront { front: Arc::new(front) }
+    }
+
+    /// Serves `endpoint` at `/metrics` too (otherwise that path is 404).
+    pub fn serve_metrics(&self, endpoint: Arc<crate::front::MetricsEndpoint>) {
+        let _ = self.front.metrics.set(endpoint);
     }
 
     /// Finds the token a connection belongs to (see [`accept::Owner`]).

@@ -24,6 +24,8 @@ enum Endpoint {
     Health,
     /// `/status`.
     Status,
+    /// `/metrics`, when metrics are on.
+    Metrics,
 }
 
 impl Endpoint {
@@ -43,6 +45,7 @@ impl Endpoint {
             "/messages" => Some(Endpoint::Messages),
             "/healthz" => Some(Endpoint::Health),
             "/status" => Some(Endpoint::Status),
+            "/metrics" => Some(Endpoint::Metrics),
             _ => {
                 if let Some(rest) = path.strip_prefix("/mcp") {
                     scoped(rest).map(Endpoint::Mcp)
@@ -59,7 +62,7 @@ impl Endpoint {
     fn allowed(&self) -> &'static str {
         match self {
             Endpoint::Mcp(_) => "GET,POST,DELETE",
-            Endpoint::Sse(_) | Endpoint::Health | Endpoint::Status => "GET",
+            Endpoint::Sse(_) | Endpoint::Health | Endpoint::Status | Endpoint::Metrics => "GET",
             Endpoint::Messages => "POST",
         }
     }
@@ -83,6 +86,13 @@ pub(super) async fn route(front: Arc<Front>, request: Request<Body>) -> Response
         }
         (Endpoint::Health, Method::GET) => health::healthz(front, headers),
         (Endpoint::Status, Method::GET) => health::status(front, headers),
+        (Endpoint::Metrics, Method::GET) => match front.metrics.get() {
+            Some(metrics) => match front.access.check_origin_and_host(&headers) {
+                Ok(()) => metrics.answer(&headers),
+                Err(refusal) => refusal.into_response(),
+            },
+            None => StatusCode::NOT_FOUND.into_response(),
+        },
         (endpoint, _) => {
             let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
             response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(endpoint.allowed()));
@@ -105,6 +115,7 @@ mod tests {
         assert_eq!(Endpoint::of("/messages"), Some(Endpoint::Messages));
         assert_eq!(Endpoint::of("/healthz"), Some(Endpoint::Health));
         assert_eq!(Endpoint::of("/status"), Some(Endpoint::Status));
+        assert_eq!(Endpoint::of("/metrics"), Some(Endpoint::Metrics));
         for none in ["/", "/mcp/", "/mcp/a/b", "/mcpx", "/mcp%2F", "/sse/", "/status/", "/other", "/mcp/%FF"] {
             assert_eq!(Endpoint::of(none), None, "{none}");
         }

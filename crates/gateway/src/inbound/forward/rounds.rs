@@ -111,6 +111,7 @@ pub(super) async fn complete_rounds(
             Ok(sent) => sent,
             Err(err) => return Forwarded::Failed(err),
         };
+        session.surface.hooks.load().observer.round(connection.name());
         match lock(&session.maps.in_flight).get_mut(client_id).filter(|entry| entry.serial == serial) {
             Some(entry) => entry.upstream_id = upstream_id,
             None => {

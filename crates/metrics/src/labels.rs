@@ -1,0 +1,97 @@
+//! The label sets of Warden's metrics, named as Prometheus renders
+//! OpenTelemetry's attributes (`mcp.method.name` → `mcp_method_name`).
+
+use std::fmt;
+use std::sync::Arc;
+
+use prometheus_client::encoding::{EncodeLabel, EncodeLabelSet, EncodeLabelValue, LabelSetEncoder, LabelValueEncoder};
+use warden_pipeline::ErrorType;
+
+/// What an MCP operation is labelled with: its method, the tool or prompt
+/// it names, the server it went to, and how it failed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct OperationLabels {
+    /// `mcp_method_name`: a method MCP defines, or `other`.
+    pub method: &'static str,
+    /// `gen_ai_tool_name` or `gen_ai_prompt_name`.
+    pub target: Option<(TargetKind, Arc<str>)>,
+    /// `server`: the config's name for it.
+    pub server: Option<Arc<str>>,
+    /// `error_type`.
+    pub error: Option<ErrorLabel>,
+}
+
+/// Whether an operation names a tool or a prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum TargetKind {
+    Tool,
+    Prompt,
+}
+
+impl EncodeLabelSet for OperationLabels {
+    fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), fmt::Error> {
+        ("mcp_method_name", self.method).encode(encoder.encode_label())?;
+        if let Some((kind, name)) = &self.target {
+            let key = match kind {
+                TargetKind::Tool => "gen_ai_tool_name",
+                TargetKind::Prompt => "gen_ai_prompt_name",
+            };
+            (key, &**name).encode(encoder.encode_label())?;
+        }
+        if let Some(server) = &self.server {
+            ("server", &**server).encode(encoder.encode_label())?;
+        }
+        if let Some(error) = &self.error {
+            ("error_type", error).encode(encoder.encode_label())?;
+        }
+        Ok(())
+    }
+}
+
+/// `error_type` as the conventions write it: the JSON-RPC code, or
+/// `tool_error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ErrorLabel(pub ErrorType);
+
+impl EncodeLabelValue for &ErrorLabel {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), fmt::Error> {
+        match self.0 {
+            ErrorType::Code(code) => EncodeLabelValue::encode(&code, encoder),
+            ErrorType::ToolError => EncodeLabelValue::encode(&"tool_error", encoder),
+        }
+    }
+}
+
+/// A label set of named values, rendered in order; values that are `None`
+/// are left out rather than rendered empty.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Labels<const N: usize>(pub [(&'static str, Option<Value>); N]);
+
+/// A label's value: a word of Warden's own, or an interned name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Value {
+    /// Such as a decision (`deny`) or a front (`http`).
+    Word(&'static str),
+    /// A server's, a rule's, a channel's name (see [`crate::names`]).
+    Name(Arc<str>),
+}
+
+impl Value {
+    fn as_str(&self) -> &str {
+        match self {
+            Value::Word(word) => word,
+            Value::Name(name) => name,
+        }
+    }
+}
+
+impl<const N: usize> EncodeLabelSet for Labels<N> {
+    fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), fmt::Error> {
+        for (key, value) in &self.0 {
+            if let Some(value) = value {
+                (*key, value.as_str()).encode(encoder.encode_label())?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,51 @@
+//! Decisions of a guard (the policy, or the limits), by decision and rule.
+
+use std::sync::Arc;
+
+use warden_pipeline::{Call, Guard, Verdict};
+
+use crate::Metrics;
+use crate::labels::{Labels, Value};
+
+/// Which guard a [`MeteredGuard`] wraps: where its decisions are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuardKind {
+    /// The policy engine: every decision (`warden_policy_decisions_total`).
+    Policy,
+    /// Rate limits and the loop breaker: their refusals
+    /// (`warden_limit_decisions_total`; they allow nearly every call).
+    Limits,
+}
+
+/// A guard whose decisions are counted.
+pub struct MeteredGuard {
+    inner: Arc<dyn Guard>,
+    metrics: Arc<Metrics>,
+    kind: GuardKind,
+}
+
+impl MeteredGuard {
+    /// `inner`, counted in `metrics` as `kind`.
+    pub fn new(inner: Arc<dyn Guard>, metrics: Arc<Metrics>, kind: GuardKind) -> MeteredGuard {
+        MeteredGuard { inner, metrics, kind }
+    }
+}
+
+impl Guard for MeteredGuard {
+    fn decide(&self, call: &Call<'_>) -> Verdict {
+        let verdict = self.inner.decide(call);
+        let (decision, rule) = match &verdict {
+            Verdict::Allow => ("allow", None),
+            Verdict::Deny { rule, .. } => ("deny", Some(rule)),
+            Verdict::Escalate { rule, .. } => ("escalate", Some(rule)),
+        };
+        let family = match self.kind {
+            GuardKind::Policy => &self.metrics.policy,
+            GuardKind::Limits if rule.is_none() => return verdict,
+            GuardKind::Limits => &self.metrics.limits,
+        };
+        let rule = rule.map(|rule| Value::Name(self.metrics.rules.get(rule)));
+        family.get_or_create(&Labels([("decision", Some(Value::Word(decision))), ("rule", rule)])).inc();
+        verdict
+    }
+}

@@ -1,0 +1,53 @@
+//! The gateway's events, counted.
+
+use std::time::Duration;
+
+use warden_pipeline::{Front, Observer, Operation, Target};
+
+use crate::Metrics;
+use crate::labels::{ErrorLabel, Labels, OperationLabels, TargetKind, Value};
+
+impl Metrics {
+    fn operation_labels(&self, operation: &Operation<'_>) -> OperationLabels {
+        OperationLabels {
+            // Other methods are named by whoever sends them: not a label.
+            method: operation.method.known_name().unwrap_or(crate::OTHER),
+            target: operation.target.map(|target| match target {
+                Target::Tool(name) => (TargetKind::Tool, self.tools.get(name)),
+                Target::Prompt(name) => (TargetKind::Prompt, self.tools.get(name)),
+            }),
+            server: operation.server.map(|name| self.servers.get(name)),
+            error: operation.error.map(ErrorLabel),
+        }
+    }
+}
+
+fn front(front: Front) -> Labels<1> {
+    Labels([("front", Some(Value::Word(front.as_str())))])
+}
+
+impl Observer for Metrics {
+    fn served(&self, operation: &Operation<'_>) {
+        let labels = self.operation_labels(operation);
+        self.served.get_or_create(&labels).observe(operation.elapsed.as_secs_f64());
+    }
+
+    fn called(&self, operation: &Operation<'_>) {
+        let labels = self.operation_labels(operation);
+        self.called.get_or_create(&labels).observe(operation.elapsed.as_secs_f64());
+    }
+
+    fn round(&self, server: &str) {
+        self.rounds.get_or_create(&Labels([("server", Some(self.server(server)))])).inc();
+    }
+
+    fn session_opened(&self, at: Front) {
+        self.sessions.get_or_create(&front(at)).inc();
+    }
+
+    fn session_closed(&self, at: Front, lasted: Duration) {
+        let labels = front(at);
+        self.sessions.get_or_create(&labels).dec();
+        self.session_duration.get_or_create(&labels).observe(lasted.as_secs_f64());
+    }
+}

@@ -246,6 +246,27 @@ impl Session {
         }
     }
 
+    /// Each upstream's name and state (`starting`, `ready`, `down`,
+    /// `stopped`, `refused`), and whether it is shared with other sessions
+    /// (so that a count across sessions counts it once).
+    pub fn upstream_states(&self) -> Vec<(String, &'static str, bool)> {
+        self.parts
+            .live_upstreams()
+            .into_iter()
+            .map(|(_, upstream)| {
+                let state = match upstream.state() {
+                    UpstreamState::Starting => "starting",
+                    UpstreamState::Ready(_) => "ready",
+                    UpstreamState::Down { .. } => "down",
+                    UpstreamState::Stopped => "stopped",
+                    UpstreamState::Refused(_) => "refused",
+                };
+                let shared = self.parts.upstreams.is_shared(upstream.name());
+                (upstream.name().to_owned(), state, shared)
+            })
+            .collect()
+    }
+
     /// Stops every upstream of its own, all at once, and waits until they
     /// are gone (shared upstreams stay, for the other sessions; refused ones
     /// never started).

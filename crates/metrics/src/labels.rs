@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use prometheus_client::encoding::{EncodeLabel, EncodeLabelSet, EncodeLabelValue, LabelSetEncoder, LabelValueEncoder};
+use prometheus_client::encoding::{EncodeLabel, EncodeLabelSet, LabelSetEncoder};
 use warden_pipeline::ErrorType;
 
 /// What an MCP operation is labelled with: its method, the tool or prompt
@@ -28,36 +28,16 @@ pub(crate) enum TargetKind {
     Prompt,
 }
 
-impl EncodeLabelSet for OperationLabels {
-    fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), fmt::Error> {
-        ("mcp_method_name", self.method).encode(encoder.encode_label())?;
-        if let Some((kind, name)) = &self.target {
-            let key = match kind {
-                TargetKind::Tool => "gen_ai_tool_name",
-                TargetKind::Prompt => "gen_ai_prompt_name",
-            };
-            (key, &**name).encode(encoder.encode_label())?;
-        }
-        if let Some(server) = &self.server {
-            ("server", &**server).encode(encoder.encode_label())?;
-        }
-        if let Some(error) = &self.error {
-            ("error_type", error).encode(encoder.encode_label())?;
-        }
-        Ok(())
-    }
-}
-
 /// `error_type` as the conventions write it: the JSON-RPC code, or
 /// `tool_error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct ErrorLabel(pub ErrorType);
 
-impl EncodeLabelValue for &ErrorLabel {
-    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), fmt::Error> {
+impl fmt::Display for ErrorLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            ErrorType::Code(code) => EncodeLabelValue::encode(&code, encoder),
-            ErrorType::ToolError => EncodeLabelValue::encode(&"tool_error", encoder),
+            ErrorType::Code(code) => write!(f, "{code}"),
+            ErrorType::ToolError => f.write_str("tool_error"),
         }
     }
 }

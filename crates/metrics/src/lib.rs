@@ -20,6 +20,7 @@ mod labels;
 pub mod layers;
 mod names;
 mod observer;
+mod operations;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -28,9 +29,17 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
-use labels::{Labels, OperationLabels, Value};
+use std::collections::HashMap;
+#[cfg(test)]
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use labels::{Labels, Value};
 use names::Names;
 pub use names::OTHER;
+use operations::Operations;
+use warden_sync::lock;
 
 /// The `Content-Type` of [`Metrics::render`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -38,13 +47,6 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 /// How many distinct tool (and prompt) names are labelled before the rest
 /// count as [`OTHER`]; as many again for servers, rules and channels.
 const NAME_CAP: usize = 1000;
-
-/// Operation durations: OpenTelemetry's recommended boundaries (10 ms to
-/// 300 s) with finer ones below, where a gateway's own work lies.
-const OPERATION_BUCKETS: [f64; 19] = [
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0,
-    120.0,
-];
 
 /// How long sessions last, from a second to a day.
 const SESSION_BUCKETS: [f64; 10] = [1.0, 10.0, 60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 28800.0, 86400.0];
@@ -57,12 +59,14 @@ const AUDIT_BUCKETS: [f64; 12] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.002
 
 type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
 
+/// Lists every upstream connection by server name and state.
+pub type Census = Box<dyn Fn() -> Vec<(String, &'static str)> + Send + Sync>;
+
 /// Every metric of one Warden process.
-#[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
-    served: Histograms<OperationLabels>,
-    called: Histograms<OperationLabels>,
+    served: Operations,
+    called: Operations,
     sessions: Family<Labels<1>, Gauge>,
     session_duration: Histograms<Labels<1>>,
     rounds: Family<Labels<1>, Counter>,
@@ -75,10 +79,23 @@ pub struct Metrics {
     audit_append: Histogram,
     pin_drift: Family<Labels<1>, Counter>,
     sandbox_refusals: Family<Labels<2>, Counter>,
+    upstream_down: Family<Labels<1>, Counter>,
+    upstreams: Family<Labels<2>, Gauge>,
+    /// Where the upstreams' states are read at each scrape; the lock also
+    /// keeps two scrapes from rebuilding `upstreams` at once.
+    censuses: Mutex<Vec<Census>>,
+    /// The last scrape's size, with room to grow.
+    last_size: AtomicUsize,
     tools: Names,
     servers: Names,
     rules: Names,
     channels: Names,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
 }
 
 impl Default for Metrics {
@@ -90,9 +107,6 @@ impl Default for Metrics {
 impl Metrics {
     /// Every family registered, none with a value yet.
     pub fn new() -> Metrics {
-        fn operations() -> Histogram {
-            Histogram::new(OPERATION_BUCKETS)
-        }
         fn sessions() -> Histogram {
             Histogram::new(SESSION_BUCKETS)
         }
@@ -101,8 +115,14 @@ impl Metrics {
         }
         let metrics = Metrics {
             registry: Registry::default(),
-            served: Family::new_with_constructor(operations),
-            called: Family::new_with_constructor(operations),
+            served: Operations::new(
+                "mcp_server_operation_duration",
+                "MCP requests clients made of Warden, from arrival to answer (OpenTelemetry mcp.server.operation.duration)",
+            ),
+            called: Operations::new(
+                "mcp_client_operation_duration",
+                "MCP requests Warden forwarded to a server, from sending to answer (OpenTelemetry mcp.client.operation.duration)",
+            ),
             sessions: Family::default(),
             session_duration: Family::new_with_constructor(sessions),
             rounds: Family::default(),
@@ -115,6 +135,10 @@ impl Metrics {
             audit_append: Histogram::new(AUDIT_BUCKETS),
             pin_drift: Family::default(),
             sandbox_refusals: Family::default(),
+            upstream_down: Family::default(),
+            upstreams: Family::default(),
+            censuses: Mutex::new(Vec::new()),
+            last_size: AtomicUsize::new(0),
             tools: Names::new(NAME_CAP),
             servers: Names::new(NAME_CAP),
             rules: Names::new(NAME_CAP),
@@ -125,18 +149,6 @@ impl Metrics {
 
     fn registered(mut self) -> Metrics {
         let r = &mut self.registry;
-        r.register_with_unit(
-            "mcp_server_operation_duration",
-            "MCP requests clients made of Warden, from arrival to answer (OpenTelemetry mcp.server.operation.duration)",
-            Unit::Seconds,
-            self.served.clone(),
-        );
-        r.register_with_unit(
-            "mcp_client_operation_duration",
-            "MCP requests Warden forwarded to a server, from sending to answer (OpenTelemetry mcp.client.operation.duration)",
-            Unit::Seconds,
-            self.called.clone(),
-        );
         r.register_with_unit(
             "mcp_server_session_duration",
             "Client sessions, from start to end, by front (OpenTelemetry mcp.server.session.duration)",
@@ -192,14 +204,49 @@ impl Metrics {
             "What a server's sandbox refused, by server and kind (network)",
             self.sandbox_refusals.clone(),
         );
+        r.register(
+            "warden_upstream_down",
+            "Times a server's connection ended unexpectedly (exit, crash, failed start, unreachable), each followed by a restart, by server",
+            self.upstream_down.clone(),
+        );
+        r.register(
+            "warden_upstreams",
+            "Upstream connections now, by server and state (starting, ready, down, stopped, refused); a shared server once",
+            self.upstreams.clone(),
+        );
         self
+    }
+
+    /// Reads the upstreams' states from `census` at each scrape (a front
+    /// registers its sessions').
+    pub fn count_upstreams_with(&self, census: Census) {
+        lock(&self.censuses).push(census);
     }
 
     /// Every metric in the OpenMetrics text format ([`CONTENT_TYPE`]).
     pub fn render(&self) -> String {
-        let mut text = String::with_capacity(16 * 1024);
-        // Writing to a String cannot fail.
+        let censuses = lock(&self.censuses);
+        if !censuses.is_empty() {
+            let mut counts: HashMap<(String, &'static str), i64> = HashMap::new();
+            for census in censuses.iter() {
+                for (server, state) in census() {
+                    *counts.entry((server, state)).or_default() += 1;
+                }
+            }
+            // Rebuilt: a server removed, or a state left, is no longer listed.
+            self.upstreams.clear();
+            for ((server, state), count) in counts {
+                let labels = Labels([("server", Some(self.server(&server))), ("state", Some(Value::Word(state)))]);
+                self.upstreams.get_or_create(&labels).set(count);
+            }
+        }
+        // Sized as the last scrape was, so the text is not copied as it grows.
+        let mut text = String::with_capacity(self.last_size.load(Ordering::Relaxed).max(64 * 1024));
+        self.served.encode(&mut text);
+        self.called.encode(&mut text);
+        // Writing to a String cannot fail; it ends the text with `# EOF`.
         let _ = encode(&mut text, &self.registry);
+        self.last_size.store(text.len() + text.len() / 8, Ordering::Relaxed);
         text
     }
 
@@ -212,5 +259,60 @@ impl Metrics {
 
     fn server(&self, name: &str) -> Value {
         Value::Name(self.servers.get(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use warden_jsonrpc::Method;
+    use warden_pipeline::{ErrorType, Observer, Operation, Target};
+
+    use super::*;
+
+    #[test]
+    fn operations_are_labelled_as_the_conventions_name_them() {
+        let metrics = Metrics::new();
+        let call = |method, target, error| Operation {
+            method,
+            target,
+            server: Some("db"),
+            error,
+            elapsed: Duration::from_millis(3),
+        };
+        metrics.served(&call(&Method::ToolsCall, Some(Target::Tool("query")), Some(ErrorType::ToolError)));
+        metrics.called(&call(&Method::PromptsGet, Some(Target::Prompt("brief")), Some(ErrorType::Code(-32602))));
+        metrics.served(&call(&Method::Other("vendor/secret-name".into()), None, None));
+        let text = metrics.render();
+        let served = r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="query",server="db",error_type="tool_error"} 1"#;
+        let called = r#"mcp_client_operation_duration_seconds_count{mcp_method_name="prompts/get",gen_ai_prompt_name="brief",server="db",error_type="-32602"} 1"#;
+        assert!(text.contains(served), "{text}");
+        assert!(text.contains(called), "{text}");
+        // 3 ms falls in the 5 ms bucket, not in the 2.5 ms one.
+        let bucket = |le: &str| {
+            format!(
+                r#"_bucket{{mcp_method_name="tools/call",gen_ai_tool_name="query",server="db",error_type="tool_error",le="{le}"}}"#
+            )
+        };
+        assert!(text.contains(&format!("{} 1", bucket("0.005"))), "{text}");
+        assert!(text.contains(&format!("{} 0", bucket("0.0025"))), "{text}");
+        // A method a client made up is not a label.
+        assert!(!text.contains("vendor/secret-name") && text.contains(r#"mcp_method_name="other""#), "{text}");
+    }
+
+    #[test]
+    fn the_census_is_read_at_each_scrape() {
+        let metrics = Metrics::new();
+        let states = Arc::new(Mutex::new(vec![("fx".to_owned(), "ready"), ("db".to_owned(), "down")]));
+        let source = states.clone();
+        metrics.count_upstreams_with(Box::new(move || lock(&source).clone()));
+        let text = metrics.render();
+        assert!(text.contains(r#"warden_upstreams{server="fx",state="ready"} 1"#), "{text}");
+        assert!(text.contains(r#"warden_upstreams{server="db",state="down"} 1"#), "{text}");
+        *lock(&states) = vec![("fx".to_owned(), "ready"), ("fx".to_owned(), "ready")];
+        let text = metrics.render();
+        assert!(text.contains(r#"warden_upstreams{server="fx",state="ready"} 2"#), "{text}");
+        assert!(!text.contains(r#"server="db""#), "a state left is no longer listed: {text}");
     }
 }

@@ -22,23 +22,29 @@ impl Metrics {
     }
 }
 
+fn nanos(elapsed: Duration) -> u64 {
+    u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX)
+}
+
 fn front(front: Front) -> Labels<1> {
     Labels([("front", Some(Value::Word(front.as_str())))])
 }
 
 impl Observer for Metrics {
     fn served(&self, operation: &Operation<'_>) {
-        let labels = self.operation_labels(operation);
-        self.served.get_or_create(&labels).observe(operation.elapsed.as_secs_f64());
+        self.served.observe(self.operation_labels(operation), nanos(operation.elapsed));
     }
 
     fn called(&self, operation: &Operation<'_>) {
-        let labels = self.operation_labels(operation);
-        self.called.get_or_create(&labels).observe(operation.elapsed.as_secs_f64());
+        self.called.observe(self.operation_labels(operation), nanos(operation.elapsed));
     }
 
     fn round(&self, server: &str) {
         self.rounds.get_or_create(&Labels([("server", Some(self.server(server)))])).inc();
+    }
+
+    fn upstream_down(&self, server: &str) {
+        self.upstream_down.get_or_create(&Labels([("server", Some(self.server(server)))])).inc();
     }
 
     fn session_opened(&self, at: Front) {

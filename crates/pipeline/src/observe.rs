@@ -86,6 +86,12 @@ pub trait Observer: Send + Sync {
         let _ = server;
     }
 
+    /// A connection to `server` ended unexpectedly (an exit, a crash, a
+    /// failed start, an unreachable server); a restart follows.
+    fn upstream_down(&self, server: &str) {
+        let _ = server;
+    }
+
     /// A client session opened.
     fn session_opened(&self, front: Front) {
         let _ = front;

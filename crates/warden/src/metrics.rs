@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use warden_config::Config;
-use warden_gateway::front::{MetricsEndpoint, serve_metrics};
+use warden_gateway::Session;
+use warden_gateway::front::{HttpFront, MetricsEndpoint, serve_metrics};
 use warden_metrics::Metrics;
 
 /// The `/metrics` endpoint for `metrics` (none when metrics are off), also
@@ -53,4 +54,25 @@ pub async fn start(
         None => {}
     }
     Ok(Some(endpoint))
+}
+
+/// Counts `session`'s upstreams by state at each scrape (stdio: the one
+/// session).
+pub fn count_upstreams_of(metrics: Option<&Arc<Metrics>>, session: &Session) {
+    if let Some(metrics) = metrics {
+        let session = session.clone();
+        metrics.count_upstreams_with(Box::new(move || {
+            session.upstream_states().into_iter().map(|(name, state, _)| (name, state)).collect()
+        }));
+    }
+}
+
+/// Counts the upstreams of every session of `front` by state at each
+/// scrape. (The metrics then hold the front, which holds the metrics
+/// through its hooks: both live as long as the process.)
+pub fn count_upstreams_of_front(metrics: Option<&Arc<Metrics>>, front: &HttpFront) {
+    if let Some(metrics) = metrics {
+        let front = front.clone();
+        metrics.count_upstreams_with(Box::new(move || front.upstream_states()));
+    }
 }

@@ -122,6 +122,24 @@ fn stdio_serves_what_warden_did_on_its_own_listener_to_the_token_only() {
     assert_eq!(sample(&text, "warden_audit_append_seconds_count"), Some(appended), "{text}");
     // No argument and no session id is a label.
     assert!(!text.contains("SECRET") && !text.contains("DROP TABLE"), "{text}");
+
+    // The servers' states, read at each scrape; a crash is counted and
+    // the server comes back.
+    assert_eq!(sample(&text, r#"warden_upstreams{server="fx",state="ready"}"#), Some(1.0), "{text}");
+    assert_eq!(sample(&text, r#"warden_upstreams{server="other",state="ready"}"#), Some(1.0), "{text}");
+    let crashed = client.request("tools/call", json!({"name": "other__crash", "arguments": {}}));
+    assert!(crashed.value.get("error").is_some(), "{}", crashed.raw);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let text = authorized(&addr);
+        let down = sample(&text, r#"warden_upstream_down_total{server="other"}"#);
+        let ready = sample(&text, r#"warden_upstreams{server="other",state="ready"}"#);
+        if down == Some(1.0) && ready == Some(1.0) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the crash was not counted, or the server did not come back: {text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]

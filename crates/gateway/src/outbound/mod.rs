@@ -19,6 +19,7 @@ use warden_jsonrpc::Kind;
 use warden_upstream::{Connection, Event, EventKind, EventSink};
 
 use crate::parts::SessionParts;
+use crate::pipeline::Observer;
 use crate::pool::Member;
 use crate::surfaces::load_surface;
 use warden_sync::lock;
@@ -67,6 +68,10 @@ impl Member for SessionParts {
 
     fn log_level(&self) -> Option<String> {
         self.replay.level()
+    }
+
+    fn observer(&self) -> Arc<dyn Observer> {
+        self.surface.hooks.load().observer.clone()
     }
 }
 
@@ -119,6 +124,12 @@ fn upstream_down(session: &SessionParts, index: usize) {
     // slot replaced the upstream that ended (a reload), and keeps its lists.
     if session.upstreams.slots.load().get(index).is_some_and(|upstream| upstream.connection().is_some()) {
         return;
+    }
+    // A shared upstream's end is counted once, by the pool.
+    if let Some(upstream) = session.upstreams.slots.load().get(index)
+        && !session.upstreams.is_shared(upstream.name())
+    {
+        session.surface.hooks.load().observer.upstream_down(upstream.name());
     }
     let gone = session.surface.write_catalog().clear(index);
     session.link.list_changed(&gone);

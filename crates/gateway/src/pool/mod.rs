@@ -47,6 +47,8 @@ pub(crate) trait Member: Send + Sync {
     fn created_task(&self, index: usize, task: &str) -> bool;
     /// The log level the session asked for (JSON text), if any.
     fn log_level(&self) -> Option<String>;
+    /// Who watches the session (see [`crate::pipeline::Observer`]).
+    fn observer(&self) -> Arc<dyn crate::pipeline::Observer>;
 }
 
 /// The shared upstreams and process caps of one front.
@@ -241,6 +243,10 @@ impl EventSink for Fanout {
                 }
             }
             EventKind::Down { reason } => {
+                // Counted once, whatever the number of sessions using it.
+                if let Some((session, _)) = sessions.first() {
+                    session.observer().upstream_down(&self.name);
+                }
                 for (session, index) in sessions {
                     let kind = EventKind::Down { reason: reason.clone() };
                     session.deliver(Event::new(index, kind));

@@ -37,6 +37,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let target = reload::Target::Session;
     let sandbox = process_hooks.sandbox.clone();
     serve_stdio(config, hooks, sandbox, move |session| {
+        crate::metrics::count_upstreams_of(process_hooks.metrics.as_ref(), session);
         reload::watch(path, profile, running, process_hooks, target(session.clone()))
     })
     .await
@@ -72,6 +73,7 @@ async fn serve_http(
     if let Some(endpoint) = crate::metrics::start(&config, process_hooks.metrics.as_ref(), true).await? {
         front.serve_metrics(endpoint);
     }
+    crate::metrics::count_upstreams_of_front(process_hooks.metrics.as_ref(), &front);
     reload::watch(
         target.config,
         target.profile,

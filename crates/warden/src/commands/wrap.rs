@@ -52,12 +52,20 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     let running = config.clone();
     let (file, profile) = (args.config.clone(), args.profile.clone());
     let sandbox = process_hooks.sandbox.clone();
-    serve_stdio(config, hooks, sandbox, move |session| match file {
-        // As `serve` does: the file is watched and SIGHUP reloads it.
-        Some(path) => {
-            reload::watch_shaped(path, profile, running, process_hooks, reload::Target::Session(session.clone()), shape)
+    serve_stdio(config, hooks, sandbox, move |session| {
+        crate::metrics::count_upstreams_of(process_hooks.metrics.as_ref(), session);
+        match file {
+            // As `serve` does: the file is watched and SIGHUP reloads it.
+            Some(path) => reload::watch_shaped(
+                path,
+                profile,
+                running,
+                process_hooks,
+                reload::Target::Session(session.clone()),
+                shape,
+            ),
+            None => ignore_hangups(),
         }
-        None => ignore_hangups(),
     })
     .await
     .context("stdio front failed")?;

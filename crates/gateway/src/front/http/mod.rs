@@ -260,6 +260,23 @@ impl HttpFront {
     pub fn session_count(&self) -> usize {
         self.front.sessions.len()
     }
+
+    /// Every upstream of every session and lane, by name and state (see
+    /// [`Session::upstream_states`]); a shared one once.
+    pub fn upstream_states(&self) -> Vec<(String, &'static str)> {
+        let mut sessions: Vec<Session> = self.front.sessions.all().iter().map(|entry| entry.session.clone()).collect();
+        sessions.extend(warden_sync::lock(&self.front.lanes).values().map(|entry| entry.lane.session().clone()));
+        let mut counted = Vec::new();
+        let mut shared_seen = std::collections::HashSet::new();
+        for session in sessions {
+            for (name, state, shared) in session.upstream_states() {
+                if !shared || shared_seen.insert(name.clone()) {
+                    counted.push((name, state));
+                }
+            }
+        }
+        counted
+    }
 }
 
 /// Ends idle sessions now and then: sooner those that never opened a stream.

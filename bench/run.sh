@@ -43,6 +43,8 @@
 #      (`tseverything/bare`), the floor of any stdio hop for this pair;
 #   9. joshrotenberg/mcp-proxy 0.6.0 beside warden's HTTP front
 #      (`http1/mcp-proxy`, `http16/mcp-proxy`) when its binary is found;
+#  10. `warden serve` with metrics on (`metrics/on`) against the same serve
+#      with metrics off (`metrics/off`): what counting costs per call;
 # then prints a summary: direct vs warden throughput and latency, and
 # (bench/front.py) the fronts' own cost: ping against the floor, the added
 # hop, warden's CPU time per call in every run (user + system of the warden
@@ -430,6 +432,15 @@ for i in range(50):
     print(f"    - {{name: echo-{i}, if: {{tool: ['ec*'], args: {{any: [{{arg: text, contains: 'forbidden-{i}'}}, {{arg: n, gt: {i}}}]}}}}, then: deny, reason: r}}")
 EOF
 
+# The same `serve` with metrics on (counted, served on a loopback port of
+# their own), against metrics off (`policy200/none`'s config): what
+# counting costs per call.
+metrics_config="$tmp/warden-metrics.yaml"
+{
+    cat "$no_policy_config"
+    printf 'metrics: {listen: "127.0.0.1:0", open: true}\n'
+} >"$metrics_config"
+
 # The audit runs: the log lives on the repository's disk (not in $tmp, which
 # may be a tmpfs), and the disk's own durable-append latency is measured there.
 audit_dir="$root/bench/.cache/audit"
@@ -503,6 +514,14 @@ for ((round = 1; round <= REPEAT; round++)); do
             */direct) bench "$label" "$CALLS" -- "$fixture" ;;
             */none) bench "$label" "$CALLS" -- "$warden" serve --config "$no_policy_config" ;;
             */warden) bench "$label" "$CALLS" -- "$warden" serve --config "$policy_config" ;;
+        esac
+    done
+    pair=(metrics/off metrics/on)
+    ((round % 2)) || pair=(metrics/on metrics/off)
+    for label in "${pair[@]}"; do
+        case "$label" in
+            */off) bench "$label" "$CALLS" -- "$warden" serve --config "$no_policy_config" ;;
+            */on) bench "$label" "$CALLS" -- "$warden" serve --config "$metrics_config" ;;
         esac
     done
     if [[ "$SKIP_NODE" != 1 ]]; then
@@ -655,6 +674,22 @@ for phase in ("sequential", "concurrent"):
         print(f"target: policy200, {ruled['concurrency']} in flight, calls/s vs no policy >= 0.85x: "
               f"{ruled['calls_per_sec']:.0f} vs {none['calls_per_sec']:.0f} = {ratio:.2f}x: "
               f"{'met' if ratio >= 0.85 else 'NOT met'}")
+
+# Metrics on against the same `warden serve` with metrics off.
+for phase in ("sequential", "concurrent"):
+    off = runs.get(("metrics", "off", phase))
+    on = runs.get(("metrics", "on", phase))
+    if not off or not on:
+        continue
+    ratio = on["calls_per_sec"] / off["calls_per_sec"] if off["calls_per_sec"] else float("nan")
+    spread_pct = max(on["spread"], off["spread"])
+    if phase == "sequential":
+        print(f"metrics on, sequential: added p50 {on['p50_us'] - off['p50_us']:+.1f} µs "
+              f"({on['p50_us']:.1f} vs {off['p50_us']:.1f}), calls/s {ratio:.3f}x (spread ±{spread_pct:.0f}%)")
+    else:
+        print(f"target: metrics on, {on['concurrency']} in flight, calls/s vs off >= 0.97x: "
+              f"{on['calls_per_sec']:.0f} vs {off['calls_per_sec']:.0f} = {ratio:.3f}x (spread ±{spread_pct:.0f}%): "
+              f"{'met' if ratio >= 0.97 else 'NOT met'}")
 
 def spread(*ms):
     return "±%.0f%%" % max(m["spread"] for m in ms)
@@ -812,6 +847,8 @@ if [[ "$AUDIT_ONLY" != 1 ]]; then
     (cd "$root" && cargo run --quiet --release -p warden-policy --example decide_bench guard)
     echo "IronCurtain's imported policy, its 321 scenarios' calls (target: p50 <= 2 µs):"
     (cd "$root" && cargo run --quiet --release -p warden-import --example ironcurtain_bench)
+    echo "A scrape of /metrics, rendered in process (target: under 5 ms):"
+    (cd "$root" && cargo run --quiet --release -p warden-metrics --example scrape_bench)
 fi
 echo >&2
 echo "raw results: $results" >&2

@@ -69,6 +69,12 @@ impl Front {
 /// and each is called on the request's own path, so an implementation must
 /// be quick and must not block.
 pub trait Observer: Send + Sync {
+    /// Whether anyone watches: when not, the gateway skips the work of
+    /// noting what it would tell (reading a result for `isError`, say).
+    fn is_watching(&self) -> bool {
+        true
+    }
+
     /// A client's request was answered (`mcp.server.operation.duration`).
     fn served(&self, operation: &Operation<'_>) {
         let _ = operation;
@@ -107,4 +113,8 @@ pub trait Observer: Send + Sync {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Unobserved;
 
-impl Observer for Unobserved {}
+impl Observer for Unobserved {
+    fn is_watching(&self) -> bool {
+        false
+    }
+}

@@ -92,7 +92,7 @@ pub(super) async fn dispatch(
             if creates_task {
                 session.replay.record_task(upstream, &answer);
             }
-            let outcome = outcome_of(&answer, call.method, hooks.audit.is_some());
+            let outcome = outcome_of(&answer, call.method, hooks.audit.is_some(), hooks.observer.is_watching());
             (answer.with_id(frame.id().unwrap_or("null")), outcome, Some(answer))
         }
         Forwarded::Failed(err) => {
@@ -100,7 +100,7 @@ pub(super) async fn dispatch(
             (text, Outcome::Unreachable(err.to_string()), None)
         }
     };
-    let error = error_type(&outcome, answer.as_ref());
+    let error = if hooks.observer.is_watching() { error_type(&outcome, answer.as_ref()) } else { None };
     let operation =
         Operation { method: call.method, target: named, server: Some(call.server), error, elapsed: sent.elapsed() };
     hooks.observer.called(&operation);
@@ -133,17 +133,18 @@ fn id_in_use(session: &SessionParts, frame: &Frame) -> bool {
 /// A tool result's flag, as its key is usually written.
 static IS_ERROR: Needle = Needle::new("\"isError\"");
 
-/// Classifies an upstream's answer, for the audit record and the metrics.
-/// Without an audit log, a result is decoded only when the `isError` key
-/// is in its text as usually written (a metric may miss a flag written with
-/// escapes; an audit record does not).
-fn outcome_of(answer: &Frame, method: &Method, audited: bool) -> Outcome {
+/// Classifies an upstream's answer, for the audit record and the observer.
+/// Reading `isError` costs a pass over the result: only when audited or
+/// watched, and for the observer alone only when the key is in the text as
+/// usually written (a metric may miss a flag written with escapes; an
+/// audit record does not).
+fn outcome_of(answer: &Frame, method: &Method, audited: bool, watched: bool) -> Outcome {
     #[derive(Deserialize)]
     struct ToolResult {
         #[serde(default, rename = "isError")]
         is_error: bool,
     }
-    let flagged = || answer.payload().is_some_and(|result| IS_ERROR.is_in(result));
+    let flagged = || watched && answer.payload().is_some_and(|result| IS_ERROR.is_in(result));
     match answer.kind() {
         Kind::ErrorResponse => Outcome::Error,
         _ if *method == Method::ToolsCall && (audited || flagged()) => {

@@ -35,7 +35,11 @@ use crate::parts::SessionParts;
 pub(crate) async fn request(session: &Arc<SessionParts>, frame: Frame) {
     let Some(method) = frame.method().cloned() else { return };
     let observer = session.surface.hooks.load().observer.clone();
-    crate::served::scope(observer, &method, serve(session, &frame, &method)).await;
+    if observer.is_watching() {
+        crate::served::scope(observer, &method, serve(session, &frame, &method)).await;
+    } else {
+        serve(session, &frame, &method).await;
+    }
 }
 
 async fn serve(session: &Arc<SessionParts>, frame: &Frame, method: &Method) {

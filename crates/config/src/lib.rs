@@ -18,6 +18,7 @@ mod own_files;
 mod policy;
 mod sandbox;
 mod schema;
+mod traces;
 mod validate;
 mod watch;
 
@@ -40,4 +41,5 @@ pub use schema::{
     Auth, Config, Filter, HttpFront, Hub, Limits, Naming, PrefixMode, Profile, ProfilePolicy, ProtocolEra,
     ServerConfig, ServerFilters, Supervision, Token, TokenLimits, Transport, json_schema,
 };
+pub use traces::TracingConfig;
 pub use watch::{DEFAULT_IGNORE, Watch};

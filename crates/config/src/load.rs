@@ -99,6 +99,18 @@ fn expand_transports(config: &mut Config, lookup: &dyn Fn(&str) -> Option<String
             }
         }
     }
+    let tracing = &mut config.tracing;
+    for (field, value) in tracing
+        .otlp
+        .iter_mut()
+        .map(|url| ("otlp".to_owned(), url))
+        .chain(tracing.headers.iter_mut().map(|(name, value)| (format!("headers.{name}"), value)))
+    {
+        match expand(value, lookup) {
+            Ok(expanded) => *value = expanded,
+            Err(why) => problems.push(format!("tracing.{field}: {why}")),
+        }
+    }
     if let Some(metrics) = config.metrics.as_mut() {
         for (field, value) in [("token", metrics.token.as_mut()), ("listen", metrics.listen.as_mut())] {
             let Some(value) = value else { continue };

@@ -10,6 +10,7 @@ use crate::approval::ApprovalConfig;
 use crate::metrics::MetricsConfig;
 use crate::policy::{Action, AuditConfig, Breaker, PinsConfig, Policy, RateLimit};
 use crate::sandbox::{SandboxDefaults, SandboxSetting, ServerSandbox};
+use crate::traces::TracingConfig;
 use crate::watch::Watch;
 
 /// A whole configuration file.
@@ -69,6 +70,9 @@ pub struct Config {
     /// Prometheus metrics at `/metrics`. Off when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<MetricsConfig>,
+    /// OpenTelemetry traces, exported as OTLP over HTTP.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub tracing: TracingConfig,
     /// The default sandbox of stdio servers and how sandboxes are set up.
     #[serde(default, skip_serializing_if = "is_default")]
     pub sandbox: SandboxDefaults,

@@ -90,6 +90,7 @@ pub(crate) fn validate(config: &Config, text: &str) -> Vec<String> {
     validate_auth(config, &mut problems);
     validate_approval(config, &mut problems);
     validate_metrics(config, &mut problems);
+    validate_tracing(config, &mut problems);
     problems.list
 }
 
@@ -163,6 +164,18 @@ fn validate_metrics(config: &Config, problems: &mut Problems<'_>) {
         && listen.parse::<std::net::SocketAddr>().is_err()
     {
         problems.at(&["metrics", "listen"], format!("metrics.listen {listen:?}: expected PORT or IP:PORT"));
+    }
+}
+
+fn validate_tracing(config: &Config, problems: &mut Problems<'_>) {
+    let tracing = &config.tracing;
+    if let Some(url) = &tracing.otlp
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        problems.at(&["tracing", "otlp"], format!("tracing.otlp {url:?}: expected an http:// or https:// URL"));
+    }
+    if tracing.sample_ratio.is_some_and(|ratio| !(0.0..=1.0).contains(&ratio)) {
+        problems.at(&["tracing", "sampleRatio"], "tracing.sampleRatio must be between 0 and 1".into());
     }
 }
 

@@ -1,70 +1,102 @@
 //! Each client request's operation as the observer sees it: its method,
-//! what it named, the server it went to, how it ended, how long it took.
+//! what it named, the server it went to, how it ended, how long it took,
+//! and its span when it is traced.
 //!
 //! A request is handled by several functions (routing, the pipeline, error
 //! answers along the way), and only some of them know its tool or its
 //! error. Rather than thread a record through all of them, the request's
 //! task carries it ([`scope`]): the pipeline records the operation it ran
-//! ([`record`]), an error answer notes its code ([`failed`]), and whatever
-//! nobody recorded is recorded when the request's handling ends.
+//! ([`record`]) and reads the span to place what it forwards ([`span`]),
+//! an error answer notes its code ([`failed`]), and whatever nobody
+//! recorded is recorded when the request's handling ends.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
 use warden_jsonrpc::Method;
 
-use crate::pipeline::{ErrorType, Observer, Operation, Target};
+use crate::pipeline::{ErrorType, Observer, Operation, SpanPlace, Target};
 
 /// What the request's task has noted so far.
-#[derive(Clone, Copy)]
 struct Noted {
     arrived: Instant,
+    /// The request's id (JSON text).
+    id: Option<Box<str>>,
+    span: Option<SpanPlace>,
     error: Option<ErrorType>,
     recorded: bool,
 }
 
 tokio::task_local! {
-    static NOTED: Cell<Noted>;
+    static NOTED: RefCell<Noted>;
 }
 
-/// Handles a client request (`handling`) as one observed operation.
-pub(crate) async fn scope(observer: Arc<dyn Observer>, method: &Method, handling: impl Future<Output = ()>) {
+/// Handles a client request (`handling`, with id `id`) as one observed
+/// operation, in `span` when it is traced.
+pub(crate) async fn scope(
+    observer: Arc<dyn Observer>,
+    method: &Method,
+    id: Option<&str>,
+    span: Option<SpanPlace>,
+    handling: impl Future<Output = ()>,
+) {
     let arrived = Instant::now();
-    let noted = Cell::new(Noted { arrived, error: None, recorded: false });
-    let (_, noted) = NOTED.scope(noted, async { (handling.await, NOTED.with(Cell::get)) }).await;
-    if !noted.recorded {
-        let operation =
-            Operation { method, target: None, server: None, error: noted.error, elapsed: arrived.elapsed() };
+    let noted = Noted { arrived, id: id.map(Box::from), span, error: None, recorded: false };
+    let noted = NOTED
+        .scope(RefCell::new(noted), async {
+            handling.await;
+            NOTED.with(|noted| {
+                let noted = noted.borrow();
+                (!noted.recorded).then(|| (noted.error, noted.span.clone(), noted.id.clone()))
+            })
+        })
+        .await;
+    if let Some((error, span, id)) = noted {
+        let operation = Operation {
+            error,
+            span: span.as_ref(),
+            request_id: id.as_deref(),
+            ..Operation::new(method, arrived.elapsed())
+        };
         observer.served(&operation);
     }
 }
 
 /// Notes that the request was answered with a JSON-RPC error with `code`.
 pub(crate) fn failed(code: i64) {
-    let _ = NOTED.try_with(|noted| {
-        let mut now = noted.get();
-        now.error = Some(ErrorType::Code(code));
-        noted.set(now);
-    });
+    let _ = NOTED.try_with(|noted| noted.borrow_mut().error = Some(ErrorType::Code(code)));
+}
+
+/// The request's span, when it is traced.
+pub(crate) fn span() -> Option<SpanPlace> {
+    NOTED.try_with(|noted| noted.borrow().span.clone()).ok().flatten()
 }
 
 /// Records the request as the pipeline ran it: to `server`, naming
-/// `target`, ended by `error`. Outside a request's task (no [`scope`]),
-/// records nothing.
+/// `target`, stopped or escalated by `decision` (decision, rule), ended by
+/// `error`. Outside a request's task (no [`scope`]), records nothing.
 pub(crate) fn record(
     observer: &dyn Observer,
     method: &Method,
     server: &str,
     target: Option<Target<'_>>,
+    decision: Option<(&str, &str)>,
     error: Option<ErrorType>,
 ) {
     let _ = NOTED.try_with(|noted| {
-        let mut now = noted.get();
-        let operation = Operation { method, target, server: Some(server), error, elapsed: now.arrived.elapsed() };
+        let mut noted = noted.borrow_mut();
+        let operation = Operation {
+            target,
+            server: Some(server),
+            error,
+            span: noted.span.as_ref(),
+            request_id: noted.id.as_deref(),
+            decision,
+            ..Operation::new(method, noted.arrived.elapsed())
+        };
         observer.served(&operation);
-        now.recorded = true;
-        noted.set(now);
+        noted.recorded = true;
     });
 }

@@ -211,6 +211,9 @@ pub fn pending_changes(old: &Config, new: &Config) -> Vec<String> {
     if old.metrics != new.metrics {
         pending.push("metrics: apply when Warden restarts".to_owned());
     }
+    if old.tracing != new.tracing {
+        pending.push("tracing: applies when Warden restarts".to_owned());
+    }
     pending
 }
 

@@ -13,7 +13,7 @@ use crate::inbound;
 use crate::outbound::Sink;
 use crate::outlet::Outlet;
 use crate::parts::{ClientLink, Opened, SessionParts, Surface, Upstreams};
-use crate::pipeline::{Front, Hooks, Operation};
+use crate::pipeline::{Front, Hooks};
 use crate::pool::Pool;
 use crate::servers::{apply, match_view, open_upstream};
 use crate::work::Work;
@@ -111,16 +111,7 @@ impl Session {
             // Answered inline: a request sent right after `initialize` must
             // find the session initialized, whatever the runtime's scheduling.
             Kind::Request if frame.method() == Some(&Method::Initialize) => {
-                let arrived = std::time::Instant::now();
-                inbound::initialize(&self.parts, &frame);
-                let operation = Operation {
-                    method: &Method::Initialize,
-                    target: None,
-                    server: None,
-                    error: None,
-                    elapsed: arrived.elapsed(),
-                };
-                self.parts.surface.hooks.load().observer.served(&operation);
+                inbound::initialize_now(&self.parts, &frame)
             }
             // Boxed (as `Work`): the request's future is a few kilobytes,
             // which the runtime would otherwise copy into its task and over

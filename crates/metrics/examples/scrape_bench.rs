@@ -33,11 +33,10 @@ fn main() {
         for tool in tools {
             for error in errors() {
                 let operation = Operation {
-                    method: &Method::ToolsCall,
                     target: Some(Target::Tool(tool)),
                     server: Some(server),
                     error,
-                    elapsed: Duration::from_micros(700),
+                    ..Operation::new(&Method::ToolsCall, Duration::from_micros(700))
                 };
                 metrics.served(&operation);
                 metrics.called(&operation);

@@ -275,11 +275,10 @@ mod tests {
     fn operations_are_labelled_as_the_conventions_name_them() {
         let metrics = Metrics::new();
         let call = |method, target, error| Operation {
-            method,
             target,
             server: Some("db"),
             error,
-            elapsed: Duration::from_millis(3),
+            ..Operation::new(method, Duration::from_millis(3))
         };
         metrics.served(&call(&Method::ToolsCall, Some(Target::Tool("query")), Some(ErrorType::ToolError)));
         metrics.called(&call(&Method::PromptsGet, Some(Target::Prompt("brief")), Some(ErrorType::Code(-32602))));

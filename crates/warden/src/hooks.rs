@@ -11,12 +11,15 @@ use warden_limits::Limiter;
 use warden_metrics::Metrics;
 use warden_metrics::layers::{GuardKind, MeteredApprover, MeteredAudit, MeteredGuard, MeteredPins};
 use warden_pipeline::{
-    Approver, Audit, Call, Guard, Guards, Hooks, HooksSource, Observer, Outcome, Pins, Record, Unobserved, Verdict,
+    Approver, Audit, Call, Guard, Guards, Hooks, HooksSource, Observer, Observers, Outcome, Pins, Record, Unobserved,
+    Verdict,
 };
 use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
 use warden_sandbox::SandboxReport;
 use warden_sandbox::report::{Denial, Reporter};
+use warden_traces::settings::Configured;
+use warden_traces::{TraceSettings, Tracer};
 
 /// Opens the audit log a config asks for. Opened once per process and kept
 /// across reloads: two writers would break the hash chain.
@@ -44,16 +47,35 @@ pub fn open_audit(config: &Config) -> anyhow::Result<Option<Arc<dyn Audit>>> {
 pub async fn open_process_hooks(config: &Config) -> anyhow::Result<(ProcessHooks, Option<crate::approvals::Running>)> {
     let metrics = config.metrics.as_ref().map(|_| Arc::new(Metrics::new()));
     let mut audit = open_audit(config)?;
-    if let (Some(metrics), Some(log)) = (&metrics, audit.take()) {
-        audit = Some(Arc::new(MeteredAudit::new(log, metrics.clone())));
+    if let Some(metrics) = &metrics {
+        audit = audit.map(|log| Arc::new(MeteredAudit::new(log, metrics.clone())) as Arc<dyn Audit>);
     }
     let sandbox = report_sandbox_denials(audit.clone(), metrics.clone());
     let approvals = crate::approvals::start(config, audit.clone()).await?;
     let mut approver = approvals.as_ref().map(crate::approvals::Running::approver);
-    if let (Some(metrics), Some(inner)) = (&metrics, approver.take()) {
-        approver = Some(Arc::new(MeteredApprover::new(inner, metrics.clone())));
+    if let Some(metrics) = &metrics {
+        approver = approver.map(|inner| Arc::new(MeteredApprover::new(inner, metrics.clone())) as Arc<dyn Approver>);
     }
-    Ok((ProcessHooks { audit, approver, sandbox, metrics }, approvals))
+    let tracer = start_tracer(config)?;
+    Ok((ProcessHooks { audit, approver, sandbox, metrics, tracer }, approvals))
+}
+
+/// Starts exporting traces when the config or the `OTEL_*` variables name
+/// a collector.
+fn start_tracer(config: &Config) -> anyhow::Result<Option<Arc<Tracer>>> {
+    let section = &config.tracing;
+    let configured = Configured {
+        otlp: section.otlp.clone(),
+        headers: section.headers.iter().map(|(name, value)| (name.clone(), value.clone())).collect(),
+        sample_ratio: section.sample_ratio,
+        service_name: section.service_name.clone(),
+    };
+    let settings = TraceSettings::resolve(&configured, &|name| std::env::var(name).ok())
+        .map_err(|why| anyhow::anyhow!("tracing: {why}"))?;
+    Ok(settings.map(|settings| {
+        tracing::info!(url = %settings.destination.url, ratio = settings.ratio, "exporting traces (OTLP/HTTP)");
+        Arc::new(Tracer::start(settings))
+    }))
 }
 
 /// `~/x` → `$HOME/x`.
@@ -78,12 +100,14 @@ pub struct ProcessHooks {
     pub sandbox: SandboxReport,
     /// What Warden counts, when `metrics:` is configured.
     pub metrics: Option<Arc<Metrics>>,
+    /// Where spans go, when tracing is on.
+    pub tracer: Option<Arc<Tracer>>,
 }
 
 /// The hooks for `profile` (or the default profile) of `config`, recording
 /// to `process_hooks.audit` and waiting for approvals at `process_hooks.approver`.
 pub fn for_profile(config: &Config, profile: Option<&str>, process_hooks: ProcessHooks) -> anyhow::Result<Hooks> {
-    let ProcessHooks { audit, approver, sandbox: _, metrics } = process_hooks;
+    let ProcessHooks { audit, approver, sandbox: _, metrics, tracer } = process_hooks;
     let metered = |guard: Arc<dyn Guard>, kind| -> Arc<dyn Guard> {
         match &metrics {
             Some(metrics) => Arc::new(MeteredGuard::new(guard, metrics.clone(), kind)),
@@ -109,12 +133,16 @@ pub fn for_profile(config: &Config, profile: Option<&str>, process_hooks: Proces
         PinMode::Off => None,
         PinMode::Warn | PinMode::Enforce => Some(Arc::new(crate::commands::pins::store(config))),
     };
-    let observer: Arc<dyn Observer> = match &metrics {
-        Some(metrics) => {
-            pins = pins.map(|inner| Arc::new(MeteredPins::new(inner, metrics.clone())) as Arc<dyn Pins>);
-            metrics.clone()
-        }
-        None => Arc::new(Unobserved),
+    if let Some(metrics) = &metrics {
+        pins = pins.map(|inner| Arc::new(MeteredPins::new(inner, metrics.clone())) as Arc<dyn Pins>);
+    }
+    let mut observers: Vec<Arc<dyn Observer>> = Vec::new();
+    observers.extend(metrics.map(|metrics| metrics as Arc<dyn Observer>));
+    observers.extend(tracer.map(|tracer| tracer as Arc<dyn Observer>));
+    let observer: Arc<dyn Observer> = match observers.len() {
+        0 => Arc::new(Unobserved),
+        1 => observers.remove(0),
+        _ => Arc::new(Observers(observers)),
     };
     Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), audit, pins, approver, observer })
 }

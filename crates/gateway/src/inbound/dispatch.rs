@@ -58,7 +58,7 @@ pub(super) async fn dispatch(
         Method::PromptsGet => Some(Named::Prompt(call.name)),
         _ => None,
     };
-    let observed = |error| served::record(&*hooks.observer, call.method, call.server, named, error);
+    let observed = |decision, error| served::record(&*hooks.observer, call.method, call.server, named, decision, error);
     // What a refused call is answered with (see `refusal_response`).
     let refused = if *call.method == Method::ToolsCall {
         ErrorType::ToolError
@@ -75,14 +75,20 @@ pub(super) async fn dispatch(
         approved =
             Box::pin(await_approval(session, (frame, serial), hooks, call, &verdict, progress_token, started)).await;
         if approved.is_none() {
-            return observed(Some(refused));
+            return observed(decided(&verdict), Some(refused));
         }
     } else if let Some(refusal) = verdict.refusal() {
         tracing::info!(session = %session.id, server = call.server, name = call.name, "refused: {refusal}");
         // A refusal stands even if it cannot be recorded.
         let _ = audit(session, hooks, call, &verdict, &Outcome::Refused, started, None, None).await;
         session.link.respond(frame, refusal_response(frame, call.method, &refusal));
-        return observed(Some(refused));
+        return observed(decided(&verdict), Some(refused));
+    }
+    // A traced request's forwarded copy names Warden's span as its parent.
+    let mut splice = splice;
+    let span = served::span().and_then(|within| hooks.observer.child(&within));
+    if let Some(span) = &span {
+        super::trace_context::inject(frame, &mut splice, &span.context.traceparent());
     }
     let sent = Instant::now();
     let forwarded = forward(session, frame, serial, upstream, splice, token).await;
@@ -101,8 +107,13 @@ pub(super) async fn dispatch(
         }
     };
     let error = if hooks.observer.is_watching() { error_type(&outcome, answer.as_ref()) } else { None };
-    let operation =
-        Operation { method: call.method, target: named, server: Some(call.server), error, elapsed: sent.elapsed() };
+    let operation = Operation {
+        target: named,
+        server: Some(call.server),
+        error,
+        span: span.as_ref(),
+        ..Operation::new(call.method, sent.elapsed())
+    };
     hooks.observer.called(&operation);
     if let Some(approved) = &approved {
         approved.approver.executed(&approved.ticket.id);
@@ -113,12 +124,21 @@ pub(super) async fn dispatch(
     match audit(session, hooks, call, &verdict, &outcome, started, step, result).await {
         Ok(()) => {
             session.link.respond(frame, reply);
-            observed(error);
+            observed(decided(&verdict), error);
         }
         Err(why) => {
             audit_failed(session, frame, &why);
-            observed(Some(ErrorType::Code(ErrorCode::InternalError.code())));
+            observed(decided(&verdict), Some(ErrorType::Code(ErrorCode::InternalError.code())));
         }
+    }
+}
+
+/// What the guard decided and by which rule, when it did more than allow.
+fn decided(verdict: &Verdict) -> Option<(&'static str, &str)> {
+    match verdict {
+        Verdict::Allow => None,
+        Verdict::Deny { rule, .. } => Some(("deny", rule)),
+        Verdict::Escalate { rule, .. } => Some(("escalate", rule)),
     }
 }
 

@@ -19,16 +19,20 @@ mod notify;
 mod record;
 mod resources;
 mod tasks;
+mod trace_context;
 
-pub(crate) use initialize::{SUPPORTED_VERSIONS, initialize};
+pub(crate) use initialize::SUPPORTED_VERSIONS;
+use initialize::initialize;
 pub(crate) use named::await_unloaded;
 pub(crate) use notify::{client_response, notification};
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use warden_jsonrpc::{ErrorCode, Frame, Method, result_response};
 
 use crate::parts::SessionParts;
+use crate::pipeline::{Observer, Operation, SpanPlace};
 
 /// Serves one client request, in its own task, as one observed operation
 /// (see [`crate::served`]).
@@ -36,10 +40,40 @@ pub(crate) async fn request(session: &Arc<SessionParts>, frame: Frame) {
     let Some(method) = frame.method().cloned() else { return };
     let observer = session.surface.hooks.load().observer.clone();
     if observer.is_watching() {
-        crate::served::scope(observer, &method, serve(session, &frame, &method)).await;
+        let span = begin(&*observer, &frame);
+        let id = frame.id();
+        crate::served::scope(observer.clone(), &method, id, span, serve(session, &frame, &method)).await;
     } else {
         serve(session, &frame, &method).await;
     }
+}
+
+/// Answers `initialize` at once (see `Session::handle_frame`), as one
+/// observed operation.
+pub(crate) fn initialize_now(session: &SessionParts, frame: &Frame) {
+    let observer = session.surface.hooks.load().observer.clone();
+    if !observer.is_watching() {
+        return initialize(session, frame);
+    }
+    let span = begin(&*observer, frame);
+    let arrived = Instant::now();
+    initialize(session, frame);
+    let operation = Operation {
+        span: span.as_ref(),
+        request_id: frame.id(),
+        ..Operation::new(&Method::Initialize, arrived.elapsed())
+    };
+    observer.served(&operation);
+}
+
+/// The span of a client request, when the observer traces it: under the
+/// client's own span if its `_meta` names one.
+fn begin(observer: &dyn Observer, frame: &Frame) -> Option<SpanPlace> {
+    if !observer.traces() {
+        return None;
+    }
+    let (parent, state) = trace_context::read(frame);
+    observer.begin(parent, state.as_deref())
 }
 
 async fn serve(session: &Arc<SessionParts>, frame: &Frame, method: &Method) {

@@ -1,0 +1,137 @@
+//! The W3C trace context a request carries in `params._meta`
+//! (`traceparent`, `tracestate`, as MCP's SEP-414 and the 2026-07-28
+//! revision place them): read from a client's request, and written into
+//! the request Warden forwards, so the server's span joins Warden's.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use warden_jsonrpc::{Frame, Splice, json_string};
+
+use crate::pipeline::SpanContext;
+
+#[derive(Deserialize)]
+struct Params<'a> {
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Meta<'a> {
+    #[serde(borrow, default)]
+    traceparent: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tracestate: Option<&'a RawValue>,
+}
+
+/// The client's span (a valid `traceparent`) and its `tracestate`, if the
+/// request names them.
+pub(crate) fn read(frame: &Frame) -> (Option<SpanContext>, Option<String>) {
+    let Some(meta) = meta(frame).and_then(|meta| serde_json::from_str::<Meta>(meta.get()).ok()) else {
+        return (None, None);
+    };
+    let text = |raw: Option<&RawValue>| raw.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
+    let parent = text(meta.traceparent).as_deref().and_then(SpanContext::parse);
+    // A tracestate without a valid parent means nothing (W3C).
+    let state = parent.and(text(meta.tracestate)).filter(|state| !state.trim().is_empty());
+    (parent, state)
+}
+
+/// Adds to `splice` what sets `traceparent` to `value` in the forwarded
+/// request's `params._meta`: its value replaced, or the key added to
+/// `_meta`, or `_meta` added to the params. A request without params (or
+/// whose params or `_meta` are not objects) is left as it is.
+pub(crate) fn inject(frame: &Frame, splice: &mut Splice, value: &str) {
+    let Some(params) = frame.params() else { return };
+    // Params Warden cannot read as one object (a key twice, say) are left alone.
+    let Ok(Params { meta }) = serde_json::from_str::<Params>(params) else { return };
+    let entry = format!("\"traceparent\":{}", json_string(value));
+    match meta {
+        Some(meta) => {
+            let Ok(fields) = serde_json::from_str::<Meta>(meta.get()) else { return };
+            match fields.traceparent {
+                Some(old) => {
+                    splice.replace(frame.span_of(old.get()), json_string(value));
+                }
+                None => insert_first(frame.span_of(meta.get()).start, meta.get(), &entry, splice),
+            }
+        }
+        None => {
+            let start = frame.span_of(params).start;
+            insert_first(start, params, &format!("\"_meta\":{{{entry}}}"), splice);
+        }
+    }
+}
+
+/// Inserts `member` as the first member of the object `object`, whose text
+/// starts at `start` in the frame.
+fn insert_first(start: usize, object: &str, member: &str, splice: &mut Splice) {
+    if !object.starts_with('{') {
+        return;
+    }
+    let empty = object[1..].trim_start().starts_with('}');
+    let text = if empty { member.to_owned() } else { format!("{member},") };
+    splice.replace(start + 1..start + 1, text);
+}
+
+/// The `_meta` of the request's params, when it is there.
+fn meta(frame: &Frame) -> Option<&RawValue> {
+    let params = frame.params()?;
+    serde_json::from_str::<Params>(params).ok()?.meta
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const OURS: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111-01";
+
+    fn injected(text: &str) -> String {
+        let frame = Frame::parse(text.to_owned()).unwrap();
+        let mut splice = Splice::new();
+        inject(&frame, &mut splice, OURS);
+        let out = splice.apply(frame.text());
+        serde_json::from_str::<serde_json::Value>(&out).expect("still JSON");
+        out
+    }
+
+    #[test]
+    fn the_client_context_is_read_from_meta() {
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","_meta":{{"traceparent":"{PARENT}","tracestate":"k=v"}}}}}}"#
+        );
+        let (parent, state) = read(&Frame::parse(text).unwrap());
+        assert_eq!(parent.map(|p| p.traceparent()).as_deref(), Some(PARENT));
+        assert_eq!(state.as_deref(), Some("k=v"));
+        let invalid = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"00-zz","tracestate":"k=v"}}}"#;
+        assert_eq!(read(&Frame::parse(invalid.to_owned()).unwrap()), (None, None));
+    }
+
+    #[test]
+    fn traceparent_is_replaced_added_to_meta_or_meta_added() {
+        let replaced = injected(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","_meta":{{"progressToken":1,"traceparent":"{PARENT}"}}}}}}"#
+        ));
+        assert!(replaced.contains(&format!(r#""progressToken":1,"traceparent":"{OURS}""#)), "{replaced}");
+        let added = injected(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}}"#,
+        );
+        assert!(added.contains(&format!(r#""_meta":{{"traceparent":"{OURS}","progressToken":1}}"#)), "{added}");
+        let empty = injected(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{ }}}"#);
+        assert!(empty.contains(&format!(r#""_meta":{{"traceparent":"{OURS}" }}"#)), "{empty}");
+        let none = injected(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#);
+        assert!(none.contains(&format!(r#""params":{{"_meta":{{"traceparent":"{OURS}"}},"name":"x"}}"#)), "{none}");
+        let bare = injected(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}"#);
+        assert!(bare.contains(&format!(r#""params":{{"_meta":{{"traceparent":"{OURS}"}}}}"#)), "{bare}");
+        for unchanged in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{},"_meta":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"a","traceparent":"b"}}}"#,
+        ] {
+            let frame = Frame::parse(unchanged.to_owned()).unwrap();
+            let mut splice = Splice::new();
+            inject(&frame, &mut splice, OURS);
+            assert_eq!(splice.apply(frame.text()), unchanged);
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! Warden's OpenTelemetry traces.
+//!
+//! The [`Tracer`] is an [`Observer`] of the gateway: a client request it
+//! samples becomes a SERVER span (continuing the client's `traceparent`
+//! from `params._meta`), and each request Warden forwards for it a CLIENT
+//! span, whose `traceparent` the gateway puts in the forwarded request's
+//! `_meta`, so one trace runs from the agent through Warden to the server.
+//! Spans are named and attributed as OpenTelemetry's MCP conventions say
+//! (`tools/call get_weather`, `mcp.method.name`, `gen_ai.tool.name`,
+//! `error.type`); a policy decision that stopped a request or sent it to a
+//! person is an event of its span. Arguments and results are never
+//! recorded.
+//!
+//! Spans are exported as OTLP over HTTP (protobuf) by a task of their own
+//! ([`export`]); [`settings`] reads where to, from the config and the
+//! standard `OTEL_*` variables.
+
+#![warn(missing_docs)]
+
+mod export;
+mod ids;
+mod otlp;
+mod sampler;
+pub mod settings;
+mod span;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use warden_pipeline::{ErrorType, Observer, Operation, SpanContext, SpanPlace, Target};
+
+pub use export::Destination;
+pub use sampler::Sampler;
+pub use settings::TraceSettings;
+
+use export::Exporter;
+use span::{Event, Kind, SpanData, Value};
+
+/// Records spans and sends them to a collector.
+pub struct Tracer {
+    sampler: Sampler,
+    exporter: Arc<Exporter>,
+}
+
+impl Tracer {
+    /// A tracer for `settings`, whose exporting task runs on the current
+    /// Tokio runtime.
+    pub fn start(settings: TraceSettings) -> Tracer {
+        let exporter = Arc::new(Exporter::default());
+        tokio::spawn(exporter.clone().run(settings.destination));
+        Tracer { sampler: Sampler::new(settings.ratio), exporter }
+    }
+
+    fn record(&self, operation: &Operation<'_>, kind: Kind) {
+        let Some(place) = operation.span else { return };
+        let end = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let start = end.saturating_sub(operation.elapsed);
+        self.exporter.push(span_of(operation, place, kind, nanos(start), nanos(end)));
+    }
+}
+
+fn nanos(at: Duration) -> u64 {
+    u64::try_from(at.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Observer for Tracer {
+    fn traces(&self) -> bool {
+        true
+    }
+
+    fn begin(&self, parent: Option<SpanContext>, tracestate: Option<&str>) -> Option<SpanPlace> {
+        let trace_id = parent.map_or_else(ids::trace_id, |parent| parent.trace_id);
+        if !self.sampler.samples(parent.as_ref(), &trace_id) {
+            return None;
+        }
+        let context = SpanContext { trace_id, span_id: ids::span_id(), sampled: true };
+        Some(SpanPlace { context, parent, tracestate: tracestate.map(Arc::from) })
+    }
+
+    fn child(&self, within: &SpanPlace) -> Option<SpanPlace> {
+        let context = SpanContext { span_id: ids::span_id(), ..within.context };
+        Some(SpanPlace { context, parent: Some(within.context), tracestate: within.tracestate.clone() })
+    }
+
+    fn served(&self, operation: &Operation<'_>) {
+        self.record(operation, Kind::Server);
+    }
+
+    fn called(&self, operation: &Operation<'_>) {
+        self.record(operation, Kind::Client);
+    }
+}
+
+/// The span of `operation`, as the MCP conventions name and attribute it.
+fn span_of(operation: &Operation<'_>, place: &SpanPlace, kind: Kind, start: u64, end: u64) -> SpanData {
+    let method = operation.method.as_str();
+    let mut attributes = vec![("mcp.method.name", Value::Str(method.to_owned()))];
+    let name = match operation.target {
+        Some(Target::Tool(tool)) => {
+            attributes.push(("gen_ai.tool.name", Value::Str(tool.to_owned())));
+            attributes.push(("gen_ai.operation.name", Value::Str("execute_tool".into())));
+            format!("{method} {tool}")
+        }
+        Some(Target::Prompt(prompt)) => {
+            attributes.push(("gen_ai.prompt.name", Value::Str(prompt.to_owned())));
+            format!("{method} {prompt}")
+        }
+        None => method.to_owned(),
+    };
+    if let Some(id) = operation.request_id {
+        // A string id without its quotes, a number as written.
+        let id = id.strip_prefix('"').and_then(|id| id.strip_suffix('"')).unwrap_or(id);
+        attributes.push(("jsonrpc.request.id", Value::Str(id.to_owned())));
+    }
+    if let Some(server) = operation.server {
+        attributes.push(("warden.server", Value::Str(server.to_owned())));
+    }
+    let error = operation.error.map(|error| match error {
+        ErrorType::Code(code) => {
+            attributes.push(("rpc.response.status_code", Value::Int(code)));
+            code.to_string()
+        }
+        ErrorType::ToolError => "tool_error".to_owned(),
+    });
+    if let Some(error) = &error {
+        attributes.push(("error.type", Value::Str(error.clone())));
+    }
+    let events = operation
+        .decision
+        .map(|(decision, rule)| Event {
+            name: "warden.policy.decision",
+            time_unix_nanos: start,
+            attributes: vec![
+                ("warden.policy.decision", Value::Str(decision.to_owned())),
+                ("warden.policy.rule", Value::Str(rule.to_owned())),
+            ],
+        })
+        .into_iter()
+        .collect();
+    SpanData {
+        trace_id: place.context.trace_id,
+        span_id: place.context.span_id,
+        parent_span_id: place.parent.map(|parent| parent.span_id),
+        trace_state: place.tracestate.clone(),
+        name,
+        kind,
+        start_unix_nanos: start,
+        end_unix_nanos: end,
+        attributes,
+        events,
+        error,
+    }
+}

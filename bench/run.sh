@@ -44,7 +44,8 @@
 #   9. joshrotenberg/mcp-proxy 0.6.0 beside warden's HTTP front
 #      (`http1/mcp-proxy`, `http16/mcp-proxy`) when its binary is found;
 #  10. `warden serve` with metrics on (`metrics/on`) against the same serve
-#      with metrics off (`metrics/off`): what counting costs per call;
+#      with metrics off (`metrics/off`): what counting costs per call; and
+#      with traces exported at 100% to a local sink (`traces/on`);
 # then prints a summary: direct vs warden throughput and latency, and
 # (bench/front.py) the fronts' own cost: ping against the floor, the added
 # hop, warden's CPU time per call in every run (user + system of the warden
@@ -441,6 +442,17 @@ metrics_config="$tmp/warden-metrics.yaml"
     printf 'metrics: {listen: "127.0.0.1:0", open: true}\n'
 } >"$metrics_config"
 
+# The same `serve` exporting a span per request and per forwarded call
+# (100% sampled) to a local sink (`warden-bench --serve-bare`, which reads
+# each POST and answers 202), against tracing off: what tracing costs.
+start_bench_server trace-sink --serve-bare 127.0.0.1:0
+trace_sink_pid="$server_pid"
+traces_config="$tmp/warden-traces.yaml"
+{
+    cat "$no_policy_config"
+    printf 'tracing: {otlp: "%s", sampleRatio: 1}\n' "${server_url%/mcp}/v1/traces"
+} >"$traces_config"
+
 # The audit runs: the log lives on the repository's disk (not in $tmp, which
 # may be a tmpfs), and the disk's own durable-append latency is measured there.
 audit_dir="$root/bench/.cache/audit"
@@ -516,12 +528,13 @@ for ((round = 1; round <= REPEAT; round++)); do
             */warden) bench "$label" "$CALLS" -- "$warden" serve --config "$policy_config" ;;
         esac
     done
-    pair=(metrics/off metrics/on)
-    ((round % 2)) || pair=(metrics/on metrics/off)
+    pair=(metrics/off metrics/on traces/off traces/on)
+    ((round % 2)) || pair=(traces/on traces/off metrics/on metrics/off)
     for label in "${pair[@]}"; do
         case "$label" in
             */off) bench "$label" "$CALLS" -- "$warden" serve --config "$no_policy_config" ;;
-            */on) bench "$label" "$CALLS" -- "$warden" serve --config "$metrics_config" ;;
+            metrics/on) bench "$label" "$CALLS" -- "$warden" serve --config "$metrics_config" ;;
+            traces/on) bench "$label" "$CALLS" -- "$warden" serve --config "$traces_config" ;;
         esac
     done
     if [[ "$SKIP_NODE" != 1 ]]; then
@@ -598,6 +611,8 @@ if [[ "${SKIP_ALLOC:-0}" != 1 && "$AUDIT_ONLY" != 1 ]]; then
         echo "run.sh: heaptrack is not installed: allocations per call are not counted" >&2
     fi
 fi
+
+stop_server "$trace_sink_pid"
 
 python3 - "$results" "$CALLS" "$NODE_CALLS" "$CONCURRENCY" "$WARMUP" "$HTTP_CALLS" "$SKIP_HTTP" "$hop_ok" \
     "$hop_reason" "$AUDIT_CALLS" <<'EOF'
@@ -690,6 +705,18 @@ for phase in ("sequential", "concurrent"):
         print(f"target: metrics on, {on['concurrency']} in flight, calls/s vs off >= 0.97x: "
               f"{on['calls_per_sec']:.0f} vs {off['calls_per_sec']:.0f} = {ratio:.3f}x (spread ±{spread_pct:.0f}%): "
               f"{'met' if ratio >= 0.97 else 'NOT met'}")
+
+# Tracing at 100% to a local sink against the same serve without it.
+for phase in ("sequential", "concurrent"):
+    off = runs.get(("traces", "off", phase))
+    on = runs.get(("traces", "on", phase))
+    if not off or not on:
+        continue
+    ratio = on["calls_per_sec"] / off["calls_per_sec"] if off["calls_per_sec"] else float("nan")
+    spread_pct = max(on["spread"], off["spread"])
+    print(f"target: traces at 100%, {on['concurrency']} in flight, calls/s vs off >= 0.85x: "
+          f"{on['calls_per_sec']:.0f} vs {off['calls_per_sec']:.0f} = {ratio:.3f}x, p50 {on['p50_us']:.1f} vs "
+          f"{off['p50_us']:.1f} µs (spread ±{spread_pct:.0f}%): {'met' if ratio >= 0.85 else 'NOT met'}")
 
 def spread(*ms):
     return "±%.0f%%" % max(m["spread"] for m in ms)

@@ -130,10 +130,10 @@ impl Session {
     pub fn request_work(&self, frame: Frame) -> Work {
         let parts = self.parts.clone();
         let work = async move { inbound::request(&parts, frame).await };
-        // The work keeps the client's address it was started under; on
-        // stdio there is none, and nothing to wrap.
-        match crate::origin::client_address() {
-            Some(address) => Work::new(crate::origin::scope(Some(address), work)),
+        // The work keeps the origin it was started under; on stdio there is
+        // none, and nothing to wrap.
+        match crate::origin::current() {
+            Some(origin) => Work::new(crate::origin::scope(origin, work)),
             None => Work::new(work),
         }
     }

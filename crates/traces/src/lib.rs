@@ -36,6 +36,9 @@ pub use settings::TraceSettings;
 use export::Exporter;
 use span::{Event, Kind, SpanData, Value};
 
+/// The longest `tracestate` carried (W3C's limit).
+const MAX_TRACESTATE: usize = 512;
+
 /// Records spans and sends them to a collector.
 pub struct Tracer {
     sampler: Sampler,
@@ -74,7 +77,10 @@ impl Observer for Tracer {
             return None;
         }
         let context = SpanContext { trace_id, span_id: ids::span_id(), sampled: true };
-        Some(SpanPlace { context, parent, tracestate: tracestate.map(Arc::from) })
+        // W3C caps a tracestate at 512 characters: a longer one (a client
+        // padding every span it causes) is not carried.
+        let tracestate = tracestate.filter(|state| state.len() <= MAX_TRACESTATE).map(Arc::from);
+        Some(SpanPlace { context, parent, tracestate })
     }
 
     fn child(&self, within: &SpanPlace) -> Option<SpanPlace> {
@@ -149,5 +155,27 @@ fn span_of(operation: &Operation<'_>, place: &SpanPlace, kind: Kind, start: u64,
         attributes,
         events,
         error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tracer() -> Tracer {
+        Tracer { sampler: Sampler::new(1.0), exporter: Arc::new(Exporter::default()) }
+    }
+
+    #[test]
+    fn a_span_continues_its_parent_and_a_long_tracestate_is_dropped() {
+        let parent = SpanContext { trace_id: [7; 16], span_id: [9; 8], sampled: true };
+        let place = tracer().begin(Some(parent), Some("k=v")).unwrap();
+        assert_eq!((place.context.trace_id, place.parent), ([7; 16], Some(parent)));
+        assert_ne!(place.context.span_id, parent.span_id);
+        assert_eq!(place.tracestate.as_deref(), Some("k=v"));
+        let long = "k=".to_owned() + &"v".repeat(600);
+        assert_eq!(tracer().begin(Some(parent), Some(&long)).unwrap().tracestate, None);
+        let child = tracer().child(&place).unwrap();
+        assert_eq!((child.context.trace_id, child.parent), ([7; 16], Some(place.context)));
     }
 }

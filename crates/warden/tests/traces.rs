@@ -193,3 +193,39 @@ fn new_traces_follow_the_ratio_and_a_clients_sampled_flag_decides_its_own() {
     assert!(spans.iter().all(|span| span["trace_id"] == PARENT_TRACE), "only the client's sampled trace: {spans:#?}");
     assert_eq!(named(&spans, "tools/call meta", 2).len(), 1);
 }
+
+#[test]
+fn the_http_front_continues_a_traceparent_sent_as_a_header() {
+    let dir = scratch_dir("traces-http");
+    let Some(receiver) = Receiver::start(&dir) else { return };
+    let mut warden = support::http::HttpWarden::start(&config(&receiver, ""));
+    let header_trace = "0af7651916cd43dd8448eb211c80319c";
+    let header_span = "b7ad6b7169203331";
+    let mut client = warden
+        .client()
+        .with_header("traceparent", &format!("00-{header_trace}-{header_span}-01"))
+        .with_header("tracestate", "rojo=00f067aa0ba902b7");
+    client.initialize();
+    let result = client.call("fx__meta", json!({}));
+    let seen: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    let forwarded = seen["traceparent"].as_str().expect("a traceparent reached the server");
+    assert_eq!(forwarded.split('-').nth(1), Some(header_trace), "{forwarded}");
+    // _meta wins over the header when both name a parent.
+    let parent = format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01");
+    let (answer, _) = client
+        .request_all("tools/call", json!({"name": "fx__meta", "arguments": {}, "_meta": {"traceparent": parent}}));
+    let seen: Value = serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(seen["traceparent"].as_str().and_then(|t| t.split('-').nth(1)), Some(PARENT_TRACE));
+    let spans = receiver.wait_for("the header's trace", |spans| {
+        spans
+            .iter()
+            .any(|span| span["trace_id"] == header_trace && span["kind"] == 2 && span["name"] == "tools/call meta")
+    });
+    let server = spans
+        .iter()
+        .find(|span| span["trace_id"] == header_trace && span["kind"] == 2 && span["name"] == "tools/call meta")
+        .unwrap();
+    assert_eq!(server["parent_span_id"], header_span);
+    assert_eq!(server["trace_state"], "rojo=00f067aa0ba902b7");
+    warden.stop();
+}

@@ -32,7 +32,7 @@ use std::time::Instant;
 use warden_jsonrpc::{ErrorCode, Frame, Method, result_response};
 
 use crate::parts::SessionParts;
-use crate::pipeline::{Observer, Operation, SpanPlace};
+use crate::pipeline::{Observer, Operation, SpanContext, SpanPlace};
 
 /// Serves one client request, in its own task, as one observed operation
 /// (see [`crate::served`]).
@@ -73,7 +73,14 @@ fn begin(observer: &dyn Observer, frame: &Frame) -> Option<SpanPlace> {
         return None;
     }
     let (parent, state) = trace_context::read(frame);
-    observer.begin(parent, state.as_deref())
+    if parent.is_some() {
+        return observer.begin(parent, state.as_deref());
+    }
+    // Else the HTTP request's own headers, when they name one.
+    let headers = crate::origin::trace_headers();
+    let parent = headers.as_deref().and_then(|(parent, _)| SpanContext::parse(parent));
+    let state = parent.and(headers.as_deref().and_then(|(_, state)| state.as_deref()));
+    observer.begin(parent, state)
 }
 
 async fn serve(session: &Arc<SessionParts>, frame: &Frame, method: &Method) {

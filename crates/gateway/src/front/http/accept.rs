@@ -120,8 +120,10 @@ async fn serve(tcp: TcpStream, front: Arc<Front>, client: Client, timeout: Durat
             // Busy once the body has arrived, or once there is an answer,
             // until the answer's body is done (an event stream included).
             let request = request.map(|body| Body::new(Arrival { body, activity: Some(activity.clone()) }));
-            // What the request starts knows the client's address (for audit records).
-            let response = crate::origin::scope(Some(address), routes::route(front, request)).await;
+            // What the request starts knows the client's address (for audit
+            // records) and the trace context its headers name (for its span).
+            let origin = crate::origin::Origin { address: Some(address), trace: trace_headers(request.headers()) };
+            let response = crate::origin::scope(origin, routes::route(front, request)).await;
             activity.working();
             Ok::<_, Infallible>(response.map(|body| {
                 Body::new(body.map_frame(move |frame| {
@@ -202,4 +204,12 @@ fn is_per_connection(err: &io::Error) -> bool {
         err.kind(),
         io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
     )
+}
+
+/// The `traceparent` and `tracestate` headers, when `traceparent` is there
+/// (as text; whether it is a valid context is read where it is used).
+fn trace_headers(headers: &axum::http::HeaderMap) -> Option<Arc<(String, Option<String>)>> {
+    let text = |name: &str| headers.get(name).and_then(|value| value.to_str().ok()).map(str::to_owned);
+    let parent = text("traceparent")?;
+    Some(Arc::new((parent, text("tracestate"))))
 }

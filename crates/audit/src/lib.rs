@@ -22,6 +22,7 @@ pub mod chain;
 mod committer;
 mod error;
 mod journal;
+mod query;
 mod record;
 mod redact;
 mod tail;
@@ -33,6 +34,7 @@ use warden_pipeline::{Audit, AuditFuture, Record};
 
 pub use chain::{Broken, GENESIS, VerifyReport, sha256_hex, verify};
 pub use error::AuditError;
+pub use query::{Query, age, query, query_time};
 pub use record::arguments_digest;
 pub use record::{ApprovalRecord, AuditRecord, AutoApproverRecord, Decision, JsonText, OutcomeKind, VerdictKind};
 #[doc(hidden)]

@@ -381,6 +381,41 @@ pub enum AuditCommand {
         #[arg(long)]
         tool: Option<String>,
     },
+    /// Search the log and its rotated files: a time range, a server, a tool, a decision, a rule, a client.
+    #[command(
+        after_help = "Examples:\n  warden audit query audit.jsonl --since 2h --decision deny\n  warden audit query audit.jsonl --since 2026-05-01 --until 2026-05-02 --server db --rule no-drop --json\n  warden audit query audit.jsonl --client claude-code --limit 20"
+    )]
+    Query {
+        /// The audit log (its rotated files, FILE.1 ..., are read too).
+        file: PathBuf,
+        /// Records from this time on: RFC 3339 (2026-05-01T09:30:00Z, 2026-05-01) or a duration back (90m, 2h, 7d).
+        #[arg(long)]
+        since: Option<String>,
+        /// Records before this time (same forms).
+        #[arg(long)]
+        until: Option<String>,
+        /// Only this server.
+        #[arg(long)]
+        server: Option<String>,
+        /// Only this tool (or prompt, or resource).
+        #[arg(long)]
+        tool: Option<String>,
+        /// Only this verdict: allow, deny or escalate.
+        #[arg(long)]
+        decision: Option<String>,
+        /// Only decisions by this rule.
+        #[arg(long)]
+        rule: Option<String>,
+        /// Only this client: a part of the name it gave (claude-code), or the name of its token.
+        #[arg(long)]
+        client: Option<String>,
+        /// The most recent N records only.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// The records as they are in the log (JSON lines, redacted arguments and results included), not a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `warden policy ...`.

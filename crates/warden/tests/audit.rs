@@ -345,3 +345,70 @@ fn a_tool_answer_is_recorded_redacted_and_can_be_left_out() {
         }
     }
 }
+
+/// `warden audit query LOG ARGS...`: success and stdout.
+fn query(log: &Path, args: &[&str]) -> (bool, String) {
+    let output = Command::new(support::warden_bin())
+        .args(["audit", "query", log.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    (output.status.success(), text)
+}
+
+#[test]
+fn the_log_is_searched_by_time_server_tool_decision_rule_and_client_across_rotated_files() {
+    let dir = support::scratch_dir("audit-query");
+    let log = dir.join("audit.jsonl");
+    // Small files: the calls' records spread over the log and its rotated files.
+    let policy = "\npolicy:\n  rules:\n    - {name: no-secrets, if: {tool: [echo], args: {arg: text, contains: SECRET}}, then: deny}\n";
+    let mut client = Client::serve_initialized(&(audit_config(&log, ", rotateBytes: 2000, keep: 20") + policy));
+    client.wait_for_tool("fx__echo");
+    for i in 0..6 {
+        assert_eq!(client.call_text("fx__echo", json!({"text": format!("call {i}")})), format!("call {i}"));
+    }
+    for _ in 0..2 {
+        assert_eq!(client.call_tool("fx__echo", json!({"text": "a SECRET"}))["isError"], true);
+    }
+    client.close();
+    assert!(dir.join("audit.jsonl.1").exists(), "the log rotated");
+
+    let lines = |text: &str| text.lines().map(|line| serde_json::from_str::<Value>(line).unwrap()).collect::<Vec<_>>();
+    let (ok, all) = query(&log, &["--tool", "echo", "--json"]);
+    assert!(ok, "{all}");
+    let all = lines(&all);
+    assert_eq!(all.len(), 8, "every call, from every file: {all:?}");
+    let texts: Vec<&str> = all.iter().filter_map(|r| r["arguments"]["text"].as_str()).collect();
+    assert_eq!(&texts[..6], ["call 0", "call 1", "call 2", "call 3", "call 4", "call 5"], "oldest first");
+
+    let (ok, denied) = query(&log, &["--decision", "deny", "--rule", "no-secrets", "--server", "fx", "--json"]);
+    assert!(ok);
+    assert_eq!(lines(&denied).len(), 2, "{denied}");
+    let (_, by_client) = query(&log, &["--client", "warden-tests", "--tool", "echo", "--json"]);
+    assert_eq!(lines(&by_client).len(), 8);
+    let (_, other_client) = query(&log, &["--client", "cursor", "--json"]);
+    assert!(other_client.is_empty(), "{other_client}");
+    let (_, recent) = query(&log, &["--since", "1h", "--tool", "echo", "--limit", "3", "--json"]);
+    let recent = lines(&recent);
+    assert_eq!(recent.len(), 3);
+    assert_eq!(recent[0]["arguments"]["text"], "call 5", "the most recent three, oldest first");
+    let (_, before) = query(&log, &["--until", "2001-01-01", "--json"]);
+    assert!(before.is_empty(), "{before}");
+
+    let (ok, table) = query(&log, &["--decision", "deny"]);
+    assert!(ok);
+    let mut rows = table.lines();
+    assert_eq!(
+        rows.next().map(|header| header.split_whitespace().collect::<Vec<_>>()),
+        Some(vec!["TIME", "SERVER", "NAME", "DECISION", "RULE", "OUTCOME", "CLIENT"])
+    );
+    let row: Vec<&str> = rows.next().unwrap().split_whitespace().collect();
+    assert_eq!(&row[1..6], ["fx", "echo", "deny", "no-secrets", "refused"], "{table}");
+    assert!(table.ends_with("2 records\n"), "{table}");
+
+    let (ok, bad) = query(&log, &["--since", "last tuesday"]);
+    assert!(!ok && bad.contains("neither a time"), "{bad}");
+    let (ok, missing) = query(&dir.join("nothing.jsonl"), &[]);
+    assert!(!ok && missing.contains("nothing.jsonl"), "{missing}");
+}

@@ -1,9 +1,12 @@
-//! `warden audit`: verify the hash chain, or tail the log.
+//! `warden audit`: verify the hash chain, tail the log, or search it.
 
+use std::collections::VecDeque;
 use std::io::Write;
 use std::process::ExitCode;
 
-use warden_audit::TailFilter;
+use anyhow::anyhow;
+use serde_json::Value;
+use warden_audit::{Query, TailFilter, query_time};
 
 use crate::cli::AuditCommand;
 
@@ -31,5 +34,85 @@ pub fn run(command: AuditCommand) -> anyhow::Result<ExitCode> {
             warden_audit::tail(&file, &filter, follow, &mut |line| writeln!(stdout, "{line}").is_ok())?;
             Ok(ExitCode::SUCCESS)
         }
+        AuditCommand::Query { file, since, until, server, tool, decision, rule, client, limit, json } => {
+            let time =
+                |text: Option<String>| text.map(|text| query_time(&text).map_err(|why| anyhow!(why))).transpose();
+            let query = Query { since: time(since)?, until: time(until)?, server, tool, decision, rule, client };
+            // The most recent `limit`: kept as they come, the oldest let go.
+            let mut found: VecDeque<(String, Value)> = VecDeque::new();
+            warden_audit::query(&file, &query, &mut |line, record| {
+                if limit == Some(found.len()) {
+                    found.pop_front();
+                }
+                if limit != Some(0) {
+                    found.push_back((line.to_owned(), record.clone()));
+                }
+                true
+            })?;
+            let mut stdout = std::io::stdout().lock();
+            if json {
+                for (line, _) in &found {
+                    if writeln!(stdout, "{line}").is_err() {
+                        break;
+                    }
+                }
+            } else {
+                let _ = stdout.write_all(table(found.iter().map(|(_, record)| record)).as_bytes());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+/// The records as a table: time, server, name, verdict, rule, outcome,
+/// client; then how many.
+fn table<'a>(records: impl Iterator<Item = &'a Value>) -> String {
+    const HEADER: [&str; 7] = ["TIME", "SERVER", "NAME", "DECISION", "RULE", "OUTCOME", "CLIENT"];
+    let text = |record: &Value, path: &[&str]| {
+        let mut value = record;
+        for key in path {
+            value = &value[*key];
+        }
+        match value {
+            Value::String(text) => text.clone(),
+            Value::Null => "-".to_owned(),
+            other => other.to_string(),
+        }
+    };
+    let rows: Vec<[String; 7]> = records
+        .map(|record| {
+            let client = match (text(record, &["principal"]), text(record, &["client"])) {
+                (principal, client) if principal == "-" => client,
+                (principal, client) if client == "-" => principal,
+                (principal, client) => format!("{principal} ({client})"),
+            };
+            [
+                text(record, &["time"]),
+                text(record, &["server"]),
+                text(record, &["name"]),
+                text(record, &["decision", "verdict"]),
+                text(record, &["decision", "rule"]),
+                text(record, &["outcome"]),
+                client,
+            ]
+        })
+        .collect();
+    let mut widths = HEADER.map(str::len);
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, cells: &[&str]| {
+        let padded: Vec<String> = cells.iter().zip(widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
+        out.push_str(padded.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(&mut out, &HEADER);
+    for row in &rows {
+        line(&mut out, &row.each_ref().map(String::as_str));
+    }
+    out.push_str(&format!("{} record{}\n", rows.len(), if rows.len() == 1 { "" } else { "s" }));
+    out
 }

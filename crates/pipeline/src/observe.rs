@@ -7,7 +7,6 @@
 //! are not here: an observer learns them by wrapping the stage (see
 //! `warden-metrics`), so a stage knows nothing of who watches it.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -97,15 +96,18 @@ impl SpanContext {
 
     /// The `traceparent` value that names this span as the parent.
     pub fn traceparent(&self) -> String {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut out = String::with_capacity(55);
         out.push_str("00-");
-        for byte in self.trace_id {
-            let _ = write!(out, "{byte:02x}");
-        }
+        let push_hex = |bytes: &[u8], out: &mut String| {
+            for byte in bytes {
+                out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+                out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+            }
+        };
+        push_hex(&self.trace_id, &mut out);
         out.push('-');
-        for byte in self.span_id {
-            let _ = write!(out, "{byte:02x}");
-        }
+        push_hex(&self.span_id, &mut out);
         out.push_str(if self.sampled { "-01" } else { "-00" });
         out
     }

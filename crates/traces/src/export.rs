@@ -9,7 +9,6 @@ use std::time::Duration;
 use warden_sync::lock;
 
 use crate::otlp::export_request;
-use crate::span::SpanData;
 
 /// Spans kept while the collector is slow; beyond, new ones are dropped
 /// (and counted) rather than held without bound.
@@ -37,21 +36,22 @@ pub struct Destination {
 /// The queue of finished spans.
 #[derive(Debug, Default)]
 pub(crate) struct Exporter {
-    queue: std::sync::Mutex<Vec<SpanData>>,
+    queue: std::sync::Mutex<Vec<Vec<u8>>>,
     wake: tokio::sync::Notify,
     dropped: AtomicU64,
 }
 
 impl Exporter {
-    /// Queues `span`, waking the sender when a batch is full.
-    pub(crate) fn push(&self, span: SpanData) {
+    /// Queues `span` (an encoded `Span`), waking the sender when a batch
+    /// is full.
+    pub(crate) fn push(&self, span: Vec<u8>) {
         let mut queue = lock(&self.queue);
         if queue.len() >= MAX_QUEUED {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
         queue.push(span);
-        if queue.len() >= BATCH {
+        if queue.len() == BATCH {
             self.wake.notify_one();
         }
     }
@@ -76,7 +76,7 @@ impl Exporter {
                 () = self.wake.notified() => {}
             }
             loop {
-                let batch: Vec<SpanData> = {
+                let batch: Vec<Vec<u8>> = {
                     let mut queue = lock(&self.queue);
                     let take = queue.len().min(BATCH);
                     queue.drain(..take).collect()

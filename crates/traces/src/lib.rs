@@ -27,14 +27,14 @@ mod span;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use warden_pipeline::{ErrorType, Observer, Operation, SpanContext, SpanPlace, Target};
+use warden_pipeline::{Observer, Operation, SpanContext, SpanPlace};
 
 pub use export::Destination;
 pub use sampler::Sampler;
 pub use settings::TraceSettings;
 
 use export::Exporter;
-use span::{Event, Kind, SpanData, Value};
+use span::Kind;
 
 /// The longest `tracestate` carried (W3C's limit).
 const MAX_TRACESTATE: usize = 512;
@@ -58,7 +58,7 @@ impl Tracer {
         let Some(place) = operation.span else { return };
         let end = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let start = end.saturating_sub(operation.elapsed);
-        self.exporter.push(span_of(operation, place, kind, nanos(start), nanos(end)));
+        self.exporter.push(span::encode(operation, place, kind, nanos(start), nanos(end)));
     }
 }
 
@@ -94,67 +94,6 @@ impl Observer for Tracer {
 
     fn called(&self, operation: &Operation<'_>) {
         self.record(operation, Kind::Client);
-    }
-}
-
-/// The span of `operation`, as the MCP conventions name and attribute it.
-fn span_of(operation: &Operation<'_>, place: &SpanPlace, kind: Kind, start: u64, end: u64) -> SpanData {
-    let method = operation.method.as_str();
-    let mut attributes = vec![("mcp.method.name", Value::Str(method.to_owned()))];
-    let name = match operation.target {
-        Some(Target::Tool(tool)) => {
-            attributes.push(("gen_ai.tool.name", Value::Str(tool.to_owned())));
-            attributes.push(("gen_ai.operation.name", Value::Str("execute_tool".into())));
-            format!("{method} {tool}")
-        }
-        Some(Target::Prompt(prompt)) => {
-            attributes.push(("gen_ai.prompt.name", Value::Str(prompt.to_owned())));
-            format!("{method} {prompt}")
-        }
-        None => method.to_owned(),
-    };
-    if let Some(id) = operation.request_id {
-        // A string id without its quotes, a number as written.
-        let id = id.strip_prefix('"').and_then(|id| id.strip_suffix('"')).unwrap_or(id);
-        attributes.push(("jsonrpc.request.id", Value::Str(id.to_owned())));
-    }
-    if let Some(server) = operation.server {
-        attributes.push(("warden.server", Value::Str(server.to_owned())));
-    }
-    let error = operation.error.map(|error| match error {
-        ErrorType::Code(code) => {
-            attributes.push(("rpc.response.status_code", Value::Int(code)));
-            code.to_string()
-        }
-        ErrorType::ToolError => "tool_error".to_owned(),
-    });
-    if let Some(error) = &error {
-        attributes.push(("error.type", Value::Str(error.clone())));
-    }
-    let events = operation
-        .decision
-        .map(|(decision, rule)| Event {
-            name: "warden.policy.decision",
-            time_unix_nanos: start,
-            attributes: vec![
-                ("warden.policy.decision", Value::Str(decision.to_owned())),
-                ("warden.policy.rule", Value::Str(rule.to_owned())),
-            ],
-        })
-        .into_iter()
-        .collect();
-    SpanData {
-        trace_id: place.context.trace_id,
-        span_id: place.context.span_id,
-        parent_span_id: place.parent.map(|parent| parent.span_id),
-        trace_state: place.tracestate.clone(),
-        name,
-        kind,
-        start_unix_nanos: start,
-        end_unix_nanos: end,
-        attributes,
-        events,
-        error,
     }
 }
 

@@ -1,6 +1,9 @@
-//! A finished span, as it is exported.
+//! A finished span, encoded as OTLP's `Span` message when it ends: one
+//! buffer per span, written straight from the operation's borrowed names.
 
-use std::sync::Arc;
+use warden_pipeline::{ErrorType, Operation, SpanPlace, Target};
+
+use crate::otlp::{bytes, fixed32, fixed64, key_int, key_value, nested, string, uint};
 
 /// A span's kind, as OTLP numbers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,34 +14,75 @@ pub(crate) enum Kind {
     Client = 3,
 }
 
-/// An attribute's value.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Value {
-    Str(String),
-    Int(i64),
-}
-
-/// Something that happened during a span (the policy's decision).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Event {
-    pub name: &'static str,
-    pub time_unix_nanos: u64,
-    pub attributes: Vec<(&'static str, Value)>,
-}
-
-/// One finished span.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SpanData {
-    pub trace_id: [u8; 16],
-    pub span_id: [u8; 8],
-    pub parent_span_id: Option<[u8; 8]>,
-    pub trace_state: Option<Arc<str>>,
-    pub name: String,
-    pub kind: Kind,
-    pub start_unix_nanos: u64,
-    pub end_unix_nanos: u64,
-    pub attributes: Vec<(&'static str, Value)>,
-    pub events: Vec<Event>,
-    /// Set when the span failed: its status is ERROR with this message.
-    pub error: Option<String>,
+/// The `Span` of `operation`, named and attributed as the MCP conventions
+/// say, from `start` to `end` (Unix nanoseconds).
+pub(crate) fn encode(operation: &Operation<'_>, place: &SpanPlace, kind: Kind, start: u64, end: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(320);
+    bytes(&mut out, 1, &place.context.trace_id);
+    bytes(&mut out, 2, &place.context.span_id);
+    if let Some(state) = &place.tracestate {
+        string(&mut out, 3, state);
+    }
+    if let Some(parent) = &place.parent {
+        bytes(&mut out, 4, &parent.span_id);
+    }
+    let method = operation.method.as_str();
+    // Span.name: `{method} {tool or prompt}`.
+    nested(&mut out, 5, |out| {
+        out.extend_from_slice(method.as_bytes());
+        if let Some(Target::Tool(name) | Target::Prompt(name)) = operation.target {
+            out.push(b' ');
+            out.extend_from_slice(name.as_bytes());
+        }
+    });
+    uint(&mut out, 6, kind as u64);
+    fixed64(&mut out, 7, start);
+    fixed64(&mut out, 8, end);
+    // Span.attributes
+    key_value(&mut out, 9, "mcp.method.name", method);
+    match operation.target {
+        Some(Target::Tool(tool)) => {
+            key_value(&mut out, 9, "gen_ai.tool.name", tool);
+            key_value(&mut out, 9, "gen_ai.operation.name", "execute_tool");
+        }
+        Some(Target::Prompt(prompt)) => key_value(&mut out, 9, "gen_ai.prompt.name", prompt),
+        None => {}
+    }
+    if let Some(id) = operation.request_id {
+        // A string id without its quotes, a number as written.
+        let id = id.strip_prefix('"').and_then(|id| id.strip_suffix('"')).unwrap_or(id);
+        key_value(&mut out, 9, "jsonrpc.request.id", id);
+    }
+    if let Some(server) = operation.server {
+        key_value(&mut out, 9, "warden.server", server);
+    }
+    let error = operation.error.map(|error| match error {
+        ErrorType::Code(code) => {
+            key_int(&mut out, 9, "rpc.response.status_code", code);
+            code.to_string()
+        }
+        ErrorType::ToolError => "tool_error".to_owned(),
+    });
+    if let Some(error) = &error {
+        key_value(&mut out, 9, "error.type", error);
+    }
+    // Span.events: the guard's decision, when it stopped the request.
+    if let Some((decision, rule)) = operation.decision {
+        nested(&mut out, 11, |out| {
+            fixed64(out, 1, start);
+            string(out, 2, "warden.policy.decision");
+            key_value(out, 3, "warden.policy.decision", decision);
+            key_value(out, 3, "warden.policy.rule", rule);
+        });
+    }
+    // Span.status: ERROR (2) with its message, or UNSET (no field).
+    if let Some(message) = &error {
+        nested(&mut out, 15, |out| {
+            string(out, 2, message);
+            uint(out, 3, 2);
+        });
+    }
+    // Span.flags: the sampled bit, as the W3C context carries it.
+    fixed32(&mut out, 16, 1);
+    out
 }

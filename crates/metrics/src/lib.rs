@@ -62,6 +62,9 @@ type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
 /// Lists every upstream connection by server name and state.
 pub type Census = Box<dyn Fn() -> Vec<(String, &'static str)> + Send + Sync>;
 
+/// Counts the HTTP front's open client connections.
+pub type ConnectionCount = Box<dyn Fn() -> usize + Send + Sync>;
+
 /// Every metric of one Warden process.
 pub struct Metrics {
     registry: Registry,
@@ -84,6 +87,9 @@ pub struct Metrics {
     /// Where the upstreams' states are read at each scrape; the lock also
     /// keeps two scrapes from rebuilding `upstreams` at once.
     censuses: Mutex<Vec<Census>>,
+    connections: Family<Labels<1>, Gauge>,
+    /// Where the HTTP front's open connections are counted, at each scrape.
+    connection_counts: Mutex<Vec<ConnectionCount>>,
     /// The last scrape's size, with room to grow.
     last_size: AtomicUsize,
     tools: Names,
@@ -138,6 +144,8 @@ impl Metrics {
             upstream_down: Family::default(),
             upstreams: Family::default(),
             censuses: Mutex::new(Vec::new()),
+            connections: Family::default(),
+            connection_counts: Mutex::new(Vec::new()),
             last_size: AtomicUsize::new(0),
             tools: Names::new(NAME_CAP),
             servers: Names::new(NAME_CAP),
@@ -210,6 +218,11 @@ impl Metrics {
             self.upstream_down.clone(),
         );
         r.register(
+            "warden_connections",
+            "Client connections open now, by front (HTTP; stdio has its one)",
+            self.connections.clone(),
+        );
+        r.register(
             "warden_upstreams",
             "Upstream connections now, by server and state (starting, ready, down, stopped, refused); a shared server once",
             self.upstreams.clone(),
@@ -223,8 +236,20 @@ impl Metrics {
         lock(&self.censuses).push(census);
     }
 
+    /// Reads the HTTP front's open connections from `count` at each scrape.
+    pub fn count_connections_with(&self, count: ConnectionCount) {
+        lock(&self.connection_counts).push(count);
+    }
+
     /// Every metric in the OpenMetrics text format ([`CONTENT_TYPE`]).
     pub fn render(&self) -> String {
+        let counts = lock(&self.connection_counts);
+        if !counts.is_empty() {
+            let open: usize = counts.iter().map(|count| count()).sum();
+            let labels = Labels([("front", Some(Value::Word("http")))]);
+            self.connections.get_or_create(&labels).set(i64::try_from(open).unwrap_or(i64::MAX));
+        }
+        drop(counts);
         let censuses = lock(&self.censuses);
         if !censuses.is_empty() {
             let mut counts: HashMap<(String, &'static str), i64> = HashMap::new();

@@ -67,12 +67,14 @@ pub fn count_upstreams_of(metrics: Option<&Arc<Metrics>>, session: &Session) {
     }
 }
 
-/// Counts the upstreams of every session of `front` by state at each
-/// scrape. (The metrics then hold the front, which holds the metrics
+/// Counts the upstreams of every session of `front` by state, and its open
+/// connections, at each scrape. (The metrics then hold the front, which holds the metrics
 /// through its hooks: both live as long as the process.)
 pub fn count_upstreams_of_front(metrics: Option<&Arc<Metrics>>, front: &HttpFront) {
     if let Some(metrics) = metrics {
-        let front = front.clone();
-        metrics.count_upstreams_with(Box::new(move || front.upstream_states()));
+        let counted = front.clone();
+        metrics.count_upstreams_with(Box::new(move || counted.upstream_states()));
+        let counted = front.clone();
+        metrics.count_connections_with(Box::new(move || counted.connection_count()));
     }
 }

@@ -154,6 +154,9 @@ fn the_http_front_serves_metrics_at_its_port_and_counts_sessions() {
     let labels = r#"mcp_method_name="tools/call",gen_ai_tool_name="echo",server="fx""#;
     assert_eq!(sample(&text, &format!("mcp_server_operation_duration_seconds_count{{{labels}}}")), Some(1.0));
     assert_eq!(sample(&text, r#"warden_sessions{front="http"}"#), Some(1.0), "{text}");
+    // Each scrape is a connection of its own; the client's may be kept alive too.
+    let connections = sample(&text, r#"warden_connections{front="http"}"#).unwrap_or(0.0);
+    assert!((1.0..=2.0).contains(&connections), "{text}");
     // The front's own DNS-rebinding check applies here too.
     let bearer = format!("Bearer {TOKEN}");
     assert_eq!(scrape(&warden.addr, &[("authorization", &bearer), ("host", "evil.example")]).0, 403);

@@ -261,6 +261,11 @@ impl HttpFront {
         self.front.sessions.len()
     }
 
+    /// The client connections open now.
+    pub fn connection_count(&self) -> usize {
+        self.front.connections.len()
+    }
+
     /// Every upstream of every session and lane, by name and state (see
     /// [`Session::upstream_states`]); a shared one once.
     pub fn upstream_states(&self) -> Vec<(String, &'static str)> {

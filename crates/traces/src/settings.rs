@@ -12,6 +12,8 @@
 
 use std::time::Duration;
 
+use percent_encoding::percent_decode_str;
+
 use crate::export::Destination;
 
 /// The config's `tracing:` section, as the tracer reads it.
@@ -109,33 +111,9 @@ fn parse_headers(text: &str) -> Result<Vec<(String, String)>, String> {
         .filter(|pair| !pair.trim().is_empty())
         .map(|pair| {
             let (key, value) = pair.split_once('=').ok_or_else(|| format!("OTLP header {pair:?} is not key=value"))?;
-            Ok((key.trim().to_owned(), percent_decode(value.trim())))
+            Ok((key.trim().to_owned(), percent_decode_str(value.trim()).decode_utf8_lossy().into_owned()))
         })
         .collect()
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&byte) = bytes.get(i) {
-        let decoded = (byte == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|hex| std::str::from_utf8(hex).ok())
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match decoded {
-            Some(value) => {
-                out.push(value);
-                i += 3;
-            }
-            None => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The ratio `OTEL_TRACES_SAMPLER` names. Warden always follows a client's

@@ -42,7 +42,7 @@ pub(crate) async fn request(session: &Arc<SessionParts>, frame: Frame) {
     if observer.is_watching() {
         let span = begin(&*observer, &frame);
         let id = frame.id();
-        crate::served::scope(observer.clone(), &method, id, span, serve(session, &frame, &method)).await;
+        crate::served::scope(observer, &method, id, span, serve(session, &frame, &method)).await;
     } else {
         serve(session, &frame, &method).await;
     }

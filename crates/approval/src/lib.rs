@@ -14,9 +14,12 @@
 //! * [`channels`]: the ways a decision arrives, each behind
 //!   [`Approvals::decide`]: the control socket of `warden approvals` and
 //!   `warden context set`.
+//! * [`Board`]: where the running process puts its [`Dashboard`], which
+//!   the page's `/dashboard` and `warden status` read.
 
 #![warn(missing_docs)]
 
+mod board;
 pub mod channels;
 mod digest;
 pub mod display;
@@ -27,6 +30,7 @@ pub mod state;
 pub mod store;
 pub mod whitelist;
 
+pub use board::{Board, Dashboard};
 pub use digest::args_digest;
 pub use intent::{Intent, IntentBoard, USER_CONTEXT_FILE};
 pub use record::{Approval, Decided};

@@ -34,7 +34,7 @@ use warden_pipeline::{Audit, AuditFuture, Record};
 
 pub use chain::{Broken, GENESIS, VerifyReport, sha256_hex, verify};
 pub use error::AuditError;
-pub use query::{Query, query, query_time};
+pub use query::{Query, query, query_time, recent};
 pub use record::arguments_digest;
 pub use record::{ApprovalRecord, AuditRecord, AutoApproverRecord, Decision, JsonText, OutcomeKind, VerdictKind};
 #[doc(hidden)]

@@ -118,6 +118,24 @@ pub fn query(path: &Path, query: &Query, out: &mut dyn FnMut(&str, &Value) -> bo
     Ok(())
 }
 
+/// The most recent `limit` records of the log at `path` that match
+/// `query` (all of them without a limit), oldest first, each as its line
+/// and its decoded value.
+pub fn recent(path: &Path, query: &Query, limit: Option<usize>) -> Result<Vec<(String, Value)>, AuditError> {
+    let mut found: std::collections::VecDeque<(String, Value)> = std::collections::VecDeque::new();
+    self::query(path, query, &mut |line, record| {
+        // Kept as they come, the oldest let go.
+        if limit == Some(found.len()) {
+            found.pop_front();
+        }
+        if limit != Some(0) {
+            found.push_back((line.to_owned(), record.clone()));
+        }
+        true
+    })?;
+    Ok(found.into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

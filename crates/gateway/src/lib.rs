@@ -17,6 +17,7 @@ pub mod modern;
 pub mod origin;
 mod outbound;
 mod outlet;
+pub mod overview;
 mod parts;
 // The stages, by the short path the gateway uses for them (other crates depend
 // on `warden-pipeline` itself).

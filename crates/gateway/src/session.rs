@@ -12,6 +12,7 @@ use crate::catalog::{InventoryItem, ItemKind};
 use crate::inbound;
 use crate::outbound::Sink;
 use crate::outlet::Outlet;
+use crate::overview::{ClientView, ServerView};
 use crate::parts::{ClientLink, Opened, SessionParts, Surface, Upstreams};
 use crate::pipeline::{Front, Hooks};
 use crate::pool::Pool;
@@ -234,6 +235,45 @@ impl Session {
                 .collect(),
             collisions: catalog.collisions().to_vec(),
             protocol_version: self.protocol_version().map(str::to_owned),
+        }
+    }
+
+    /// Each of this session's server connections, shared ones included.
+    pub(crate) fn server_views(&self) -> Vec<ServerView> {
+        let parts = &self.parts;
+        parts
+            .live_upstreams()
+            .into_iter()
+            .map(|(_, upstream)| {
+                let restarts = upstream.restarts();
+                let (state, reason) = match upstream.state() {
+                    UpstreamState::Starting if restarts > 0 => ("restarting", None),
+                    UpstreamState::Starting => ("starting", None),
+                    UpstreamState::Ready(_) => ("ready", None),
+                    UpstreamState::Down { reason, .. } => ("down", Some(reason)),
+                    UpstreamState::Stopped => ("stopped", None),
+                    UpstreamState::Refused(reason) => ("refused", Some(reason)),
+                };
+                ServerView {
+                    name: upstream.name().to_owned(),
+                    state,
+                    reason,
+                    restarts,
+                    sandbox: parts.upstreams.sandbox_launch(upstream.name()),
+                    shared: parts.upstreams.is_shared(upstream.name()),
+                }
+            })
+            .collect()
+    }
+
+    /// Who this session's client is.
+    pub(crate) fn client_view(&self) -> ClientView {
+        let parts = &self.parts;
+        ClientView {
+            front: parts.front().as_str(),
+            client: parts.link.name().map(str::to_owned),
+            protocol_version: parts.link.protocol_version().map(str::to_owned),
+            principal: parts.link.principal.get().map(|name| name.to_string()),
         }
     }
 

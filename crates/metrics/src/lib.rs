@@ -16,11 +16,13 @@
 
 #![warn(missing_docs)]
 
+pub mod history;
 mod labels;
 pub mod layers;
 mod names;
 mod observer;
 mod operations;
+pub mod reading;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;

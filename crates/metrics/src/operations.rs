@@ -73,6 +73,14 @@ impl Operations {
         series.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
+    /// Calls `visit` with each series' labels and its observations per
+    /// bucket (not cumulative; the last is over every bound).
+    pub(crate) fn visit(&self, mut visit: impl FnMut(&OperationLabels, [u64; BOUNDS.len() + 1])) {
+        for (labels, series) in read(&self.series).iter() {
+            visit(labels, std::array::from_fn(|index| series.buckets[index].load(Ordering::Relaxed)));
+        }
+    }
+
     /// Writes the family in the OpenMetrics text format. The count is the
     /// buckets' total, so it always equals the `+Inf` bucket.
     pub(crate) fn encode(&self, out: &mut String) {

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
@@ -99,6 +100,8 @@ pub struct Upstream {
     name: Arc<str>,
     state: watch::Receiver<UpstreamState>,
     orders: watch::Sender<Orders>,
+    /// How many times its supervisor began a start (the first included).
+    starts: Arc<AtomicU64>,
 }
 
 impl Upstream {
@@ -121,7 +124,9 @@ impl Upstream {
         let orders = Orders { spec: Arc::new(spec), restarts: 0, why: Arc::from(""), stop: false };
         let (orders, orders_rx) = watch::channel(orders);
         let (changed, changes) = mpsc::unbounded_channel();
+        let starts = Arc::new(AtomicU64::new(0));
         let supervisor = Supervisor {
+            starts: starts.clone(),
             index,
             init_params,
             events,
@@ -134,7 +139,7 @@ impl Upstream {
             watching: None,
         };
         tokio::spawn(supervisor.run());
-        Upstream { name, state, orders }
+        Upstream { name, state, orders, starts }
     }
 
     /// An upstream that is not started, for `reason` (its process cap is
@@ -151,12 +156,18 @@ impl Upstream {
             protocol: ProtocolEra::Mcp2025,
         };
         let (orders, _) = watch::channel(Orders { spec: Arc::new(spec), restarts: 0, why: Arc::from(""), stop: true });
-        Upstream { name, state, orders }
+        Upstream { name, state, orders, starts: Arc::default() }
     }
 
     /// The server's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// How many times it was started again after its first start: after
+    /// a crash, a failed start, a code change or a new definition.
+    pub fn restarts(&self) -> u64 {
+        self.starts.load(Ordering::Relaxed).saturating_sub(1)
     }
 
     /// Its current state.
@@ -283,6 +294,8 @@ struct Supervisor {
     orders: watch::Receiver<Orders>,
     /// The restart count already acted on.
     restarts_seen: u64,
+    /// Starts begun, shared with the [`Upstream`] handle.
+    starts: Arc<AtomicU64>,
     /// Changed files, from the code watch.
     changed: mpsc::UnboundedSender<PathBuf>,
     changes: mpsc::UnboundedReceiver<PathBuf>,
@@ -296,6 +309,7 @@ impl Supervisor {
         loop {
             let spec = self.orders.borrow().spec.clone();
             self.watch_code(&spec);
+            self.starts.fetch_add(1, Ordering::Relaxed);
             self.state.send_replace(UpstreamState::Starting);
             let started = Instant::now();
             let reason = match self.run_once(&spec).await {

@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use warden_approval::channels::auto::AutoChannel;
 use warden_approval::channels::socket::ControlSocket;
 use warden_approval::channels::web::{LoginLinks, Peers, WebSettings};
-use warden_approval::{IntentBoard, MemoryStore, Service, ServiceSettings, Whitelist};
+use warden_approval::{Board, IntentBoard, MemoryStore, Service, ServiceSettings, Whitelist};
 use warden_autoapprove::{Api, ApiKey, AutoApprover, Settings};
 use warden_config::{ApprovalConfig, AutoApproverConfig, Config, ModelApi};
 use warden_pipeline::{Approver, Audit};
@@ -21,6 +21,8 @@ mod dangling;
 /// Approvals while Warden serves; the channels stop when it is dropped.
 pub struct Running {
     service: Arc<Service>,
+    /// What the dashboard and `warden status` show.
+    board: Arc<Board>,
     /// The control socket (beside another Warden's, if that one holds the
     /// configured path).
     _socket: ControlSocket,
@@ -44,6 +46,11 @@ impl Running {
     /// The approver for the pipeline.
     pub fn approver(&self) -> Arc<dyn Approver> {
         self.service.clone()
+    }
+
+    /// Where the process puts what its dashboard shows.
+    pub fn board(&self) -> Arc<Board> {
+        self.board.clone()
     }
 }
 
@@ -74,21 +81,30 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
     });
     let whitelist = Arc::new(Whitelist::new(audit.clone()));
     let links = Arc::new(LoginLinks::default());
+    let board = Arc::new(Board::default());
     let mut path = socket_path(config);
-    let socket =
-        match ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone(), links.clone()).await {
-            Ok(socket) => socket,
-            Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
-                // Another Warden on this config (one per client window is
-                // common): this one listens beside it, where `warden approvals`
-                // looks too, so one `list` shows both.
-                path = sibling_socket(&path, std::process::id());
-                ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone(), links.clone())
-                    .await
-                    .with_context(|| format!("cannot listen on {}", path.display()))?
-            }
-            Err(err) => return Err(err).with_context(|| format!("cannot listen on {}", path.display())),
-        };
+    let socket = match ControlSocket::bind(
+        &path,
+        store.clone(),
+        whitelist.clone(),
+        intents.clone(),
+        links.clone(),
+        board.clone(),
+    )
+    .await
+    {
+        Ok(socket) => socket,
+        Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
+            // Another Warden on this config (one per client window is
+            // common): this one listens beside it, where `warden approvals`
+            // looks too, so one `list` shows both.
+            path = sibling_socket(&path, std::process::id());
+            ControlSocket::bind(&path, store.clone(), whitelist.clone(), intents.clone(), links.clone(), board.clone())
+                .await
+                .with_context(|| format!("cannot listen on {}", path.display()))?
+        }
+        Err(err) => return Err(err).with_context(|| format!("cannot listen on {}", path.display())),
+    };
     tracing::info!("approvals: `warden approvals` reaches this Warden at {}", path.display());
     // Approvals left pending by a Warden that stopped are closed, unless
     // another Warden on this config is running (its pending calls are live).
@@ -109,6 +125,7 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
             whitelist.clone(),
             links.clone(),
             Peers { primary: primary.clone(), own: path.clone() },
+            board.clone(),
         )
         .await
         {
@@ -127,6 +144,7 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
                     whitelist: whitelist.clone(),
                     links: links.clone(),
                     peers: Peers { primary: primary.clone(), own: path.clone() },
+                    board: board.clone(),
                 };
                 (Some(AbortOnDrop(tokio::spawn(standby.wait_and_take_over()))), by_socket)
             }
@@ -161,7 +179,7 @@ pub async fn start(config: &Config, audit: Option<Arc<dyn Audit>>) -> anyhow::Re
         },
         auto,
     );
-    Ok(Some(Running { service: Arc::new(service), _socket: socket, _page: page, _files: files }))
+    Ok(Some(Running { service: Arc::new(service), board, _socket: socket, _page: page, _files: files }))
 }
 
 /// What a Warden needs to take the approval page over when its owner, another
@@ -173,6 +191,7 @@ struct Standby {
     whitelist: Arc<Whitelist>,
     links: Arc<LoginLinks>,
     peers: Peers,
+    board: Arc<Board>,
 }
 
 /// How often a Warden without the page tries for its address.
@@ -184,10 +203,20 @@ impl Standby {
     /// until this task is dropped. Of several Wardens waiting, the first to
     /// bind wins; the others keep waiting.
     async fn wait_and_take_over(self) {
-        let Standby { listen, settings, store, whitelist, links, peers } = self;
+        let Standby { listen, settings, store, whitelist, links, peers, board } = self;
         loop {
             tokio::time::sleep(TAKEOVER_INTERVAL).await;
-            match start_page(&listen, &settings, store.clone(), whitelist.clone(), links.clone(), peers.clone()).await {
+            match start_page(
+                &listen,
+                &settings,
+                store.clone(),
+                whitelist.clone(),
+                links.clone(),
+                peers.clone(),
+                board.clone(),
+            )
+            .await
+            {
                 Ok((url, task)) => {
                     tracing::info!("took over the approval page at {url}: the Warden that served it exited");
                     let _page = AbortOnDrop(task);
@@ -227,6 +256,7 @@ async fn start_page(
     whitelist: Arc<Whitelist>,
     links: Arc<LoginLinks>,
     peers: Peers,
+    board: Arc<Board>,
 ) -> anyhow::Result<(String, tokio::task::JoinHandle<()>)> {
     // A bare port means loopback, as for --http.
     let wanted: SocketAddr = match listen.parse::<u16>() {
@@ -260,6 +290,7 @@ async fn start_page(
         tokens: settings.tokens.iter().map(|(name, token)| (name.clone(), token.clone())).collect(),
         allowed_hosts: settings.allowed_hosts.clone(),
         peers: Some(peers),
+        board,
     };
     let (bound, task) = warden_approval::channels::web::serve(listener, store, whitelist, web, links)?;
     let url = format!("http://{bound}/");

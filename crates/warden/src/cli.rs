@@ -83,6 +83,11 @@ pub enum Command {
     /// Tell a running Warden what you asked the agent to do (for the auto-approver).
     #[command(subcommand)]
     Context(ContextCommand),
+    /// What a running Warden is doing: its servers, sessions, tools and refusals.
+    #[command(
+        after_help = "Examples:\n  warden status --config warden.yaml\n  warden status --url http://127.0.0.1:8211 --token $WARDEN_APPROVAL_TOKEN\n\nReaches the Warden through its approval socket (or page), so it needs an `approval:` section.\nThe same overview is on the approval page's /dashboard."
+    )]
+    Status(StatusArgs),
     /// Print the JSON Schema of the config file, for editors.
     #[command(after_help = "Example:\n  warden schema > warden.schema.json")]
     Schema,
@@ -466,6 +471,17 @@ pub struct SocketArgs {
     /// The approval page's token, with --url.
     #[arg(long, env = "WARDEN_APPROVAL_TOKEN", requires = "url", hide_env_values = true)]
     pub token: Option<String>,
+}
+
+/// `warden status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Where the running Warden is.
+    #[command(flatten)]
+    pub socket: SocketArgs,
+    /// Print the status as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `warden approvals ...`.

@@ -45,7 +45,10 @@ pub fn open_audit(config: &Config) -> anyhow::Result<Option<Arc<dyn Audit>>> {
 /// Opens the audit log and starts the approvals `config` asks for; the
 /// approvals' channels run while the second value lives.
 pub async fn open_process_hooks(config: &Config) -> anyhow::Result<(ProcessHooks, Option<crate::approvals::Running>)> {
-    let metrics = config.metrics.as_ref().map(|_| Arc::new(Metrics::new()));
+    // Counted for `/metrics`, and for the dashboard and `warden status`,
+    // which come with approvals.
+    let counted = config.metrics.is_some() || config.approval.is_some();
+    let metrics = counted.then(|| Arc::new(Metrics::new()));
     let mut audit = open_audit(config)?;
     if let Some(metrics) = &metrics {
         audit = audit.map(|log| Arc::new(MeteredAudit::new(log, metrics.clone())) as Arc<dyn Audit>);

@@ -3,12 +3,14 @@
 mod approvals;
 mod cli;
 mod commands;
+mod dashboard;
 mod hooks;
 mod local;
 mod logging;
 mod metrics;
 mod output;
 mod reload;
+mod table;
 
 use clap::Parser;
 use cli::Command;
@@ -60,6 +62,7 @@ fn main() -> std::process::ExitCode {
             Command::Pins(command) => commands::pins::run(command),
             Command::Approvals(command) => commands::approvals::run(command).await,
             Command::Context(command) => commands::approvals::context(command).await,
+            Command::Status(args) => commands::status::run(args).await,
             Command::Schema => commands::schema::run(),
             Command::Sandbox(command) => commands::sandbox::run(command),
         }

@@ -12,6 +12,8 @@
 //!   user's intent, for the auto-approver
 //! * `{"op":"open"}` → `{"ok":true,"url":"http://…/login/<code>"}`: a
 //!   one-time login link to the page (`warden approvals open`)
+//! * `{"op":"status"}` → `{"ok":true,"status":{…}}`: the dashboard's
+//!   overview (`warden status`)
 
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -26,6 +28,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::web::LoginLinks;
 use super::{Verdict, apply};
+use crate::board::Board;
 use crate::intent::IntentBoard;
 use crate::store::Approvals;
 use crate::whitelist::Whitelist;
@@ -76,6 +79,8 @@ pub enum Request {
     Watch,
     /// A one-time login link to the approval page.
     Open,
+    /// The dashboard's overview.
+    Status,
     /// The user's stated intent.
     Context {
         /// What the user asked for.
@@ -109,6 +114,7 @@ impl ControlSocket {
         whitelist: Arc<Whitelist>,
         intents: Arc<IntentBoard>,
         links: Arc<LoginLinks>,
+        board: Arc<Board>,
     ) -> io::Result<ControlSocket> {
         if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty() && !dir.exists()) {
             std::fs::create_dir_all(dir)?;
@@ -122,14 +128,14 @@ impl ControlSocket {
         }
         let listener = UnixListener::bind(path)?;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        let served = Arc::new(Served { store, whitelist, intents, links, board });
         let task = tokio::spawn(async move {
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {
-                        let (store, whitelist, intents) = (store.clone(), whitelist.clone(), intents.clone());
-                        let links = links.clone();
+                        let served = served.clone();
                         let peer = peer_name(&stream);
-                        tokio::spawn(async move { serve(stream, peer, store, whitelist, (intents, links)).await });
+                        tokio::spawn(async move { serve(stream, peer, &served).await });
                     }
                     Err(err) => {
                         tracing::warn!("control socket: {err}");
@@ -174,14 +180,18 @@ fn user_name(uid: u32) -> Option<String> {
     })
 }
 
-/// Serves one connection: requests until it closes, or one watch.
-async fn serve(
-    stream: UnixStream,
-    peer: String,
+/// What the socket's requests read and change.
+struct Served {
     store: Arc<dyn Approvals>,
     whitelist: Arc<Whitelist>,
-    (intents, links): (Arc<IntentBoard>, Arc<LoginLinks>),
-) {
+    intents: Arc<IntentBoard>,
+    links: Arc<LoginLinks>,
+    board: Arc<Board>,
+}
+
+/// Serves one connection: requests until it closes, or one watch.
+async fn serve(stream: UnixStream, peer: String, served: &Served) {
+    let Served { store, whitelist, intents, links, board } = served;
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read);
     let mut line = String::new();
@@ -205,7 +215,15 @@ async fn serve(
                 Some(url) => self::line(json!({"ok": true, "url": url})),
                 None => answer_error("this Warden has no approval page (approval.listen)"),
             },
-            Ok(request) => handle(request, &peer, store.as_ref(), &whitelist, &intents),
+            Ok(Request::Status) => match board.get() {
+                Some(dashboard) => {
+                    let mut status = dashboard.status();
+                    status["approvalsPending"] = json!(store.pending().len());
+                    self::line(json!({"ok": true, "status": status}))
+                }
+                None => answer_error("this Warden is still starting: ask again in a moment"),
+            },
+            Ok(request) => handle(request, &peer, store.as_ref(), whitelist, intents),
         };
         if write.write_all(answer.as_bytes()).await.is_err() {
             return;
@@ -230,7 +248,7 @@ fn handle(request: Request, peer: &str, store: &dyn Approvals, whitelist: &White
             intents.set(message, source.unwrap_or_else(|| "cli".into()));
             return line(json!({"ok": true}));
         }
-        Request::Watch | Request::Open => return answer_error("answered elsewhere"),
+        Request::Watch | Request::Open | Request::Status => return answer_error("answered elsewhere"),
         Request::Revoke { grant, by: who } => {
             return match whitelist.revoke(&grant, &by(who)) {
                 Some(grant) => line(json!({"ok": true, "grant": grant})),

@@ -52,7 +52,7 @@ pub(crate) struct SessionParts {
     /// Substituted ids and tokens.
     pub maps: IdMaps,
     /// When and where it opened: held for its drop, which tells the observer.
-    _opened: Opened,
+    opened: Opened,
 }
 
 /// A session's start, for the observer: told when the session opens, and
@@ -78,6 +78,11 @@ impl Drop for Opened {
 }
 
 impl SessionParts {
+    /// The front the session came through.
+    pub fn front(&self) -> Front {
+        self.opened.front
+    }
+
     /// A session's parts, with a fresh id and no upstream opened yet.
     pub fn new(link: ClientLink, surface: Surface, upstreams: Upstreams, opened: Opened) -> SessionParts {
         SessionParts {
@@ -87,7 +92,7 @@ impl SessionParts {
             upstreams,
             replay: Replay::default(),
             maps: IdMaps::default(),
-            _opened: opened,
+            opened,
         }
     }
 

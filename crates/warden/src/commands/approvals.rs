@@ -141,13 +141,17 @@ async fn connect(args: &SocketArgs) -> anyhow::Result<UnixStream> {
 /// and those beside it (`approvals-<pid>.sock`, from Wardens started while
 /// it was taken). A list merges their answers; a decision or revocation
 /// goes to the one that has the approval or entry.
-async fn ask(args: &SocketArgs, request: &Request) -> anyhow::Result<Value> {
+pub(crate) async fn ask(args: &SocketArgs, request: &Request) -> anyhow::Result<Value> {
     if let Some(url) = &args.url {
         return ask_page(url, args.token.as_deref(), request).await;
     }
     let primary = socket_path(args)?;
     let siblings = crate::approvals::sibling_sockets(&primary);
     if siblings.is_empty() {
+        return ask_socket(&primary, request).await;
+    }
+    if let Request::Status = request {
+        // The Warden that holds the socket (and the page) speaks for itself.
         return ask_socket(&primary, request).await;
     }
     if let Request::Context { .. } = request {
@@ -190,7 +194,7 @@ async fn ask(args: &SocketArgs, request: &Request) -> anyhow::Result<Value> {
             answers.iter().find(|(_, answer)| holds(answer, "pending", id) || holds(answer, "recent", id))
         }
         Request::Revoke { grant, .. } => answers.iter().find(|(_, answer)| holds(answer, "grants", grant)),
-        Request::Watch | Request::Context { .. } | Request::Open => None,
+        Request::Watch | Request::Context { .. } | Request::Open | Request::Status => None,
     };
     let path = target.map(|(path, _)| path.clone()).unwrap_or(primary);
     ask_socket(&path, request).await
@@ -219,6 +223,7 @@ async fn ask_page(url: &str, token: Option<&str>, request: &Request) -> anyhow::
     let base = url.trim_end_matches('/');
     let (path, body) = match request {
         Request::List => (None, Value::Null),
+        Request::Status => (Some("/api/status".to_owned()), Value::Null),
         Request::Approve { id, remember, patterns, .. } => {
             let action = if *remember { "approve-session" } else { "approve" };
             let (id, digest) = shown_digest(url, token, id).await?;
@@ -240,6 +245,7 @@ async fn ask_page(url: &str, token: Option<&str>, request: &Request) -> anyhow::
     let client = reqwest::Client::builder().build().context("cannot set up an HTTP client")?;
     let sent = match path {
         None => client.get(format!("{base}/api/approvals")),
+        Some(path) if matches!(request, Request::Status) => client.get(format!("{base}{path}")),
         Some(path) if body.is_null() => client.post(format!("{base}{path}")),
         Some(path) => client.post(format!("{base}{path}")).body(body.to_string()),
     };
@@ -249,6 +255,10 @@ async fn ask_page(url: &str, token: Option<&str>, request: &Request) -> anyhow::
     let answer: Value = serde_json::from_str(&text).with_context(|| format!("{base} answered {status}: {text}"))?;
     if !status.is_success() {
         bail!("{}", answer["error"].as_str().unwrap_or("the request failed"));
+    }
+    if let Request::Status = request {
+        // As the socket answers.
+        return Ok(serde_json::json!({"ok": true, "status": answer}));
     }
     Ok(answer)
 }

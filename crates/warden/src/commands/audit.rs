@@ -1,6 +1,5 @@
 //! `warden audit`: verify the hash chain, tail the log, or search it.
 
-use std::collections::VecDeque;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -38,17 +37,7 @@ pub fn run(command: AuditCommand) -> anyhow::Result<ExitCode> {
             let time =
                 |text: Option<String>| text.map(|text| query_time(&text).map_err(|why| anyhow!(why))).transpose();
             let query = Query { since: time(since)?, until: time(until)?, server, tool, decision, rule, client };
-            // The most recent `limit`: kept as they come, the oldest let go.
-            let mut found: VecDeque<(String, Value)> = VecDeque::new();
-            warden_audit::query(&file, &query, &mut |line, record| {
-                if limit == Some(found.len()) {
-                    found.pop_front();
-                }
-                if limit != Some(0) {
-                    found.push_back((line.to_owned(), record.clone()));
-                }
-                true
-            })?;
+            let found = warden_audit::recent(&file, &query, limit)?;
             let mut stdout = std::io::stdout().lock();
             if json {
                 for (line, _) in &found {
@@ -97,22 +86,7 @@ fn table<'a>(records: impl Iterator<Item = &'a Value>) -> String {
             ]
         })
         .collect();
-    let mut widths = HEADER.map(str::len);
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let line = |out: &mut String, cells: &[&str]| {
-        let padded: Vec<String> = cells.iter().zip(widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
-        out.push_str(padded.join("  ").trim_end());
-        out.push('\n');
-    };
-    line(&mut out, &HEADER);
-    for row in &rows {
-        line(&mut out, &row.each_ref().map(String::as_str));
-    }
+    let mut out = crate::table::table(HEADER, &rows);
     out.push_str(&format!("{} record{}\n", rows.len(), if rows.len() == 1 { "" } else { "s" }));
     out
 }

@@ -13,5 +13,6 @@ pub mod profiles;
 pub mod sandbox;
 pub mod schema;
 pub mod serve;
+pub mod status;
 pub mod validate;
 pub mod wrap;

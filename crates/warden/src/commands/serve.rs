@@ -28,9 +28,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if !config.hub.enabled || config.expose_per_server {
         tracing::warn!("hub.enabled and exposePerServer concern the HTTP front; over stdio the hub is always served");
     }
-    let (process_hooks, _approvals) = hooks::open_process_hooks(&config).await?;
+    let (process_hooks, approvals) = hooks::open_process_hooks(&config).await?;
     let hooks = hooks::for_profile(&config, target.profile.as_deref(), process_hooks.clone())?;
     crate::metrics::start(&config, process_hooks.metrics.as_ref(), false).await?;
+    let board = approvals.as_ref().map(crate::approvals::Running::board);
     tracing::info!(servers = config.servers.len(), "serving MCP on stdio");
     let profile = target.profile;
     let running = config.clone();
@@ -38,6 +39,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let sandbox = process_hooks.sandbox.clone();
     serve_stdio(config, hooks, sandbox, move |session| {
         crate::metrics::count_upstreams_of(process_hooks.metrics.as_ref(), session);
+        crate::dashboard::show_session(board.as_ref(), &running, process_hooks.metrics.as_ref(), session);
         reload::watch(path, profile, running, process_hooks, target(session.clone()))
     })
     .await
@@ -62,7 +64,7 @@ async fn serve_http(
              Configure auth.tokens, bind 127.0.0.1, or pass --insecure-no-auth if that is really what you want"
         );
     }
-    let (process_hooks, _approvals) = hooks::open_process_hooks(&config).await?;
+    let (process_hooks, approvals) = hooks::open_process_hooks(&config).await?;
     // Fail now, not at the first client, if the default profile does not build.
     hooks::for_profile(&config, target.profile.as_deref(), process_hooks.clone())?;
     let source = Arc::new(ProfileHooks::new(config.clone(), process_hooks.clone()));
@@ -74,6 +76,8 @@ async fn serve_http(
         front.serve_metrics(endpoint);
     }
     crate::metrics::count_upstreams_of_front(process_hooks.metrics.as_ref(), &front);
+    let board = approvals.as_ref().map(crate::approvals::Running::board);
+    crate::dashboard::show_front(board.as_ref(), &config, process_hooks.metrics.as_ref(), &front);
     reload::watch(
         target.config,
         target.profile,

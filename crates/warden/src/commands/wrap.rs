@@ -46,14 +46,16 @@ pub async fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
         config
     });
     let config = Arc::new(shape(config));
-    let (process_hooks, _approvals) = hooks::open_process_hooks(&config).await?;
+    let (process_hooks, approvals) = hooks::open_process_hooks(&config).await?;
     let hooks = hooks::for_profile(&config, args.profile.as_deref(), process_hooks.clone())?;
     crate::metrics::start(&config, process_hooks.metrics.as_ref(), false).await?;
+    let board = approvals.as_ref().map(crate::approvals::Running::board);
     let running = config.clone();
     let (file, profile) = (args.config.clone(), args.profile.clone());
     let sandbox = process_hooks.sandbox.clone();
     serve_stdio(config, hooks, sandbox, move |session| {
         crate::metrics::count_upstreams_of(process_hooks.metrics.as_ref(), session);
+        crate::dashboard::show_session(board.as_ref(), &running, process_hooks.metrics.as_ref(), session);
         match file {
             // As `serve` does: the file is watched and SIGHUP reloads it.
             Some(path) => reload::watch_shaped(

@@ -13,11 +13,14 @@
 //! * Every request's `Host` must name this page (DNS rebinding).
 //! * Secrets are compared in constant time; wrong login tokens from one
 //!   address are throttled with a growing backoff.
+//! * `/dashboard` shows what Warden does (servers, tools, security, the
+//!   audit trail), under the same login and checks; see [`dashboard`].
 //! * Every answer carries `X-Content-Type-Options: nosniff` and
 //!   `Referrer-Policy: same-origin`: no URL of the page ever leaves it as a
 //!   referrer. (`no-referrer` would make browsers send `Origin: null` on
 //!   the page's own POSTs, which the Origin check refuses.)
 
+mod dashboard;
 mod guard;
 mod links;
 mod peers;
@@ -45,6 +48,7 @@ use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{Verdict, apply};
+use crate::board::Board;
 use crate::record::millis;
 use crate::store::Approvals;
 use crate::whitelist::Whitelist;
@@ -66,6 +70,8 @@ pub struct WebSettings {
     pub allowed_hosts: Vec<String>,
     /// Other Wardens on the same config, whose calls the page shows too.
     pub peers: Option<Peers>,
+    /// What the dashboard shows.
+    pub board: Arc<Board>,
 }
 
 /// The shared state of the page's handlers.
@@ -75,6 +81,7 @@ struct Web {
     guard: Guard,
     links: Arc<LoginLinks>,
     peers: Option<Peers>,
+    board: Arc<Board>,
 }
 
 /// Serves the page on `listener` until the task is dropped.
@@ -92,6 +99,7 @@ pub fn serve(
         whitelist,
         links,
         peers: settings.peers,
+        board: settings.board,
         guard: Guard {
             token: settings.token,
             tokens: settings.tokens,
@@ -112,6 +120,7 @@ pub fn serve(
         .route("/api/events", get(events))
         .route("/api/approvals/{id}/{action}", post(decide))
         .route("/api/grants/{id}/revoke", post(revoke))
+        .merge(dashboard::routes())
         .with_state(web)
         .layer(axum::middleware::map_response(hardened));
     let task = tokio::spawn(async move {

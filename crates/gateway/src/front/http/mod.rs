@@ -266,11 +266,17 @@ impl HttpFront {
         self.front.connections.len()
     }
 
+    /// Every live session: the 2025 sessions and the 2026-07-28 lanes'.
+    pub fn sessions(&self) -> Vec<Session> {
+        let mut sessions: Vec<Session> = self.front.sessions.all().iter().map(|entry| entry.session.clone()).collect();
+        sessions.extend(warden_sync::lock(&self.front.lanes).values().map(|entry| entry.lane.session().clone()));
+        sessions
+    }
+
     /// Every upstream of every session and lane, by name and state (see
     /// [`Session::upstream_states`]); a shared one once.
     pub fn upstream_states(&self) -> Vec<(String, &'static str)> {
-        let mut sessions: Vec<Session> = self.front.sessions.all().iter().map(|entry| entry.session.clone()).collect();
-        sessions.extend(warden_sync::lock(&self.front.lanes).values().map(|entry| entry.lane.session().clone()));
+        let sessions = self.sessions();
         let mut counted = Vec::new();
         let mut shared_seen = std::collections::HashSet::new();
         for session in sessions {

@@ -35,6 +35,10 @@ function ms(value) {
   return value.toFixed(1) + " ms";
 }
 
+function rate(value) {
+  return value >= 10 ? value.toFixed(0) : value >= 1 ? value.toFixed(1) : value.toFixed(2);
+}
+
 function figure(label, value) {
   return el("div", {}, el("dt", {}, label), el("dd", {}, value));
 }
@@ -45,8 +49,8 @@ function render() {
   const ready = servers.filter((s) => s.state === "ready").length;
   const pending = status.approvalsPending || 0;
   $("#figures").replaceChildren(
-    figure("Requests / s", status.rates.requestsPerSecond),
-    figure("Tool calls / s", status.rates.callsPerSecond),
+    figure("Requests / s", rate(status.rates.requestsPerSecond)),
+    figure("Tool calls / s", rate(status.rates.callsPerSecond)),
     figure("Sessions", status.clients.length),
     figure("Servers ready", `${ready} of ${servers.length}`),
     figure("Approvals waiting", pending ? el("a", { href: "/" }, pending) : "0"),

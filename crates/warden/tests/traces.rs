@@ -229,3 +229,94 @@ fn the_http_front_continues_a_traceparent_sent_as_a_header() {
     assert_eq!(server["trace_state"], "rojo=00f067aa0ba902b7");
     warden.stop();
 }
+
+/// A minimal MCP server over Streamable HTTP (2025) whose one tool, `peek`,
+/// answers with the trace headers its call arrived with and the
+/// `traceparent` of its `_meta`.
+fn header_server() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut request_line = String::new();
+            if reader.read_line(&mut request_line).is_err() {
+                continue;
+            }
+            let mut headers = Vec::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':') {
+                    headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+                }
+            }
+            let header = |name: &str| headers.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
+            let length: usize = header("content-length").and_then(|length| length.parse().ok()).unwrap_or(0);
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let result = match message["method"].as_str() {
+                _ if !request_line.starts_with("POST") => None,
+                Some("initialize") => Some(json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "peek", "version": "1"}
+                })),
+                Some("tools/list") => Some(json!({"tools": [{"name": "peek", "inputSchema": {"type": "object"}}]})),
+                Some("tools/call") => {
+                    let seen = json!({
+                        "traceparent": header("traceparent"),
+                        "tracestate": header("tracestate"),
+                        "meta": message["params"]["_meta"]["traceparent"],
+                    });
+                    Some(json!({"content": [{"type": "text", "text": seen.to_string()}]}))
+                }
+                Some(_) if message.get("id").is_some() => Some(json!({})),
+                _ => None,
+            };
+            let response = match (result, request_line.starts_with("POST")) {
+                (Some(result), _) => {
+                    let body = json!({"jsonrpc": "2.0", "id": message["id"], "result": result}).to_string();
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s1\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                }
+                (None, true) => "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned(),
+                (None, false) => {
+                    "HTTP/1.1 405 Method Not Allowed\r\nallow: POST\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                        .to_owned()
+                }
+            };
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    port
+}
+
+#[test]
+fn an_http_server_gets_the_trace_context_in_its_headers_too() {
+    let port = header_server();
+    let mut client = Client::serve_initialized(&format!(
+        "servers:\n  peek:\n    transport: {{kind: http, url: \"http://127.0.0.1:{port}/mcp\"}}\n    protocol: legacy\n"
+    ));
+    client.wait_for_tool("peek__peek");
+    let parent = format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01");
+    let params =
+        json!({"name": "peek__peek", "arguments": {}, "_meta": {"traceparent": parent, "tracestate": "vendor=1"}});
+    let response = client.request("tools/call", params);
+    let text = response["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{}", response.raw));
+    let seen: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(seen["traceparent"], parent.as_str(), "{seen}");
+    assert_eq!(seen["meta"], parent.as_str(), "{seen}");
+    assert_eq!(seen["tracestate"], "vendor=1", "{seen}");
+    // Untraced: no header is made up.
+    let response = client.request("tools/call", json!({"name": "peek__peek", "arguments": {}}));
+    let seen: Value = serde_json::from_str(response["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!((seen["traceparent"].clone(), seen["meta"].clone()), (Value::Null, Value::Null), "{seen}");
+}

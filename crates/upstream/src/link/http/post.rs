@@ -108,7 +108,8 @@ pub(crate) async fn post(remote: Arc<Remote>, text: String, outbound: Outbound) 
 }
 
 /// The headers that mirror a modern message: the standard ones and the
-/// `Mcp-Param-*` its tool's schema asks for. Notes a `tools/list`, whose
+/// `Mcp-Param-*` its tool's schema asks for; and, in either era, the
+/// trace context of its `_meta`. Notes a modern `tools/list`, whose
 /// answer tells which tools ask. Made once per message, whatever the
 /// number of attempts.
 fn mirrored(remote: &Remote, outbound: &Outbound) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
@@ -119,23 +120,29 @@ fn mirrored(remote: &Remote, outbound: &Outbound) -> Result<Vec<(HeaderName, Hea
         // The standard names are constants: nothing copied per message.
         headers.push((HeaderName::from_static(name), value));
     }
-    if headers.is_empty() {
-        return Ok(headers);
-    }
-    if outbound.method.as_deref() == Some("tools/list")
-        && let Some(id) = &outbound.request
-    {
-        lock(&remote.listing).insert(id.clone());
-    }
-    if let Some((tool, arguments)) = &outbound.call
-        && let Some(schema) = lock(&remote.schemas).get(tool)
-    {
-        for (name, value) in crate::mirror::param_headers(schema, arguments.as_deref()) {
-            let value = crate::mirror::header_value(&value);
-            match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value)) {
-                (Ok(name), Ok(value)) => headers.push((name, value)),
-                _ => return Err(invalid(&name)),
+    if !headers.is_empty() {
+        if outbound.method.as_deref() == Some("tools/list")
+            && let Some(id) = &outbound.request
+        {
+            lock(&remote.listing).insert(id.clone());
+        }
+        if let Some((tool, arguments)) = &outbound.call
+            && let Some(schema) = lock(&remote.schemas).get(tool)
+        {
+            for (name, value) in crate::mirror::param_headers(schema, arguments.as_deref()) {
+                let value = crate::mirror::header_value(&value);
+                match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value)) {
+                    (Ok(name), Ok(value)) => headers.push((name, value)),
+                    _ => return Err(invalid(&name)),
+                }
             }
+        }
+    }
+    // The trace context goes in headers too; one that is no valid header
+    // value is not a trace context, and stays in `_meta` only.
+    for (name, value) in &outbound.trace {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            headers.push((HeaderName::from_static(name), value));
         }
     }
     Ok(headers)

@@ -29,6 +29,10 @@ pub(crate) struct Outbound {
     /// cancels. Over HTTP a modern server is told by the end of that
     /// request's stream instead.
     pub cancels: Option<String>,
+    /// The trace context in `params._meta` (`traceparent`, `tracestate`),
+    /// sent in the HTTP headers of the same names too, as W3C Trace
+    /// Context says an HTTP hop carries it.
+    pub trace: Vec<(&'static str, String)>,
 }
 
 #[derive(Deserialize)]
@@ -51,6 +55,16 @@ struct Params<'a> {
     arguments: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "requestId")]
     request_id: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<Meta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Meta<'a> {
+    #[serde(borrow, default)]
+    traceparent: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    tracestate: Option<Text<'a>>,
 }
 
 impl Outbound {
@@ -74,7 +88,17 @@ impl Outbound {
                 call = name.map(|name| (name.to_owned(), arguments));
             }
         }
+        let meta = envelope.params.as_ref().and_then(|params| params.meta.as_ref());
+        let trace = meta
+            .map(|meta| {
+                [("traceparent", &meta.traceparent), ("tracestate", &meta.tracestate)]
+                    .into_iter()
+                    .filter_map(|(name, value)| Some((name, value.as_deref()?.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default();
         Outbound {
+            trace,
             request: envelope.id.filter(|_| method.is_some()).map(|id| id.get().to_owned()),
             initialize: method == Some("initialize"),
             initialized: method == Some("notifications/initialized"),
@@ -83,6 +107,7 @@ impl Outbound {
             call,
             cancels: envelope
                 .params
+                .as_ref()
                 .and_then(|params| params.request_id)
                 .filter(|_| method == Some("notifications/cancelled") && envelope.id.is_none())
                 .map(|id| id.get().to_owned()),
@@ -105,6 +130,23 @@ impl Outbound {
 mod tests {
     use super::Outbound;
     use crate::mirror::header_value;
+
+    #[test]
+    fn the_trace_context_in_meta_goes_in_headers_too() {
+        let traced = Outbound::read(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"v=1","progressToken":1}}}"#,
+        );
+        assert_eq!(
+            traced.trace,
+            vec![
+                ("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned()),
+                ("tracestate", "v=1".to_owned())
+            ]
+        );
+        assert!(traced.mirrored.is_empty(), "a 2025 message is not mirrored otherwise");
+        let untraced = Outbound::read(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x"}}"#);
+        assert!(untraced.trace.is_empty());
+    }
 
     #[test]
     fn modern_messages_are_mirrored_in_headers() {

@@ -49,7 +49,7 @@ class Receiver(BaseHTTPRequestHandler):
                             "end": span.end_time_unix_nano,
                             "attributes": {kv.key: value(kv.value) for kv in span.attributes},
                             "events": [
-                                {"name": e.name, "attributes": {kv.key: value(kv.value) for kv in e.attributes}}
+                                {"name": e.name, "time": e.time_unix_nano, "attributes": {kv.key: value(kv.value) for kv in e.attributes}}
                                 for e in span.events
                             ],
                             "status": {"code": span.status.code, "message": span.status.message},

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use warden_jsonrpc::Method;
 
-use crate::pipeline::{ErrorType, Observer, Operation, SpanPlace, Target};
+use crate::pipeline::{ApprovalWait, ErrorType, Observer, Operation, SpanPlace, Target};
 
 /// What the request's task has noted so far.
 struct Noted {
@@ -26,6 +26,8 @@ struct Noted {
     id: Option<Box<str>>,
     span: Option<SpanPlace>,
     error: Option<ErrorType>,
+    /// How its approval ended (outcome, channel), and when.
+    approval: Option<(&'static str, Box<str>, Instant)>,
     recorded: bool,
 }
 
@@ -43,7 +45,7 @@ pub(crate) async fn scope(
     handling: impl Future<Output = ()>,
 ) {
     let arrived = Instant::now();
-    let noted = Noted { arrived, id: id.map(Box::from), span, error: None, recorded: false };
+    let noted = Noted { arrived, id: id.map(Box::from), span, error: None, approval: None, recorded: false };
     let noted = NOTED
         .scope(RefCell::new(noted), async {
             handling.await;
@@ -69,6 +71,11 @@ pub(crate) fn failed(code: i64) {
     let _ = NOTED.try_with(|noted| noted.borrow_mut().error = Some(ErrorType::Code(code)));
 }
 
+/// Notes how the request's approval ended: `outcome` by `channel`, now.
+pub(crate) fn approval(outcome: &'static str, channel: &str) {
+    let _ = NOTED.try_with(|noted| noted.borrow_mut().approval = Some((outcome, channel.into(), Instant::now())));
+}
+
 /// The request's span, when it is traced.
 pub(crate) fn span() -> Option<SpanPlace> {
     NOTED.try_with(|noted| noted.borrow().span.clone()).ok().flatten()
@@ -87,6 +94,11 @@ pub(crate) fn record(
 ) {
     let _ = NOTED.try_with(|noted| {
         let mut noted = noted.borrow_mut();
+        let approval = noted.approval.as_ref().map(|(outcome, channel, at)| ApprovalWait {
+            outcome,
+            channel,
+            settled_after: at.saturating_duration_since(noted.arrived),
+        });
         let operation = Operation {
             target,
             server: Some(server),
@@ -94,6 +106,7 @@ pub(crate) fn record(
             span: noted.span.as_ref(),
             request_id: noted.id.as_deref(),
             decision,
+            approval,
             ..Operation::new(method, noted.arrived.elapsed())
         };
         observer.served(&operation);

@@ -36,7 +36,9 @@ pub use approval::{
 pub use audit::{Audit, AuditFuture, Outcome, Record};
 pub use guard::{AllowAll, Call, Guard, Guards, Verdict};
 pub use item_kind::{InventoryItem, ItemKind};
-pub use observe::{ErrorType, Front, Observer, Observers, Operation, SpanContext, SpanPlace, Target, Unobserved};
+pub use observe::{
+    ApprovalWait, ErrorType, Front, Observer, Observers, Operation, SpanContext, SpanPlace, Target, Unobserved,
+};
 pub use pins::{Pins, Review, ToolDefinition};
 pub use serving::{Serving, serving};
 pub use view::{ShowAll, View};

@@ -44,6 +44,19 @@ pub struct Operation<'a> {
     /// What the guard decided (`deny`, `escalate`) and by which rule, when
     /// it stopped the request or sent it to a person.
     pub decision: Option<(&'a str, &'a str)>,
+    /// How the approval of an escalated request ended.
+    pub approval: Option<ApprovalWait<'a>>,
+}
+
+/// How an escalated request's wait for a decision ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalWait<'a> {
+    /// `approved`, `denied`, `expired` or `withdrawn`.
+    pub outcome: &'a str,
+    /// Where the decision came from (`web`, `cli`, `auto`, `elicitation`, ...).
+    pub channel: &'a str,
+    /// From the request's arrival to the decision.
+    pub settled_after: Duration,
 }
 
 impl<'a> Operation<'a> {
@@ -59,6 +72,7 @@ impl<'a> Operation<'a> {
             span: None,
             request_id: None,
             decision: None,
+            approval: None,
         }
     }
 }

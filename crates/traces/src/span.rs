@@ -75,6 +75,16 @@ pub(crate) fn encode(operation: &Operation<'_>, place: &SpanPlace, kind: Kind, s
             key_value(out, 3, "warden.policy.rule", rule);
         });
     }
+    // And how its approval ended, when the decision came.
+    if let Some(approval) = operation.approval {
+        let at = start.saturating_add(u64::try_from(approval.settled_after.as_nanos()).unwrap_or(u64::MAX)).min(end);
+        nested(&mut out, 11, |out| {
+            fixed64(out, 1, at);
+            string(out, 2, "warden.approval");
+            key_value(out, 3, "warden.approval.outcome", approval.outcome);
+            key_value(out, 3, "warden.approval.channel", approval.channel);
+        });
+    }
     // Span.status: ERROR (2) with its message, or UNSET (no field).
     if let Some(message) = &error {
         nested(&mut out, 15, |out| {

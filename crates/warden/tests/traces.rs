@@ -13,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::approvals::{approvals, call_echo, pending};
 use support::{Client, PATIENCE, fixtures, scratch_dir};
 
 const PARENT_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -319,4 +320,35 @@ fn an_http_server_gets_the_trace_context_in_its_headers_too() {
     let response = client.request("tools/call", json!({"name": "peek__peek", "arguments": {}}));
     let seen: Value = serde_json::from_str(response["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!((seen["traceparent"].clone(), seen["meta"].clone()), (Value::Null, Value::Null), "{seen}");
+}
+
+#[test]
+fn an_escalated_call_s_span_says_how_its_approval_ended() {
+    let dir = scratch_dir("traces-approval");
+    let Some(receiver) = Receiver::start(&dir) else { return };
+    let extra = format!("approval:\n  socket: {:?}\n", dir.join("approvals.sock").to_str().unwrap());
+    let config = config(&receiver, &extra).replace(
+        "    - {name: no-secrets,",
+        "    - {name: drops-need-a-human, if: {tool: [echo], args: {arg: text, contains: DROP}}, then: escalate}\n    - {name: no-secrets,",
+    );
+    let mut client = Client::serve_initialized(&config);
+    client.wait_for_tool("fx__echo");
+    let id = call_echo(&mut client, "DROP TABLE t", "tok");
+    let waiting = pending(&dir, 1);
+    let (ok, text) = approvals(&dir, &["approve", waiting[0]["id"].as_str().unwrap()]);
+    assert!(ok, "{text}");
+    assert_eq!(client.response(&id)["result"]["content"][0]["text"], "DROP TABLE t");
+    let spans = receiver.wait_for("the escalated call's span", |spans| !named(spans, "tools/call echo", 2).is_empty());
+    let span = named(&spans, "tools/call echo", 2)[0];
+    let events = span["events"].as_array().expect("events");
+    let decision = events.iter().find(|event| event["name"] == "warden.policy.decision").expect("the decision");
+    assert_eq!(decision["attributes"]["warden.policy.decision"], "escalate");
+    assert_eq!(decision["attributes"]["warden.policy.rule"], "drops-need-a-human");
+    let approval = events.iter().find(|event| event["name"] == "warden.approval").expect("the approval");
+    assert_eq!(approval["attributes"]["warden.approval.outcome"], "approved", "{span}");
+    assert_eq!(approval["attributes"]["warden.approval.channel"], "cli", "{span}");
+    let (start, at, end) = (span["start"].as_u64(), approval["time"].as_u64(), span["end"].as_u64());
+    assert!(start <= at && at <= end && decision["time"].as_u64() <= at, "the decision comes in the span: {span}");
+    assert!(span["attributes"].get("error.type").is_none(), "approved and run: {span}");
+    assert!(!named(&spans, "tools/call echo", 3).is_empty(), "then forwarded");
 }

@@ -111,6 +111,7 @@ pub(super) async fn await_approval(
     waiting.settled = true;
     drop(waiting);
     let settled = resolution.settled;
+    crate::served::approval(settled.as_str(), &resolution.channel);
     tracing::info!(session = %session.id, approval = %ticket.id, channel = %resolution.channel, by = %resolution.by, "approval {}", settled.as_str());
     let outcome = if settled == Settled::Approved { Outcome::Pending } else { Outcome::Refused };
     let audited =

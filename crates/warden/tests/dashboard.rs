@@ -230,6 +230,9 @@ async fn the_dashboard_in_chromium_shows_servers_tools_refusals_and_the_audit_tr
     let mut client = Client::serve_initialized(&config(&dir));
     let url = page_url(|| client.stderr());
     make_calls(&mut client, &dir);
+    // Text that would be markup, were it written as HTML.
+    let hostile = r#"<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>"#;
+    assert_eq!(client.call_text("fx__echo", json!({"text": hostile})), hostile);
 
     let mut browser = Browser::start(1180, 1500).await;
     browser.navigate(&format!("{url}dashboard")).await;
@@ -245,7 +248,7 @@ async fn the_dashboard_in_chromium_shows_servers_tools_refusals_and_the_audit_tr
     browser.wait_until("document.querySelector('nav a[href=\"/dashboard\"]')").await;
     browser.click("nav a[href=\"/dashboard\"]").await;
     browser.wait_until("document.querySelector('#servers .badge.ready')").await;
-    browser.wait_until("document.querySelectorAll('#audit tr.record').length >= 8").await;
+    browser.wait_until("document.querySelectorAll('#audit tr.record').length >= 9").await;
     browser.wait_until("document.querySelector('#chain.intact')").await;
 
     let servers = browser
@@ -253,12 +256,21 @@ async fn the_dashboard_in_chromium_shows_servers_tools_refusals_and_the_audit_tr
         .await;
     assert_eq!(servers, "fx,other");
     let echo = browser.eval("[...document.querySelectorAll('#tools tbody tr')].find(tr => tr.cells[0].textContent === 'echo' && tr.cells[1].textContent === 'fx').cells[2].textContent").await;
-    assert_eq!(echo, "6");
+    assert_eq!(echo, "7");
     let refused = browser.eval("[...document.querySelectorAll('#refusals tbody tr')].map(tr => tr.innerText.replace(/\\s+/g, ' ')).join('|')").await;
     assert!(refused.as_str().unwrap().contains("deny no-secrets 3"), "{refused}");
-    // Text a tool or client named is text: nothing of it became markup.
-    let scripts = browser.eval("document.querySelectorAll('script').length").await;
-    assert_eq!(scripts, 1);
+    // What a tool or client sent is text: nothing of it became markup,
+    // even opened.
+    browser.eval("document.querySelectorAll('#audit tr.record').forEach(row => row.click())").await;
+    browser.wait_until("document.querySelectorAll('#audit tr.detail:not([hidden])').length >= 9").await;
+    let shown = browser.eval("document.getElementById('audit').textContent.includes('onerror=')").await;
+    assert_eq!(shown, true, "the hostile text is shown as text");
+    let injected = browser
+        .eval("[document.querySelectorAll('img').length, document.querySelectorAll('script').length, typeof window.pwned]")
+        .await;
+    assert_eq!(injected, json!([0, 1, "undefined"]));
+    browser.eval("document.querySelectorAll('#audit tr.record').forEach(row => row.click())").await;
+    browser.wait_until("document.querySelectorAll('#audit tr.detail:not([hidden])').length === 0").await;
     browser.screenshot(&screenshot_path(&dir, "dashboard.png")).await;
 
     // Search the denials and open one: its (redacted) arguments show.

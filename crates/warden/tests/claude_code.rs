@@ -107,11 +107,23 @@ fn claude_code_calls_a_tool_through_warden_over_stdio_in_2026_07_28() {
 fn claude_code_calls_a_tool_through_warden_over_http_in_2026_07_28() {
     let dir = support::scratch_dir("claude-http");
     let api = api(&dir);
-    let warden = HttpWarden::start(&warden_config());
+    // With metrics on: what Claude Code did is counted.
+    let warden = HttpWarden::start(&format!("{}metrics: {{open: true}}\n", warden_config()));
     let mcp = serde_json::json!({"mcpServers": {"warden": {"type": "http", "url": warden.url("/mcp")}}});
     let text = claude(&dir, &api, &mcp.to_string());
     assert!(text.contains("hi from claude"), "the tool's result reached the model: {text}");
     let log = warden.stderr();
     assert!(log.contains("modern lane started"), "{log}");
     assert!(!log.contains("HTTP session started"), "no 2025 session: {log}");
+    let metrics = support::http::send(&warden.addr, "GET", "/metrics", &[], b"").body();
+    let served = metrics
+        .lines()
+        .find(|line| {
+            line.starts_with("mcp_server_operation_duration_seconds_count{")
+                && line.contains(r#"mcp_method_name="tools/call""#)
+                && line.contains(r#"server="fx""#)
+                && !line.contains("error_type")
+        })
+        .unwrap_or_else(|| panic!("no tools/call counted: {metrics}"));
+    assert!(served.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).is_some_and(|n| n >= 1), "{served}");
 }

@@ -239,7 +239,7 @@ impl Session {
     }
 
     /// Each of this session's server connections, shared ones included.
-    pub(crate) fn server_views(&self) -> Vec<ServerView> {
+    pub fn server_views(&self) -> Vec<ServerView> {
         let parts = &self.parts;
         parts
             .live_upstreams()
@@ -267,7 +267,7 @@ impl Session {
     }
 
     /// Who this session's client is.
-    pub(crate) fn client_view(&self) -> ClientView {
+    pub fn client_view(&self) -> ClientView {
         let parts = &self.parts;
         ClientView {
             front: parts.front().as_str(),
@@ -277,25 +277,12 @@ impl Session {
         }
     }
 
-    /// Each upstream's name and state (`starting`, `ready`, `down`,
-    /// `stopped`, `refused`), and whether it is shared with other sessions
-    /// (so that a count across sessions counts it once).
+    /// Each upstream's name and state (`starting`, `restarting`, `ready`,
+    /// `down`, `stopped`, `refused`; see [`Session::server_views`]), and
+    /// whether it is shared with other sessions (so that a count across
+    /// sessions counts it once).
     pub fn upstream_states(&self) -> Vec<(String, &'static str, bool)> {
-        self.parts
-            .live_upstreams()
-            .into_iter()
-            .map(|(_, upstream)| {
-                let state = match upstream.state() {
-                    UpstreamState::Starting => "starting",
-                    UpstreamState::Ready(_) => "ready",
-                    UpstreamState::Down { .. } => "down",
-                    UpstreamState::Stopped => "stopped",
-                    UpstreamState::Refused(_) => "refused",
-                };
-                let shared = self.parts.upstreams.is_shared(upstream.name());
-                (upstream.name().to_owned(), state, shared)
-            })
-            .collect()
+        self.server_views().into_iter().map(|view| (view.name, view.state, view.shared)).collect()
     }
 
     /// Stops every upstream of its own, all at once, and waits until they

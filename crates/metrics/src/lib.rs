@@ -226,7 +226,7 @@ impl Metrics {
         );
         r.register(
             "warden_upstreams",
-            "Upstream connections now, by server and state (starting, ready, down, stopped, refused); a shared server once",
+            "Upstream connections now, by server and state (starting, restarting, ready, down, stopped, refused); a shared server once",
             self.upstreams.clone(),
         );
         self

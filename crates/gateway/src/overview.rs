@@ -37,9 +37,13 @@ pub struct ClientView {
     pub principal: Option<String>,
 }
 
-/// Every server connection and client session of a front.
+/// Every server connection and client session of a front, and the
+/// servers its configuration names now.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overview {
+    /// The servers of the configuration in force, in its order (a server
+    /// no session has started yet has no connection).
+    pub configured: Vec<String>,
     /// Server connections, a shared one once, in configuration order per
     /// session.
     pub servers: Vec<ServerView>,
@@ -65,11 +69,11 @@ impl Overview {
 
     /// The overview of the stdio front's one session.
     pub fn of_session(session: &Session) -> Overview {
-        Overview::of([session])
+        Overview { configured: session.configured_servers(), ..Overview::of([session]) }
     }
 
     /// The overview of every session and 2026-07-28 lane of `front`.
     pub fn of_front(front: &HttpFront) -> Overview {
-        Overview::of(&front.sessions())
+        Overview { configured: front.configured_servers(), ..Overview::of(&front.sessions()) }
     }
 }

@@ -266,6 +266,12 @@ impl Session {
             .collect()
     }
 
+    /// The servers the session's configuration names now (reloads
+    /// included), in its order.
+    pub fn configured_servers(&self) -> Vec<String> {
+        self.parts.surface.config.load().servers.keys().cloned().collect()
+    }
+
     /// Who this session's client is.
     pub fn client_view(&self) -> ClientView {
         let parts = &self.parts;

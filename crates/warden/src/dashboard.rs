@@ -35,8 +35,6 @@ enum Served {
 /// The [`Dashboard`] of this process.
 pub struct ProcessDashboard {
     served: Served,
-    /// The configured servers, shown even before a session starts them.
-    configured: Vec<String>,
     metrics: Arc<Metrics>,
     history: Mutex<History>,
     started: Instant,
@@ -68,7 +66,6 @@ fn show(board: Option<&Arc<Board>>, config: &warden_config::Config, metrics: Opt
     let now = Instant::now();
     let dashboard = Arc::new(ProcessDashboard {
         served,
-        configured: config.servers.keys().cloned().collect(),
         metrics: metrics.clone(),
         history: Mutex::new(History::new(now, WINDOWS[1].1)),
         started: now,
@@ -126,7 +123,7 @@ impl Dashboard for ProcessDashboard {
             .collect();
         json!({
             "uptimeSecs": self.started.elapsed().as_secs(),
-            "servers": servers_json(&self.configured, &overview.servers),
+            "servers": servers_json(&overview.configured, &overview.servers),
             "clients": clients,
             "rates": {
                 "spanSecs": last_minute.span.as_secs(),

@@ -191,11 +191,8 @@ fn the_status_the_audit_search_and_warden_status_show_what_warden_did() {
 #[test]
 fn over_http_each_session_and_its_client_is_listed() {
     let dir = scratch_dir("dashboard-http");
-    let config = format!(
-        "{}approval:\n  socket: {:?}\n",
-        fixtures(&[("fx", &[])], ""),
-        dir.join("approvals.sock").to_str().unwrap()
-    );
+    let approval = format!("approval:\n  socket: {:?}\n", dir.join("approvals.sock").to_str().unwrap());
+    let config = format!("{}{approval}", fixtures(&[("fx", &[])], ""));
     let warden = HttpWarden::start(&config);
     let socket = dir.join("approvals.sock");
     let (ok, before) = warden_status(&["--socket", socket.to_str().unwrap(), "--json"]);
@@ -222,6 +219,22 @@ fn over_http_each_session_and_its_client_is_listed() {
         assert!(Instant::now() < deadline, "never two sessions with fx ready: {status}");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+
+    // A server added by a reload is listed, one removed is not.
+    std::fs::write(&warden.config_path, format!("{}{approval}", fixtures(&[("more", &[])], ""))).unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (ok, text) = warden_status(&["--socket", socket.to_str().unwrap(), "--json"]);
+        assert!(ok, "{text}");
+        let status: Value = serde_json::from_str(&text).unwrap();
+        let names: Vec<&str> =
+            status["servers"].as_array().unwrap().iter().filter_map(|s| s["name"].as_str()).collect();
+        if names == ["more"] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the reload never showed: {status}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -244,9 +257,11 @@ async fn the_dashboard_in_chromium_shows_servers_tools_refusals_and_the_audit_tr
     browser.type_text(TOKEN).await;
     browser.wait_until(&format!("document.getElementById('token').value === '{TOKEN}'")).await;
     browser.click("button[type=submit]").await;
-    // The login lands on the approval page; its navigation leads here.
+    // The login lands on the approval page, whose navigation leads here
+    // (followed by URL: a click while the page still lays out can miss).
     browser.wait_until("document.querySelector('nav a[href=\"/dashboard\"]')").await;
-    browser.click("nav a[href=\"/dashboard\"]").await;
+    browser.navigate(&format!("{url}dashboard")).await;
+    browser.wait_until("document.querySelector('nav a[aria-current=page][href=\"/dashboard\"]')").await;
     browser.wait_until("document.querySelector('#servers .badge.ready')").await;
     browser.wait_until("document.querySelectorAll('#audit tr.record').length >= 9").await;
     browser.wait_until("document.querySelector('#chain.intact')").await;
@@ -275,9 +290,11 @@ async fn the_dashboard_in_chromium_shows_servers_tools_refusals_and_the_audit_tr
 
     // Search the denials and open one: its (redacted) arguments show.
     browser.eval("document.querySelector('select[name=decision]').value = 'deny'").await;
-    browser.click("#audit-form button[type=submit]").await;
+    // DOM clicks from here: a mouse click lands wherever the layout is at
+    // that instant, and the table grows as results arrive.
+    browser.eval("document.querySelector('#audit-form button[type=submit]').click()").await;
     browser.wait_until("document.querySelectorAll('#audit tr.record').length === 3").await;
-    browser.click("#audit tr.record button.expand").await;
+    browser.eval("document.querySelector('#audit tr.record button.expand').click()").await;
     browser.wait_until("document.querySelector('#audit tr.detail:not([hidden])')").await;
     let shown = browser.eval("document.querySelector('#audit tr.detail:not([hidden]) pre').textContent").await;
     assert!(shown.as_str().unwrap().contains("\"text\": \"my SECRET\""), "{shown}");

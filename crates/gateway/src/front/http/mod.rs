@@ -266,6 +266,20 @@ impl HttpFront {
         self.front.connections.len()
     }
 
+    /// The servers the configuration in force names (the hub's, or every
+    /// per-server endpoint's), in its order.
+    pub fn configured_servers(&self) -> Vec<String> {
+        let endpoints = warden_sync::read(&self.front.endpoints);
+        match &endpoints.hub {
+            Some(config) => config.servers.keys().cloned().collect(),
+            None => {
+                let mut names: Vec<String> = endpoints.per_server.keys().cloned().collect();
+                names.sort();
+                names
+            }
+        }
+    }
+
     /// Every live session: the 2025 sessions and the 2026-07-28 lanes'.
     pub fn sessions(&self) -> Vec<Session> {
         let mut sessions: Vec<Session> = self.front.sessions.all().iter().map(|entry| entry.session.clone()).collect();

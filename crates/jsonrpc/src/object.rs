@@ -67,8 +67,21 @@ impl<'a> Members<'a> {
     /// the kept ones with their values byte for byte, then `replaced`
     /// members' new values in place of old ones.
     pub fn render(&self, extra: &[(&str, &str)], replaced: &[(&str, &str)]) -> String {
-        let mut out =
-            String::with_capacity(64 + self.entries.iter().map(|(k, v)| k.len() + v.get().len() + 4).sum::<usize>());
+        let mut out = String::with_capacity(self.rendered_len(extra));
+        self.render_into(&mut out, extra, replaced);
+        out
+    }
+
+    /// About how long [`render`](Members::render) makes the object (a
+    /// capacity that rarely needs to grow).
+    pub fn rendered_len(&self, extra: &[(&str, &str)]) -> usize {
+        let extra: usize = extra.iter().map(|(k, v)| k.len() + v.len() + 4).sum();
+        2 + extra + self.entries.iter().map(|(k, v)| k.len() + v.get().len() + 4).sum::<usize>()
+    }
+
+    /// [`render`](Members::render), appended to `out`: a message built
+    /// around the object takes it without a copy.
+    pub fn render_into(&self, out: &mut String, extra: &[(&str, &str)], replaced: &[(&str, &str)]) {
         out.push('{');
         let mut first = true;
         let mut push = |out: &mut String, key: &str, value: &str| {
@@ -82,15 +95,14 @@ impl<'a> Members<'a> {
         };
         for (key, value) in extra {
             if !self.contains(key) {
-                push(&mut out, key, value);
+                push(out, key, value);
             }
         }
         for (key, value) in &self.entries {
             let value = replaced.iter().find(|(name, _)| name == key).map_or(value.get(), |(_, new)| new);
-            push(&mut out, key, value);
+            push(out, key, value);
         }
         out.push('}');
-        out
     }
 }
 

@@ -115,6 +115,9 @@ pub fn unenveloped(text: String) -> String {
     if !PREFIX.is_in(&text) {
         return text;
     }
+    if let Some(copy) = without_envelope_keys(&text) {
+        return copy;
+    }
     rewrite_meta(&text, |meta| match meta {
         Some(mut meta) => {
             meta.remove_where(|key| key.starts_with(PROTOCOL_PREFIX));
@@ -123,6 +126,27 @@ pub fn unenveloped(text: String) -> String {
         None => "{}".to_owned(),
     })
     .unwrap_or(text)
+}
+
+/// The usual request for a 2025-era server in one copy: its `params._meta`
+/// (an object, named once) without the envelope keys, every byte outside
+/// `_meta` as it was. `None` when the request is not that simple.
+fn without_envelope_keys(text: &str) -> Option<String> {
+    let message = Members::parse(text).ok()?;
+    message.get("method")?;
+    let params = Members::parse(message.get("params")?).ok()?;
+    if params.keys().filter(|key| *key == "_meta").nth(1).is_some() {
+        return None;
+    }
+    let old = params.get("_meta")?;
+    let mut meta = Members::parse(old).ok()?;
+    meta.remove_where(|key| key.starts_with(PROTOCOL_PREFIX));
+    let at = span_in(text, old);
+    let mut copy = String::with_capacity(text.len());
+    copy.push_str(&text[..at.start]);
+    meta.render_into(&mut copy, &[], &[]);
+    copy.push_str(&text[at.end..]);
+    Some(copy)
 }
 
 /// `text` (a request) with `params._meta` replaced by what `change` makes
@@ -236,5 +260,14 @@ mod tests {
         );
         let plain = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
         assert_eq!(unenveloped(plain.into()), plain);
+        // Outside `_meta`, every byte stays, spaces included.
+        let spaced = r#"{ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "t", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": [1, 2]} } }"#;
+        assert_eq!(
+            unenveloped(spaced.into()),
+            r#"{ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "t", "_meta": {"k":[1, 2]} } }"#
+        );
+        // A `_meta` named twice goes the long way: neither keeps the envelope.
+        let twice = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/a":1},"_meta":{"io.modelcontextprotocol/b":2}}}"#;
+        assert!(!unenveloped(twice.into()).contains("io.modelcontextprotocol/"));
     }
 }

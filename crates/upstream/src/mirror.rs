@@ -3,6 +3,8 @@
 //! tool argument whose schema property is annotated `x-mcp-header`, and the
 //! encoding every mirrored value uses.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 /// A header value as 2026-07-28 writes it: as it is when it is plain
@@ -21,15 +23,16 @@ pub fn header_value(value: &str) -> String {
     }
 }
 
-/// A header value in the clear: decoded from `=?base64?…?=`, else as it is.
-pub fn decode_header_value(value: &str) -> Option<String> {
+/// A header value in the clear: decoded from `=?base64?…?=`, else as it is
+/// (borrowed: most values are plain).
+pub fn decode_header_value(value: &str) -> Option<Cow<'_, str>> {
     match value.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
         Some(encoded) => {
             use base64::Engine;
             let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).ok()?;
-            String::from_utf8(bytes).ok()
+            String::from_utf8(bytes).ok().map(Cow::Owned)
         }
-        None => Some(value.to_owned()),
+        None => Some(Cow::Borrowed(value)),
     }
 }
 

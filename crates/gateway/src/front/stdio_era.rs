@@ -133,7 +133,7 @@ impl StdioEra {
         };
         let (lane, to_client) = (lane.clone(), self.to_client.clone());
         let task = tokio::spawn(async move {
-            let mut reply = lane.serve(frame, &envelope).await;
+            let mut reply = lane.serve(&frame, &envelope).await;
             while let Some(piece) = reply.next().await {
                 let (ReplyMessage::Note(text) | ReplyMessage::Last(text)) = piece;
                 if to_client.send(text).is_err() {

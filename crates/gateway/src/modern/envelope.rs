@@ -1,6 +1,8 @@
 //! The per-request envelope of 2026-07-28: `params._meta` names the
 //! revision, the client's capabilities and who it is, on every request.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use warden_jsonrpc::{ErrorCode, Frame, Members, Text, json_string};
@@ -11,8 +13,9 @@ use super::{MODERN_VERSIONS, meta};
 /// What a modern request says about its client.
 #[derive(Debug, Clone, Default)]
 pub struct Envelope {
-    /// The revision the request is written in.
-    pub version: String,
+    /// The revision the request is written in (one of Warden's own, unless
+    /// [`check_version`](Envelope::check_version) refuses it).
+    pub version: Cow<'static, str>,
     /// What the client can do for this request.
     pub capabilities: Capabilities,
     /// Whether the client asked for log messages (a log level): without
@@ -142,15 +145,24 @@ impl Envelope {
     /// capabilities are required (whether Warden speaks that version is
     /// [`check_version`](Envelope::check_version)'s call).
     pub fn read(frame: &Frame) -> Result<Envelope, EnvelopeError> {
-        let params = frame.params().ok_or_else(|| EnvelopeError::invalid("params with _meta are required"))?;
-        let params = Members::parse(params).map_err(|_| EnvelopeError::invalid("params must be an object"))?;
-        let meta = once(&params, "params", "_meta")?.ok_or_else(|| {
+        Envelope::of_params(&params_of(frame)?)
+    }
+
+    /// [`read`](Envelope::read) from params already read as members, for a
+    /// caller that reads other members of them too (one parse for both).
+    pub fn of_params(params: &Members<'_>) -> Result<Envelope, EnvelopeError> {
+        let meta = once(params, "params", "_meta")?.ok_or_else(|| {
             EnvelopeError::invalid(format!("params._meta is required (with {})", meta::PROTOCOL_VERSION))
         })?;
         let meta = Members::parse(meta).map_err(|_| EnvelopeError::invalid("params._meta must be an object"))?;
-        let version: String = once(&meta, "params._meta", meta::PROTOCOL_VERSION)?
+        let version: Text = once(&meta, "params._meta", meta::PROTOCOL_VERSION)?
             .and_then(|raw| serde_json::from_str(raw).ok())
             .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::PROTOCOL_VERSION)))?;
+        // Warden's own revisions are named by its constants: nothing to copy.
+        let version = match MODERN_VERSIONS.iter().copied().find(|known| *known == &*version) {
+            Some(known) => Cow::Borrowed(known),
+            None => Cow::Owned(version.0.into_owned()),
+        };
         let capabilities = once(&meta, "params._meta", meta::CLIENT_CAPABILITIES)?
             .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::CLIENT_CAPABILITIES)))?;
         let capabilities = serde_json::from_str::<ClientCapabilities>(capabilities)
@@ -163,6 +175,13 @@ impl Envelope {
         let logs = meta.get(meta::LOG_LEVEL).is_some_and(|raw| serde_json::from_str::<Text>(raw).is_ok());
         Ok(Envelope { version, capabilities, logs })
     }
+}
+
+/// A modern request's params as members; refused as [`Envelope::read`]
+/// refuses them when there are none or they are not an object.
+pub fn params_of(frame: &Frame) -> Result<Members<'_>, EnvelopeError> {
+    let params = frame.params().ok_or_else(|| EnvelopeError::invalid("params with _meta are required"))?;
+    Members::parse(params).map_err(|_| EnvelopeError::invalid("params must be an object"))
 }
 
 /// Member `key` of `members` (an object at `at`), refused when named twice:
@@ -179,7 +198,7 @@ fn once<'a>(members: &Members<'a>, at: &str, key: &str) -> Result<Option<&'a str
 impl Envelope {
     /// Refuses a revision Warden does not speak.
     pub fn check_version(&self) -> Result<(), EnvelopeError> {
-        if MODERN_VERSIONS.contains(&self.version.as_str()) { Ok(()) } else { Err(unsupported(&self.version)) }
+        if MODERN_VERSIONS.contains(&&*self.version) { Ok(()) } else { Err(unsupported(&self.version)) }
     }
 }
 

@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
-use warden_jsonrpc::{Frame, Members, Needle, json_string};
+use warden_jsonrpc::{Frame, Members, Method, Needle, json_string};
 
 use super::envelope::Capabilities;
 use super::reply::ReplyMessage;
@@ -46,10 +46,12 @@ pub(super) struct Round {
 
 /// A modern request in a lane.
 pub(super) struct Exchange {
+    /// The number of its id inside the lane: its key in the lane's map.
+    pub key: u64,
     /// Its id inside the lane (JSON text).
     pub internal: String,
     /// Its method.
-    pub method: String,
+    pub method: Method,
     /// Its params, kept for [`Exchange::digest`] (methods that may need
     /// input only).
     params: Option<String>,
@@ -76,8 +78,9 @@ pub(super) enum Resumed {
 }
 
 impl Exchange {
-    pub fn new(internal: String, method: String, params: Option<String>, round: Round) -> Arc<Exchange> {
+    pub fn new(key: u64, internal: String, method: Method, params: Option<String>, round: Round) -> Arc<Exchange> {
         Arc::new(Exchange {
+            key,
             internal,
             method,
             params,
@@ -89,7 +92,7 @@ impl Exchange {
     /// What a `requestState` of this request binds: its method, name or URI
     /// and arguments (hashed only for a request that gets input).
     pub fn digest(&self) -> &str {
-        self.digest.get_or_init(|| binding(&self.method, self.params.as_deref()))
+        self.digest.get_or_init(|| binding(self.method.as_str(), self.params.as_deref()))
     }
 
     fn lock(&self) -> MutexGuard<'_, ExchangeState> {
@@ -104,11 +107,11 @@ impl Exchange {
     /// The final answer (a 2025-era response for the lane's id), rewritten
     /// by `finish` for the client. Returns false when parked: the answer
     /// waits for the retry.
-    pub fn finish(&self, text: String, finish: impl Fn(&str, &str) -> String) -> bool {
+    pub fn finish(&self, text: String, finish: impl FnOnce(String, &str) -> String) -> bool {
         let mut state = self.lock();
         match state.round.to_client.take() {
             Some(to_client) => {
-                let _ = to_client.send(ReplyMessage::Last(finish(&text, &state.round.client_id)));
+                let _ = to_client.send(ReplyMessage::Last(finish(text, &state.round.client_id)));
                 true
             }
             None => {

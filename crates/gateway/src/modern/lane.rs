@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use warden_jsonrpc::{
-    ErrorCode, Frame, Kind, Members, Needle, error_response, json_string, notification, result_response,
+    ErrorCode, Frame, Kind, Members, Method, Needle, error_response, json_string, notification, result_response,
 };
 
 use super::envelope::Envelope;
@@ -49,8 +49,9 @@ pub(super) struct Inner {
     /// Random: a `requestState` is valid only in the lane that issued it.
     pub(super) id: String,
     pub(super) session: Session,
-    /// Requests in flight or parked, by their id inside the lane.
-    pub(super) exchanges: Mutex<HashMap<String, Arc<Exchange>>>,
+    /// Requests in flight or parked, by the number of their id inside the
+    /// lane (see [`exchange_key`]).
+    pub(super) exchanges: Mutex<HashMap<u64, Arc<Exchange>>>,
     pub(super) listeners: Listeners,
     /// Resource URIs subscribed upstream for listen streams, with counts.
     pub(super) subscribed: Mutex<HashMap<String, usize>>,
@@ -144,23 +145,23 @@ impl Lane {
     }
 
     /// Serves one modern request whose envelope was checked.
-    pub async fn serve(&self, frame: Frame, envelope: &Envelope) -> Reply {
+    pub async fn serve(&self, frame: &Frame, envelope: &Envelope) -> Reply {
         *lock(&self.inner.last_used) = Instant::now();
         let id = frame.id().unwrap_or("null").to_owned();
-        let method = frame.method().map(|method| method.as_str().to_owned()).unwrap_or_default();
+        let method = frame.method().cloned().unwrap_or_else(|| Method::Other("".into()));
         match method.as_str() {
             "server/discover" => Reply::done(discover::answer(&id)),
-            "subscriptions/listen" => self.inner.listen(&frame, id).await,
+            "subscriptions/listen" => self.inner.listen(frame, id).await,
             removed if REMOVED.contains(&removed) => Reply::done(error_response(
                 Some(&id),
                 ErrorCode::MethodNotFound,
                 &format!("Method not found: {removed} is not part of MCP 2026-07-28"),
                 None,
             )),
-            "tools/call" | "prompts/get" | "resources/read" if has_member(&frame, "requestState") => {
-                self.inner.retry(&frame, envelope, id, &method)
+            "tools/call" | "prompts/get" | "resources/read" if has_member(frame, "requestState") => {
+                self.inner.retry(frame, envelope, id, method.as_str())
             }
-            _ => self.inner.start(&frame, envelope, id, method),
+            _ => self.inner.start(frame, envelope, id, method),
         }
     }
 
@@ -173,11 +174,11 @@ impl Lane {
 impl Inner {
     /// Routes one message of the session.
     fn deliver(self: &Arc<Self>, message: Outbound) {
-        let exchange = message.request.as_ref().and_then(|request| lock(&self.exchanges).get(request).cloned());
+        let key = message.request.as_deref().and_then(exchange_key);
+        let exchange = key.and_then(|key| lock(&self.exchanges).get(&key).cloned());
         let Some(exchange) = exchange else { return self.unrouted(message.text) };
         if message.is_response {
-            let method = exchange.method.clone();
-            if exchange.finish(message.text, |text, id| results::complete(text, id, &method)) {
+            if exchange.finish(message.text, |text, id| results::complete(text, id, exchange.method.as_str())) {
                 self.forget(&exchange);
             }
             return;
@@ -228,10 +229,10 @@ impl Inner {
     /// An upstream asks the client something during `exchange`'s call.
     fn ask(self: &Arc<Self>, exchange: &Arc<Exchange>, frame: Frame, method: &str) {
         let id = frame.id().unwrap_or("null").to_owned();
-        if !may_need_input(&exchange.method) {
+        if !may_need_input(exchange.method.as_str()) {
             let message = format!(
                 "{method} cannot be asked during {}: only calls, prompts and reads take input",
-                exchange.method
+                exchange.method.as_str()
             );
             self.session.handle(error_response(Some(&id), ErrorCode::MethodNotFound, &message, None));
             return;
@@ -281,9 +282,10 @@ impl Inner {
     }
 
     /// A new request: into the session under a lane id.
-    fn start(self: &Arc<Self>, frame: &Frame, envelope: &Envelope, client_id: String, method: String) -> Reply {
-        let internal = format!("\"wm{}\"", self.next.fetch_add(1, Ordering::Relaxed));
-        let Some(inner_frame) = inner_request(frame, &internal, &method) else {
+    fn start(self: &Arc<Self>, frame: &Frame, envelope: &Envelope, client_id: String, method: Method) -> Reply {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        let internal = format!("\"wm{key}\"");
+        let Some(inner_frame) = inner_request(frame, &internal, method.as_str()) else {
             let message = "params must be an object";
             return Reply::done(error_response(Some(&client_id), ErrorCode::InvalidParams, message, None));
         };
@@ -296,12 +298,12 @@ impl Inner {
             progress_token: progress_token_of(frame.params()),
             generation: 0,
         };
-        let params = frame.params().filter(|_| may_need_input(&method)).map(str::to_owned);
-        let exchange = Exchange::new(internal.clone(), method.clone(), params, round);
-        lock(&self.exchanges).insert(internal, exchange.clone());
+        let params = frame.params().filter(|_| may_need_input(method.as_str())).map(str::to_owned);
+        let exchange = Exchange::new(key, internal, method, params, round);
+        lock(&self.exchanges).insert(key, exchange.clone());
         let work = self.session.request_work(inner_frame);
         let cancel = DropCancel::Round { lane: Arc::downgrade(self), exchange, generation: 0 };
-        Reply::new(pieces, Some(work), Some(Box::new(cancel)))
+        Reply::new(pieces, Some(work), Some(cancel))
     }
 
     /// A retry carrying `requestState`: the parked request goes on.
@@ -314,9 +316,12 @@ impl Inner {
         let state = params.get("requestState").and_then(|raw| serde_json::from_str::<String>(raw).ok());
         let opened = state.as_deref().map(|state| self.sealer.open(state));
         let Some(Ok(state)) = opened else { return invalid("Invalid or expired requestState") };
-        let exchange = lock(&self.exchanges).get(&state.exchange).cloned();
+        let exchange = exchange_key(&state.exchange).and_then(|key| lock(&self.exchanges).get(&key).cloned());
         let Some(exchange) = exchange.filter(|exchange| {
-            state.lane == self.id && exchange.method == method && exchange.digest() == binding(method, frame.params())
+            state.lane == self.id
+                && exchange.internal == state.exchange
+                && exchange.method.as_str() == method
+                && exchange.digest() == binding(method, frame.params())
         }) else {
             return invalid("Invalid or expired requestState");
         };
@@ -333,7 +338,7 @@ impl Inner {
         match exchange.resume(round, responses.as_ref(), state.round) {
             Err(why) => invalid(why),
             Ok((Resumed::Finished(answer), _)) => {
-                let _ = to_client.send(ReplyMessage::Last(results::complete(&answer, &client_id, method)));
+                let _ = to_client.send(ReplyMessage::Last(results::complete(answer, &client_id, method)));
                 self.forget(&exchange);
                 Reply::new(pieces, None, None)
             }
@@ -345,7 +350,7 @@ impl Inner {
                 // What is still unanswered is asked again at once.
                 self.park(&exchange);
                 let cancel = DropCancel::Round { lane: Arc::downgrade(self), exchange, generation };
-                Reply::new(pieces, None, Some(Box::new(cancel)))
+                Reply::new(pieces, None, Some(cancel))
             }
         }
     }
@@ -355,7 +360,7 @@ impl Inner {
         let id = format!("\"wi{}\"", self.next.fetch_add(1, Ordering::Relaxed));
         let envelope = Envelope::default();
         match Frame::parse(warden_jsonrpc::request(&id, method, Some(params))) {
-            Ok(frame) => self.start(&frame, &envelope, id, method.to_owned()),
+            Ok(frame) => self.start(&frame, &envelope, id, Method::parse(method)),
             Err(_) => Reply::done(error_response(Some(&id), ErrorCode::InternalError, "cannot build", None)),
         }
     }
@@ -368,7 +373,7 @@ impl Inner {
     }
 
     fn forget(&self, exchange: &Exchange) {
-        lock(&self.exchanges).remove(&exchange.internal);
+        lock(&self.exchanges).remove(&exchange.key);
     }
 }
 
@@ -401,6 +406,13 @@ impl Drop for DropCancel {
             }
         }
     }
+}
+
+/// The key of an exchange from its id inside the lane (`"wm7"`, `"wi8"`:
+/// one counter numbers both).
+fn exchange_key(internal: &str) -> Option<u64> {
+    let number = internal.strip_prefix("\"w")?.strip_suffix('"')?;
+    number.strip_prefix('m').or_else(|| number.strip_prefix('i'))?.parse().ok()
 }
 
 /// The change notifications listen streams carry.

@@ -37,7 +37,7 @@ impl Inner {
         }
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         self.listeners.add(key, subscription, filter, to_client);
-        Reply::new(pieces, None, Some(Box::new(DropCancel::Listen { lane: Arc::downgrade(self), key })))
+        Reply::new(pieces, None, Some(DropCancel::Listen { lane: Arc::downgrade(self), key }))
     }
 
     /// Subscribes the session to `uri` for listen streams; true if some

@@ -2,6 +2,7 @@
 
 use tokio::sync::mpsc;
 
+use super::lane::DropCancel;
 use crate::work::Work;
 
 /// One message of a modern request's answer.
@@ -25,8 +26,8 @@ pub struct Reply {
     pub(super) pieces: mpsc::UnboundedReceiver<ReplyMessage>,
     pub(super) work: Option<Work>,
     /// Dropped with the reply: undoes what an unfinished request leaves
-    /// behind (the lane's `DropCancel`).
-    pub(super) _undo: Option<Box<dyn Send>>,
+    /// behind.
+    pub(super) _undo: Option<DropCancel>,
 }
 
 impl Reply {
@@ -35,7 +36,7 @@ impl Reply {
     pub(super) fn new(
         pieces: mpsc::UnboundedReceiver<ReplyMessage>,
         work: Option<Work>,
-        undo: Option<Box<dyn Send>>,
+        undo: Option<DropCancel>,
     ) -> Reply {
         Reply { pieces, work, _undo: undo }
     }

@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use warden_jsonrpc::{Frame, Kind, Members, Needle, json_string};
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, Needle, error_response, json_string};
 
 use super::meta;
 
@@ -33,22 +33,35 @@ fn cacheable(method: &str) -> bool {
 /// The 2025-era answer `text` to a request of `method`, rewritten for a
 /// modern client whose request id is `id`. Only the envelope changes; the
 /// result's own members keep their bytes.
-pub fn complete(text: &str, id: &str, method: &str) -> String {
-    let Ok(frame) = Frame::parse(text) else { return text.to_owned() };
+pub fn complete(text: impl Into<String>, id: &str, method: &str) -> String {
+    // The session writes what it answers: a message it cannot read again
+    // is Warden's own fault, said as one rather than passed on.
+    let Ok(frame) = Frame::parse(text) else {
+        return error_response(Some(id), ErrorCode::InternalError, "the answer could not be read", None);
+    };
     match frame.kind() {
         Kind::Response => {
             let Some(result) = frame.payload().and_then(|payload| Members::parse(payload).ok()) else {
                 return frame.with_id(id);
             };
-            warden_jsonrpc::result_response(id, &modern_result(&result, method))
+            // The message is written around the result: one allocation.
+            const HEAD: &str = r#"{"jsonrpc":"2.0","id":"#;
+            let mut out = String::with_capacity(HEAD.len() + id.len() + 12 + result.rendered_len(&[]) + 160);
+            out.push_str(HEAD);
+            out.push_str(id);
+            out.push_str(r#","result":"#);
+            push_modern_result(&mut out, &result, method);
+            out.push('}');
+            out
         }
         Kind::ErrorResponse => modern_error(&frame, id),
         _ => frame.with_id(id),
     }
 }
 
-/// A result with `resultType`, caching fields and Warden's `serverInfo`.
-pub fn modern_result(result: &Members, method: &str) -> String {
+/// A result with `resultType`, caching fields and Warden's `serverInfo`,
+/// appended to `out`.
+fn push_modern_result(out: &mut String, result: &Members, method: &str) {
     const COMPLETE: (&str, &str) = ("resultType", r#""complete""#);
     const UNCACHED: [(&str, &str); 2] = [("ttlMs", "0"), ("cacheScope", r#""private""#)];
     let cacheable = cacheable(method);
@@ -56,12 +69,12 @@ pub fn modern_result(result: &Members, method: &str) -> String {
         Some(own) => {
             let meta = with_server_info(own);
             let extra: &[_] = if cacheable { &[COMPLETE, UNCACHED[0], UNCACHED[1]] } else { &[COMPLETE] };
-            result.render(extra, &[("_meta", &meta)])
+            result.render_into(out, extra, &[("_meta", &meta)]);
         }
         None => {
             let meta = ("_meta", META.as_str());
             let extra: &[_] = if cacheable { &[COMPLETE, UNCACHED[0], UNCACHED[1], meta] } else { &[COMPLETE, meta] };
-            result.render(extra, &[])
+            result.render_into(out, extra, &[]);
         }
     }
 }

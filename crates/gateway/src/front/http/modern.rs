@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use warden_config::Config;
-use warden_jsonrpc::{ErrorCode, Frame, Kind, Members};
+use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, Text};
 use warden_upstream::mirror;
 
 use super::access::Caller;
@@ -25,13 +25,15 @@ use crate::modern::{self, Envelope, EnvelopeError, Reply, ReplyMessage};
 /// it names a revision after the handshake-based ones and opens no session
 /// (a modern request whose envelope is missing is refused as one).
 pub(super) fn is_modern(headers: &HeaderMap, frame: &Frame) -> bool {
-    if modern::is_modern(frame) || frame.method().is_some_and(|method| method.as_str() == "server/discover") {
-        return true;
-    }
+    // The headers first: a modern client names its revision there, and then
+    // the body need not be read to know.
     let version = header_text(headers, "mcp-protocol-version");
     let opens_session = headers.contains_key(SESSION_HEADER)
         || frame.method().is_some_and(|method| *method == warden_jsonrpc::Method::Initialize);
-    version.is_some_and(|version| !modern::is_2025_era_version(version)) && !opens_session
+    if version.is_some_and(|version| !modern::is_2025_era_version(version)) && !opens_session {
+        return true;
+    }
+    modern::is_modern(frame) || frame.method().is_some_and(|method| method.as_str() == "server/discover")
 }
 
 /// Serves one modern POST.
@@ -48,38 +50,39 @@ pub(super) async fn post(
         // 2026-07-28 defines no client notifications over HTTP: accepted, ignored.
         return Ok(StatusCode::ACCEPTED.into_response());
     }
-    let id = frame.id().unwrap_or("null").to_owned();
+    let id = frame.id().unwrap_or("null");
     let envelope = match check(headers, &frame) {
         Ok(envelope) => envelope,
         Err(err) => {
-            let body = err.response(Some(&id));
+            let body = err.response(Some(id));
             return Ok((StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response());
         }
     };
     if frame.method().is_some_and(|method| method.as_str() == "server/discover") {
         // No lane (and no server process) for a client that only probes:
         // it may fall back to initialize.
-        return Ok(answer(crate::modern::discover::answer(&id), json));
+        return Ok(answer(crate::modern::discover::answer(id), json));
     }
-    let lane = front.lane(scope, config, caller, headers, &frame).await.map_err(|refusal| refusal.for_id(Some(&id)))?;
+    let lane = front.lane(scope, config, caller, headers, &frame).await.map_err(|refusal| refusal.for_id(Some(id)))?;
     if let Err(err) = check_params(headers, &frame, &lane).await {
-        let body = err.response(Some(&id));
+        let body = err.response(Some(id));
         return Ok((StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response());
     }
-    let mut reply = lane.serve(frame, &envelope).await;
+    let mut reply = lane.serve(&frame, &envelope).await;
     match reply.next().await {
         Some(ReplyMessage::Last(text)) => Ok(answer(text, json)),
         Some(ReplyMessage::Note(first)) => Ok(stream(first, reply, front.keep_alive())),
         None => {
-            Err(Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "the request ended without an answer")
-                .for_id(Some(&id)))
+            Err(Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "the request ended without an answer").for_id(Some(id)))
         }
     }
 }
 
-/// The envelope, once it and the headers that mirror it agree.
+/// The envelope, once it and the headers that mirror it agree. The params
+/// are read once, for the envelope and the member `Mcp-Name` mirrors.
 fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> {
-    let envelope = Envelope::read(frame)?;
+    let params = modern::envelope::params_of(frame)?;
+    let envelope = Envelope::of_params(&params)?;
     let mismatch = |message: String| EnvelopeError { code: ErrorCode::HeaderMismatch, message, data: None };
     match header_text(headers, "mcp-protocol-version") {
         None => return Err(mismatch("Header mismatch: the MCP-Protocol-Version header is required".into())),
@@ -104,19 +107,16 @@ fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> 
     }
     if matches!(method, "tools/call" | "prompts/get" | "resources/read") {
         let key = if method == "resources/read" { "uri" } else { "name" };
-        let body = frame
-            .params()
-            .and_then(|params| Members::parse(params).ok())
-            .and_then(|params| params.get(key).and_then(|raw| serde_json::from_str::<String>(raw).ok()));
+        let body = params.get(key).and_then(|raw| serde_json::from_str::<Text>(raw).ok());
         let Some(value) = header_text(headers, "mcp-name") else {
             return Err(mismatch(format!("Header mismatch: the Mcp-Name header is required for {method}")));
         };
         let decoded = mirror::decode_header_value(value)
             .ok_or_else(|| mismatch("Header mismatch: Mcp-Name is not valid".into()))?;
-        if body.as_deref() != Some(decoded.as_str()) {
+        if body.as_deref() != Some(&*decoded) {
             return Err(mismatch(format!(
                 "Header mismatch: Mcp-Name header value '{decoded}' does not match body value '{}'",
-                body.unwrap_or_default()
+                body.as_deref().unwrap_or_default()
             )));
         }
     }

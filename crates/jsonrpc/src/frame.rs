@@ -51,17 +51,60 @@ pub struct FrameError {
 }
 
 impl FrameError {
-    fn new(code: ErrorCode, message: impl Into<String>, id: Option<&RawValue>) -> Self {
-        FrameError {
-            code,
-            message: message.into(),
-            id: id.filter(|raw| is_valid_id(raw.get())).map(|raw| raw.get().to_owned()),
-        }
+    fn new(code: ErrorCode, message: impl Into<String>, id: Option<&str>) -> Self {
+        FrameError { code, message: message.into(), id: id.filter(|raw| is_valid_id(raw)).map(str::to_owned) }
     }
 }
 
-#[derive(Deserialize)]
+/// The members of a message that make its envelope, as JSON text (the
+/// method decoded), each present even when `null`.
+#[derive(Default)]
 struct Envelope<'a> {
+    jsonrpc: Option<&'a str>,
+    id: Option<&'a str>,
+    method: Option<Text<'a>>,
+    params: Option<&'a str>,
+    result: Option<&'a str>,
+    error: Option<&'a str>,
+}
+
+impl<'a> Envelope<'a> {
+    /// The envelope read by the allocation-free scan; `None` when serde_json
+    /// must decide (a member named twice, a method that is not a plain
+    /// string, anything the scan declines).
+    fn scanned(text: &'a str) -> Option<Envelope<'a>> {
+        let mut envelope = Envelope::default();
+        let mut twice = false;
+        let mut method = None;
+        crate::scan::members(text, |key, value| {
+            let slot = match key {
+                "jsonrpc" => &mut envelope.jsonrpc,
+                "id" => &mut envelope.id,
+                "method" => &mut method,
+                "params" => &mut envelope.params,
+                "result" => &mut envelope.result,
+                "error" => &mut envelope.error,
+                _ => return,
+            };
+            twice |= slot.replace(value).is_some();
+        })?;
+        if twice {
+            return None;
+        }
+        if let Some(method) = method {
+            let name = method.strip_prefix('"').and_then(|rest| rest.strip_suffix('"'))?;
+            if name.contains('\\') {
+                return None;
+            }
+            envelope.method = Some(Text(std::borrow::Cow::Borrowed(name)));
+        }
+        Some(envelope)
+    }
+}
+
+/// The envelope as serde_json reads it, for what the scan declines.
+#[derive(Deserialize)]
+struct SerdeEnvelope<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
     jsonrpc: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
@@ -74,6 +117,19 @@ struct Envelope<'a> {
     result: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     error: Option<&'a RawValue>,
+}
+
+impl<'a> From<SerdeEnvelope<'a>> for Envelope<'a> {
+    fn from(read: SerdeEnvelope<'a>) -> Envelope<'a> {
+        Envelope {
+            jsonrpc: read.jsonrpc.map(RawValue::get),
+            id: read.id.map(RawValue::get),
+            method: read.method,
+            params: read.params.map(RawValue::get),
+            result: read.result.map(RawValue::get),
+            error: read.error.map(RawValue::get),
+        }
+    }
 }
 
 /// Deserializes a field that is present, even as `null`, to `Some`: an explicit
@@ -89,8 +145,8 @@ fn present_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Tex
 }
 
 /// Whether `raw` is the JSON string "2.0" (escaped or not).
-fn is_version_2(raw: &RawValue) -> bool {
-    raw.get() == r#""2.0""# || serde_json::from_str::<Text>(raw.get()).is_ok_and(|text| *text == *"2.0")
+fn is_version_2(raw: &str) -> bool {
+    raw == r#""2.0""# || serde_json::from_str::<Text>(raw).is_ok_and(|text| *text == *"2.0")
 }
 
 /// MCP ids are strings or numbers, never null.
@@ -111,7 +167,7 @@ impl Frame {
         }
         let (kind, method, id, params, payload) = {
             let envelope = Self::envelope(&text)?;
-            let span = |raw: Option<&RawValue>| raw.map(|raw| span_in(&text, raw.get()));
+            let span = |raw: Option<&str>| raw.map(|raw| span_in(&text, raw));
             let kind = Self::classify(&envelope)?;
             (
                 kind,
@@ -143,7 +199,10 @@ impl Frame {
             }
             _ => {}
         }
-        serde_json::from_str::<Envelope>(text).map_err(|err| {
+        if let Some(envelope) = Envelope::scanned(text) {
+            return Ok(envelope);
+        }
+        serde_json::from_str::<SerdeEnvelope>(text).map(Envelope::from).map_err(|err| {
             let code = if err.is_data() { ErrorCode::InvalidRequest } else { ErrorCode::ParseError };
             FrameError::new(code, format!("invalid JSON-RPC message: {err}"), None)
         })
@@ -155,13 +214,13 @@ impl Frame {
             return Err(invalid(r#"the "jsonrpc" member must be "2.0""#));
         }
         if let Some(id) = envelope.id
-            && !is_valid_id(id.get())
-            && (envelope.method.is_some() || envelope.error.is_none() || id.get() != "null")
+            && !is_valid_id(id)
+            && (envelope.method.is_some() || envelope.error.is_none() || id != "null")
         {
             return Err(invalid("the id must be a string or a number"));
         }
         if let Some(params) = envelope.params
-            && !matches!(params.get().as_bytes().first(), Some(b'{' | b'['))
+            && !matches!(params.as_bytes().first(), Some(b'{' | b'['))
         {
             return Err(invalid("params must be an object or an array"));
         }
@@ -171,7 +230,7 @@ impl Frame {
             (Some(_), _, _, _) => Err(invalid("a request must not carry a result or an error")),
             (None, None, _, _) => Err(invalid("a message without a method must have an id")),
             (None, Some(_), Some(_), None) => Ok(Kind::Response),
-            (None, Some(_), None, Some(error)) if error.get().starts_with('{') => Ok(Kind::ErrorResponse),
+            (None, Some(_), None, Some(error)) if error.starts_with('{') => Ok(Kind::ErrorResponse),
             (None, Some(_), None, Some(_)) => Err(invalid("error must be an object")),
             (None, Some(_), _, _) => Err(invalid("a response must have exactly one of result and error")),
         }
@@ -278,6 +337,45 @@ pub fn span_in(base: &str, part: &str) -> Range<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The envelope's members as serde_json reads them, or its error.
+    fn by_serde(text: &str) -> Result<Vec<Option<String>>, String> {
+        let read = serde_json::from_str::<SerdeEnvelope>(text).map_err(|err| err.to_string())?;
+        Ok(members(&Envelope::from(read)))
+    }
+
+    fn members(envelope: &Envelope) -> Vec<Option<String>> {
+        let own = |raw: Option<&str>| raw.map(str::to_owned);
+        vec![
+            own(envelope.jsonrpc),
+            own(envelope.id),
+            envelope.method.as_ref().map(|method| method.to_string()),
+            own(envelope.params),
+            own(envelope.result),
+            own(envelope.error),
+        ]
+    }
+
+    /// The scanned envelope against serde_json's, on messages and every
+    /// one-byte change of them: the same members, and nothing it refuses.
+    #[test]
+    fn the_scanned_envelope_is_serde_jsons() {
+        let seeds = [
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t","arguments":{"x":[1,{"y":2}]}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]},"x":[[]]}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"m","data":{"a":[1]}}}"#,
+            r#"{"method":"notifications/progress","jsonrpc":"2.0","params":{"progress":1.5e0}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m","method":"n"}"#,
+        ];
+        let mut scanned = 0;
+        for text in seeds.iter().flat_map(|seed| crate::scan::one_byte_changes(seed)) {
+            if let Some(envelope) = Envelope::scanned(&text) {
+                scanned += 1;
+                assert_eq!(Ok(members(&envelope)), by_serde(&text), "{text}");
+            }
+        }
+        assert!(scanned > 1_000, "{scanned}");
+    }
 
     #[test]
     fn request_keeps_bytes_and_finds_envelope() {

@@ -18,6 +18,7 @@ mod method;
 mod needle;
 mod object;
 mod oversized;
+mod scan;
 mod splice;
 mod text;
 

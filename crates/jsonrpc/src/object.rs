@@ -19,12 +19,22 @@ use crate::text::Text;
 pub struct Members<'a> {
     /// Inline up to a typical params or result object's size: reading one
     /// allocates nothing of its own.
-    entries: SmallVec<[(Cow<'a, str>, &'a RawValue); 8]>,
+    entries: SmallVec<[(Cow<'a, str>, &'a str); 8]>,
 }
 
 impl<'a> Members<'a> {
     /// Reads the members of `text`, which must be a JSON object.
     pub fn parse(text: &'a str) -> Result<Members<'a>, serde_json::Error> {
+        let mut entries = SmallVec::new();
+        if crate::scan::members(text, |key, value| entries.push((Cow::Borrowed(key), value))).is_some() {
+            return Ok(Members { entries });
+        }
+        Members::parse_by_serde(text)
+    }
+
+    /// [`parse`](Members::parse) by serde_json alone: what decides (and
+    /// words the error) when the allocation-free scan declines.
+    fn parse_by_serde(text: &'a str) -> Result<Members<'a>, serde_json::Error> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
         let members = deserializer.deserialize_map(MembersVisitor)?;
         deserializer.end()?;
@@ -33,7 +43,7 @@ impl<'a> Members<'a> {
 
     /// The value of member `key`, as JSON text.
     pub fn get(&self, key: &str) -> Option<&'a str> {
-        self.entries.iter().find(|(name, _)| name == key).map(|(_, value)| value.get())
+        self.entries.iter().find(|(name, _)| name == key).map(|(_, value)| *value)
     }
 
     /// Whether member `key` is present.
@@ -76,7 +86,7 @@ impl<'a> Members<'a> {
     /// capacity that rarely needs to grow).
     pub fn rendered_len(&self, extra: &[(&str, &str)]) -> usize {
         let extra: usize = extra.iter().map(|(k, v)| k.len() + v.len() + 4).sum();
-        2 + extra + self.entries.iter().map(|(k, v)| k.len() + v.get().len() + 4).sum::<usize>()
+        2 + extra + self.entries.iter().map(|(k, v)| k.len() + v.len() + 4).sum::<usize>()
     }
 
     /// [`render`](Members::render), appended to `out`: a message built
@@ -99,7 +109,7 @@ impl<'a> Members<'a> {
             }
         }
         for (key, value) in &self.entries {
-            let value = replaced.iter().find(|(name, _)| name == key).map_or(value.get(), |(_, new)| new);
+            let value = replaced.iter().find(|(name, _)| name == key).map_or(*value, |(_, new)| new);
             push(out, key, value);
         }
         out.push('}');
@@ -119,7 +129,7 @@ impl<'de> Visitor<'de> for MembersVisitor {
         let mut entries = SmallVec::new();
         // Keys borrowed: parsing a message copies none of them.
         while let Some((Text(key), value)) = map.next_entry::<Text<'de>, &'de RawValue>()? {
-            entries.push((key, value));
+            entries.push((key, value.get()));
         }
         Ok(Members { entries })
     }
@@ -128,6 +138,35 @@ impl<'de> Visitor<'de> for MembersVisitor {
 #[cfg(test)]
 mod tests {
     use super::Members;
+
+    fn entries(members: &Members) -> Vec<(String, String)> {
+        members.entries.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect()
+    }
+
+    /// The allocation-free scan against serde_json, on valid objects and on
+    /// every one-byte change of them (replaced, deleted, inserted): what
+    /// both read is the same, and the scan takes nothing serde_json refuses.
+    #[test]
+    fn the_scan_reads_what_serde_json_reads_and_nothing_it_refuses() {
+        let seeds = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"x":[1,-2.5e+3,true,null]},"_meta":{"k":{"a":{}}}}}"#,
+            r#" { "a" : [ ] , "b" : { "c" : "d\"\u00e9\/" } , "e" : -0.0E-0 } "#,
+            r#"{"content":[{"type":"text","text":"tab\there"}],"isError":false,"n":10}"#,
+            r#"{"a":{"b":{"c":{"d":[[[]],[{}],"x"]}}},"a":1}"#,
+            r#"{}"#,
+        ];
+        let mut cases = 0;
+        for text in seeds.iter().flat_map(|seed| crate::scan::one_byte_changes(seed)) {
+            cases += 1;
+            let serde = Members::parse_by_serde(&text);
+            let mut scanned = Vec::new();
+            if crate::scan::members(&text, |key, value| scanned.push((key.to_owned(), value.to_owned()))).is_some() {
+                let serde = serde.unwrap_or_else(|err| panic!("the scan took what serde_json refuses ({err}): {text}"));
+                assert_eq!(scanned, entries(&serde), "{text}");
+            }
+        }
+        assert!(cases > 20_000, "{cases}");
+    }
 
     #[test]
     fn keeps_values_byte_for_byte() {

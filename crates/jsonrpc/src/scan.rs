@@ -1,0 +1,249 @@
+//! Reads an object's members without allocating: the fast path of
+//! [`Members::parse`](crate::Members::parse) and [`Frame::parse`](crate::Frame::parse).
+//!
+//! serde_json keeps the nesting of a value it skips (to capture it as a
+//! `RawValue`) in a buffer it allocates for each parse, so every read of a
+//! message whose members nest paid for one. This scanner keeps the nesting
+//! in a 128-bit word instead.
+//!
+//! It is never looser than serde_json, only stricter: what it declines (a
+//! key with an escape, nesting deeper than 128, anything malformed) goes to
+//! serde_json, which decides it and words the error. So a text it accepts
+//! is one serde_json accepts, with the same members and values.
+
+/// Calls `each` with the key and value (JSON text) of every member of the
+/// object `text`, in order, duplicates included. `None` when the fast path
+/// declines: serde_json must decide.
+pub(crate) fn members<'a>(text: &'a str, mut each: impl FnMut(&'a str, &'a str)) -> Option<()> {
+    let b = text.as_bytes();
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            let key_end = plain_string_end(b, i + 1)?;
+            let key = &text[i + 1..key_end - 1];
+            i = ws(b, key_end);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = ws(b, i + 1);
+            let end = value_end(b, i)?;
+            each(key, &text[i..end]);
+            i = ws(b, end);
+            match b.get(i)? {
+                b',' => i = ws(b, i + 1),
+                b'}' => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    (ws(b, i) == b.len()).then_some(())
+}
+
+/// The end of the JSON value that starts at `i` (no whitespace before it).
+fn value_end(b: &[u8], mut i: usize) -> Option<usize> {
+    // One bit per open container, innermost lowest: 1 for an object.
+    let mut open: u128 = 0;
+    let mut depth = 0u32;
+    loop {
+        // A value starts at `i`.
+        match *b.get(i)? {
+            byte @ (b'{' | b'[') => {
+                let object = byte == b'{';
+                let close = if object { b'}' } else { b']' };
+                i = ws(b, i + 1);
+                if b.get(i) == Some(&close) {
+                    i += 1;
+                } else {
+                    if depth == 128 {
+                        return None;
+                    }
+                    open = (open << 1) | u128::from(object);
+                    depth += 1;
+                    if object {
+                        i = key_end(b, i)?;
+                    }
+                    continue;
+                }
+            }
+            b'"' => i = string_end(b, i + 1)?,
+            b't' => i = literal_end(b, i, b"true")?,
+            b'f' => i = literal_end(b, i, b"false")?,
+            b'n' => i = literal_end(b, i, b"null")?,
+            b'-' | b'0'..=b'9' => i = number_end(b, i)?,
+            _ => return None,
+        }
+        // A value ended at `i`: close what it ends, or go on to the next.
+        loop {
+            if depth == 0 {
+                return Some(i);
+            }
+            i = ws(b, i);
+            let object = open & 1 == 1;
+            match *b.get(i)? {
+                b',' => {
+                    i = ws(b, i + 1);
+                    if object {
+                        i = key_end(b, i)?;
+                    }
+                    break;
+                }
+                b'}' if object => {}
+                b']' if !object => {}
+                _ => return None,
+            }
+            i += 1;
+            open >>= 1;
+            depth -= 1;
+        }
+    }
+}
+
+/// After a member's key, its colon and the whitespace before its value.
+fn key_end(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let i = ws(b, string_end(b, i + 1)?);
+    (b.get(i) == Some(&b':')).then(|| ws(b, i + 1))
+}
+
+/// The end of a string whose opening quote is before `i`.
+fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        match *b.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => match *b.get(i + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                b'u' if b.get(i + 2..i + 6)?.iter().all(u8::is_ascii_hexdigit) => i += 6,
+                _ => return None,
+            },
+            0..=0x1f => return None,
+            _ => i += 1,
+        }
+    }
+}
+
+/// [`string_end`] for a string with no escape (a key read borrowed).
+fn plain_string_end(b: &[u8], i: usize) -> Option<usize> {
+    let rest = b.get(i..)?;
+    let at = rest.iter().position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)?;
+    (rest[at] == b'"').then_some(i + at + 1)
+}
+
+fn literal_end(b: &[u8], i: usize, literal: &[u8]) -> Option<usize> {
+    b.get(i..)?.starts_with(literal).then_some(i + literal.len())
+}
+
+/// The end of a number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
+    let digits =
+        |from: usize| from + b.get(from..).map_or(0, |rest| rest.iter().take_while(|d| d.is_ascii_digit()).count());
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match *b.get(i)? {
+        b'0' => {
+            i += 1;
+            if b.get(i).is_some_and(u8::is_ascii_digit) {
+                return None;
+            }
+        }
+        b'1'..=b'9' => i = digits(i + 1),
+        _ => return None,
+    }
+    if b.get(i) == Some(&b'.') {
+        let end = digits(i + 1);
+        if end == i + 1 {
+            return None;
+        }
+        i = end;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let end = digits(i);
+        if end == i {
+            return None;
+        }
+        i = end;
+    }
+    Some(i)
+}
+
+/// Past the whitespace JSON allows at `i`.
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// `seed` and every text one byte away from it (a byte replaced, deleted or
+/// inserted, from the bytes that matter to JSON), for differential tests.
+#[cfg(test)]
+pub(crate) fn one_byte_changes(seed: &str) -> Vec<String> {
+    let alphabet = b"{}[],:\"\\0123456789-+.eEtrufalsn \t\n\rxu\x01\x7f";
+    let bytes = seed.as_bytes();
+    let mut variants = vec![bytes.to_vec()];
+    for at in 0..=bytes.len() {
+        if at < bytes.len() {
+            variants.push([&bytes[..at], &bytes[at + 1..]].concat());
+        }
+        for &byte in alphabet {
+            variants.push([&bytes[..at], &[byte], &bytes[at..]].concat());
+            if at < bytes.len() {
+                variants.push([&bytes[..at], &[byte], &bytes[at + 1..]].concat());
+            }
+        }
+    }
+    variants.into_iter().filter_map(|variant| String::from_utf8(variant).ok()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::members;
+
+    fn by_scan(text: &str) -> Option<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        members(text, |key, value| out.push((key.to_owned(), value.to_owned())))?;
+        Some(out)
+    }
+
+    #[test]
+    fn reads_members_and_declines_what_it_does_not_take() {
+        let text = r#" { "a" : {"b":[1,2.5e-3,{"c":"\u00e9\n"}]}, "d":[] ,"e":{}, "f":-0, "g":true,"h":null } "#;
+        let read = by_scan(text).expect("read");
+        assert_eq!(read[0], ("a".into(), r#"{"b":[1,2.5e-3,{"c":"\u00e9\n"}]}"#.into()));
+        assert_eq!(read.len(), 6);
+        for declined in [
+            r#"{"\u0061":1}"#,
+            r#"{"a":01}"#,
+            r#"{"a":1,}"#,
+            r#"{"a":[1,]}"#,
+            r#"{"a":"x"#,
+            "{\"a\":\"\t\"}",
+            r#"{"a":1} x"#,
+        ] {
+            assert!(by_scan(declined).is_none(), "{declined}");
+        }
+        // 128 open containers around an empty one: the deepest it takes.
+        let deep = format!(r#"{{"a":{}{}}}"#, "[".repeat(130), "]".repeat(130));
+        assert!(by_scan(&deep).is_none());
+        let deep_enough = format!(r#"{{"a":{}{}}}"#, "[".repeat(129), "]".repeat(129));
+        assert!(by_scan(&deep_enough).is_some());
+    }
+}

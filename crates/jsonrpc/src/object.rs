@@ -46,6 +46,18 @@ impl<'a> Members<'a> {
         self.entries.iter().find(|(name, _)| name == key).map(|(_, value)| *value)
     }
 
+    /// The value of member `key` as a typed reader takes it: `Ok(None)` when
+    /// absent, `Err(())` when named twice (serde's derived readers refuse
+    /// that, and a server may read either).
+    #[allow(clippy::result_unit_err)]
+    pub fn get_once(&self, key: &str) -> Result<Option<&'a str>, ()> {
+        let mut found = self.entries.iter().filter(|(name, _)| name == key).map(|(_, value)| *value);
+        match (found.next(), found.next()) {
+            (first, None) => Ok(first),
+            (Some(_), Some(_)) | (None, Some(_)) => Err(()),
+        }
+    }
+
     /// Whether member `key` is present.
     pub fn contains(&self, key: &str) -> bool {
         self.entries.iter().any(|(name, _)| name == key)

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use warden_jsonrpc::{ErrorCode, Frame, Method, Splice, Text, json_string};
+use warden_jsonrpc::{ErrorCode, Frame, Members, Method, Splice, Text, json_string};
 
 use super::dispatch::Target;
 use super::dispatch::dispatch;
@@ -13,8 +13,43 @@ use crate::parts::progress_token;
 use crate::pipeline::Call;
 use crate::surfaces::load_surface;
 
-#[derive(Deserialize)]
+/// The params of a named request, each member as JSON text (absent and
+/// `null` alike are `None`, as a typed reader takes them).
 struct NamedParams<'a> {
+    name: &'a str,
+    arguments: Option<&'a str>,
+    meta: Option<&'a str>,
+    task: Option<&'a str>,
+}
+
+impl<'a> NamedParams<'a> {
+    /// Reads `params` by the allocation-free member scan, or by serde_json
+    /// when they are not a plain object naming each member once (serde_json
+    /// then decides, and words the error).
+    fn read(params: &'a str) -> Result<NamedParams<'a>, serde_json::Error> {
+        if let Ok(members) = Members::parse(params)
+            && let (Ok(Some(name)), Ok(arguments), Ok(meta), Ok(task)) = (
+                members.get_once("name"),
+                members.get_once("arguments"),
+                members.get_once("_meta"),
+                members.get_once("task"),
+            )
+        {
+            let given = |value: Option<&'a str>| value.filter(|value| *value != "null");
+            return Ok(NamedParams { name, arguments: given(arguments), meta: given(meta), task: given(task) });
+        }
+        let read: SerdeNamedParams = serde_json::from_str(params)?;
+        Ok(NamedParams {
+            name: read.name.get(),
+            arguments: read.arguments.map(RawValue::get),
+            meta: read.meta.map(RawValue::get),
+            task: read.task.map(RawValue::get),
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct SerdeNamedParams<'a> {
     #[serde(borrow)]
     name: &'a RawValue,
     #[serde(borrow, default)]
@@ -30,12 +65,12 @@ struct NamedParams<'a> {
 pub(super) async fn call_named(session: &SessionParts, frame: &Frame, method: &Method) {
     let kind = if *method == Method::ToolsCall { ItemKind::Tool } else { ItemKind::Prompt };
     let noun = if kind == ItemKind::Tool { "tool" } else { "prompt" };
-    let params: NamedParams = match frame.params().map(serde_json::from_str).transpose() {
+    let params = match frame.params().map(NamedParams::read).transpose() {
         Ok(Some(params)) => params,
         Ok(None) => return session.link.fail(frame, ErrorCode::InvalidParams, "params with a name are required"),
         Err(err) => return session.link.fail(frame, ErrorCode::InvalidParams, &format!("invalid params: {err}")),
     };
-    let Ok(Text(exposed)) = serde_json::from_str::<Text>(params.name.get()) else {
+    let Ok(Text(exposed)) = serde_json::from_str::<Text>(params.name) else {
         return session.link.fail(frame, ErrorCode::InvalidParams, "name must be a string");
     };
     let hooks = session.surface.hooks.load_full();
@@ -55,17 +90,11 @@ pub(super) async fn call_named(session: &SessionParts, frame: &Frame, method: &M
     };
     let mut splice = Splice::new();
     if *name != *exposed {
-        splice.replace(frame.span_of(params.name.get()), json_string(&name));
+        splice.replace(frame.span_of(params.name), json_string(&name));
     }
     let token = progress_token(frame, params.meta);
     let server = session.upstreams.get(upstream);
-    let call = Call {
-        session: &session.id,
-        server: server.name(),
-        method,
-        name: &name,
-        arguments: params.arguments.map(RawValue::get),
-    };
+    let call = Call { session: &session.id, server: server.name(), method, name: &name, arguments: params.arguments };
     let target = Target { upstream, splice, token, creates_task: params.task.is_some() };
     dispatch(session, frame, &hooks, call, target).await;
 }
@@ -159,4 +188,38 @@ pub(super) async fn call_unrouted(session: &SessionParts, frame: &Frame, method:
     let call =
         Call { session: &session.id, server: server.name(), method, name: method.as_str(), arguments: frame.params() };
     dispatch(session, frame, &hooks, call, Target::upstream(*index)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scan reads named params as serde_json's typed reader does.
+    #[test]
+    fn named_params_read_as_serde_reads_them() {
+        let by_serde = |params: &str| {
+            serde_json::from_str::<SerdeNamedParams>(params).map(|read| {
+                (read.name.get().to_owned(), read.arguments.map(|a| a.get().to_owned()), read.task.is_some())
+            })
+        };
+        for params in [
+            r#"{"name":"t","arguments":{"a":[1,{"b":2}]},"_meta":{"progressToken":1}}"#,
+            r#"{"name":"t","arguments":null,"task":null}"#,
+            r#"{"name":"t","task":{"ttl":1},"x":1,"x":2}"#,
+            r#"{"name":null}"#,
+            r#"{"arguments":{}}"#,
+            r#"{"name":"a","name":"b"}"#,
+            r#"{"name":"t","arguments":{},"arguments":{}}"#,
+            r#"["t",{"a":1}]"#,
+            r#"{"name" : "t" , "arguments" : { "a" : 1 } }"#,
+        ] {
+            let ours = NamedParams::read(params)
+                .map(|read| (read.name.to_owned(), read.arguments.map(str::to_owned), read.task.is_some()));
+            match (ours, by_serde(params)) {
+                (Ok(ours), Ok(theirs)) => assert_eq!(ours, theirs, "{params}"),
+                (Err(ours), Err(theirs)) => assert_eq!(ours.to_string(), theirs.to_string(), "{params}"),
+                (ours, theirs) => panic!("{params}: {:?} against {:?}", ours.is_ok(), theirs.is_ok()),
+            }
+        }
+    }
 }

@@ -8,11 +8,10 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use tokio::sync::mpsc;
 use warden_jsonrpc::{Frame, Members, Method, Needle, json_string};
 
 use super::envelope::Capabilities;
-use super::reply::ReplyMessage;
+use super::reply::{ReplyMessage, ReplySender};
 
 /// One request the upstream sent the client during the call, not yet
 /// answered.
@@ -31,7 +30,7 @@ pub(super) struct Round {
     /// The client's id for this round's request (JSON text).
     pub client_id: String,
     /// Where this round's messages go; `None` while parked.
-    pub to_client: Option<mpsc::UnboundedSender<ReplyMessage>>,
+    pub to_client: Option<ReplySender>,
     /// What the client said it can do, this round.
     pub capabilities: Capabilities,
     /// Whether the client asked for log messages.
@@ -48,8 +47,6 @@ pub(super) struct Round {
 pub(super) struct Exchange {
     /// The number of its id inside the lane: its key in the lane's map.
     pub key: u64,
-    /// Its id inside the lane (JSON text).
-    pub internal: String,
     /// Its method.
     pub method: Method,
     /// Its params, kept for [`Exchange::digest`] (methods that may need
@@ -78,15 +75,19 @@ pub(super) enum Resumed {
 }
 
 impl Exchange {
-    pub fn new(key: u64, internal: String, method: Method, params: Option<String>, round: Round) -> Arc<Exchange> {
+    pub fn new(key: u64, method: Method, params: Option<String>, round: Round) -> Arc<Exchange> {
         Arc::new(Exchange {
             key,
-            internal,
             method,
             params,
             digest: OnceLock::new(),
             state: Mutex::new(ExchangeState { round, pending: Vec::new(), answer: None }),
         })
+    }
+
+    /// Its id inside the lane (JSON text), as the session knows it.
+    pub fn internal(&self) -> String {
+        format!("\"wm{}\"", self.key)
     }
 
     /// What a `requestState` of this request binds: its method, name or URI

@@ -14,7 +14,7 @@ use warden_jsonrpc::{
 use super::envelope::Envelope;
 use super::exchange::{Exchange, Input, Resumed, Round, binding, input_request, may_need_input, progress_token_of};
 use super::listeners::Listeners;
-use super::reply::{Reply, ReplyMessage};
+use super::reply::{self, Reply, ReplyMessage};
 use super::seal::{RequestState, Sealer, expiry};
 use super::{discover, results};
 use crate::outlet::{Outbound, Outlet};
@@ -263,7 +263,7 @@ impl Inner {
         let seal = |round| {
             self.sealer.seal(&RequestState {
                 lane: self.id.clone(),
-                exchange: exchange.internal.clone(),
+                exchange: exchange.internal(),
                 request: exchange.digest().to_owned(),
                 round,
                 expires: expiry(self.parked_for),
@@ -284,12 +284,16 @@ impl Inner {
     /// A new request: into the session under a lane id.
     fn start(self: &Arc<Self>, frame: &Frame, envelope: &Envelope, client_id: String, method: Method) -> Reply {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
-        let internal = format!("\"wm{key}\"");
-        let Some(inner_frame) = inner_request(frame, &internal, method.as_str()) else {
+        // `"wm7"`, written on the stack (`Exchange::internal` writes it again
+        // for the rare paths that need it as text).
+        let mut id = [0u8; 24];
+        let digits = itoa::Buffer::new();
+        let internal = internal_id(&mut id, digits, key);
+        let Some(inner_frame) = inner_request(frame, internal, method.as_str()) else {
             let message = "params must be an object";
             return Reply::done(error_response(Some(&client_id), ErrorCode::InvalidParams, message, None));
         };
-        let (to_client, pieces) = mpsc::unbounded_channel();
+        let (to_client, pieces) = reply::channel();
         let round = Round {
             client_id,
             to_client: Some(to_client),
@@ -299,7 +303,7 @@ impl Inner {
             generation: 0,
         };
         let params = frame.params().filter(|_| may_need_input(method.as_str())).map(str::to_owned);
-        let exchange = Exchange::new(key, internal, method, params, round);
+        let exchange = Exchange::new(key, method, params, round);
         lock(&self.exchanges).insert(key, exchange.clone());
         let work = self.session.request_work(inner_frame);
         let cancel = DropCancel::Round { lane: Arc::downgrade(self), exchange, generation: 0 };
@@ -319,14 +323,14 @@ impl Inner {
         let exchange = exchange_key(&state.exchange).and_then(|key| lock(&self.exchanges).get(&key).cloned());
         let Some(exchange) = exchange.filter(|exchange| {
             state.lane == self.id
-                && exchange.internal == state.exchange
+                && exchange.internal() == state.exchange
                 && exchange.method.as_str() == method
                 && exchange.digest() == binding(method, frame.params())
         }) else {
             return invalid("Invalid or expired requestState");
         };
         let responses = params.get("inputResponses").and_then(|raw| Members::parse(raw).ok());
-        let (to_client, pieces) = mpsc::unbounded_channel();
+        let (to_client, pieces) = reply::channel();
         let round = Round {
             client_id: client_id.clone(),
             to_client: Some(to_client.clone()),
@@ -368,7 +372,7 @@ impl Inner {
     /// Cancels `exchange`'s call upstream and forgets it.
     pub(super) fn cancel(&self, exchange: &Arc<Exchange>, reason: &str) {
         self.forget(exchange);
-        let params = format!(r#"{{"requestId":{},"reason":{}}}"#, exchange.internal, json_string(reason));
+        let params = format!(r#"{{"requestId":{},"reason":{}}}"#, exchange.internal(), json_string(reason));
         self.session.handle(notification("notifications/cancelled", Some(&params)));
     }
 
@@ -406,6 +410,15 @@ impl Drop for DropCancel {
             }
         }
     }
+}
+
+/// `"wm<key>"` in `out`.
+fn internal_id(out: &mut [u8; 24], mut digits: itoa::Buffer, key: u64) -> &str {
+    let digits = digits.format(key).as_bytes();
+    out[..3].copy_from_slice(b"\"wm");
+    out[3..3 + digits.len()].copy_from_slice(digits);
+    out[3 + digits.len()] = b'"';
+    std::str::from_utf8(&out[..4 + digits.len()]).unwrap_or("\"wm\"")
 }
 
 /// The key of an exchange from its id inside the lane (`"wm7"`, `"wi8"`:

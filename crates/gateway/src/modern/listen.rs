@@ -5,12 +5,11 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use tokio::sync::mpsc;
 use warden_jsonrpc::{Frame, Members, json_string};
 
 use super::lane::{DropCancel, Inner};
 use super::listeners::{Filter, tagged};
-use super::reply::{Reply, ReplyMessage};
+use super::reply::{self, Reply, ReplyMessage};
 use super::results;
 use warden_sync::lock;
 
@@ -29,7 +28,7 @@ impl Inner {
             }
         }
         filter.resource_subscriptions = honoured;
-        let (to_client, pieces) = mpsc::unbounded_channel();
+        let (to_client, pieces) = reply::channel();
         let ack_params = format!(r#"{{"notifications":{}}}"#, filter.render());
         if let Ok(params) = Members::parse(&ack_params) {
             let ack = tagged("notifications/subscriptions/acknowledged", Some(&params), &subscription);

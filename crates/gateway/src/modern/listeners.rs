@@ -5,11 +5,10 @@
 use std::sync::Mutex;
 
 use serde::Deserialize;
-use tokio::sync::mpsc;
 use warden_jsonrpc::{Frame, Members, json_string};
 
 use super::meta;
-use super::reply::ReplyMessage;
+use super::reply::{ReplyMessage, ReplySender};
 
 /// What one stream asked for.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -63,7 +62,7 @@ struct Listener {
     /// The listen request's id (JSON text).
     subscription: String,
     filter: Filter,
-    to_client: mpsc::UnboundedSender<ReplyMessage>,
+    to_client: ReplySender,
 }
 
 /// The open listen streams of one lane.
@@ -78,7 +77,7 @@ impl Listeners {
     }
 
     /// Adds a stream.
-    pub fn add(&self, key: u64, subscription: String, filter: Filter, to_client: mpsc::UnboundedSender<ReplyMessage>) {
+    pub fn add(&self, key: u64, subscription: String, filter: Filter, to_client: ReplySender) {
         self.lock().push(Listener { key, subscription, filter, to_client });
     }
 

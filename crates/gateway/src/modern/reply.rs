@@ -1,6 +1,10 @@
 //! What a modern request gets back, and what dropping it undoes.
 
-use tokio::sync::mpsc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
+use warden_sync::lock;
 
 use super::lane::DropCancel;
 use crate::work::Work;
@@ -23,7 +27,7 @@ pub enum ReplyMessage {
 /// caller's task (no task spawned for a call answered at once); dropped
 /// unfinished, it goes on in a task of its own.
 pub struct Reply {
-    pub(super) pieces: mpsc::UnboundedReceiver<ReplyMessage>,
+    pub(super) pieces: ReplyReceiver,
     pub(super) work: Option<Work>,
     /// Dropped with the reply: undoes what an unfinished request leaves
     /// behind.
@@ -33,11 +37,7 @@ pub struct Reply {
 impl Reply {
     /// A reply on `pieces`, with the request's `work` and what undoes it
     /// when dropped unfinished.
-    pub(super) fn new(
-        pieces: mpsc::UnboundedReceiver<ReplyMessage>,
-        work: Option<Work>,
-        undo: Option<DropCancel>,
-    ) -> Reply {
+    pub(super) fn new(pieces: ReplyReceiver, work: Option<Work>, undo: Option<DropCancel>) -> Reply {
         Reply { pieces, work, _undo: undo }
     }
 
@@ -56,8 +56,132 @@ impl Reply {
 
     /// A reply that is only `text`.
     pub(super) fn done(text: String) -> Reply {
-        let (to_client, pieces) = mpsc::unbounded_channel();
+        let (to_client, pieces) = channel();
         let _ = to_client.send(ReplyMessage::Last(text));
         Reply::new(pieces, None, None)
+    }
+}
+
+/// A channel for one reply's messages: one allocation, where tokio's
+/// unbounded channel takes two (its state and a first block), and the
+/// usual reply is one message.
+pub(super) fn channel() -> (ReplySender, ReplyReceiver) {
+    let shared = Arc::new(Shared {
+        queue: Mutex::new(Queue { first: None, rest: VecDeque::new(), senders: 1, receiving: true }),
+        notify: Notify::new(),
+    });
+    (ReplySender(shared.clone()), ReplyReceiver(shared))
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Wakes the receiver: a message came, or the last sender went.
+    notify: Notify,
+}
+
+struct Queue {
+    /// The oldest message, kept inline: a reply of one message allocates
+    /// nothing more.
+    first: Option<ReplyMessage>,
+    rest: VecDeque<ReplyMessage>,
+    senders: usize,
+    receiving: bool,
+}
+
+/// Sends a reply's messages (clones send to the same reply).
+pub(super) struct ReplySender(Arc<Shared>);
+
+impl ReplySender {
+    /// Queues `message`; gives it back when the reply was dropped.
+    pub fn send(&self, message: ReplyMessage) -> Result<(), ReplyMessage> {
+        {
+            let mut queue = lock(&self.0.queue);
+            if !queue.receiving {
+                return Err(message);
+            }
+            if queue.first.is_none() && queue.rest.is_empty() {
+                queue.first = Some(message);
+            } else {
+                queue.rest.push_back(message);
+            }
+        }
+        self.0.notify.notify_one();
+        Ok(())
+    }
+}
+
+impl Clone for ReplySender {
+    fn clone(&self) -> ReplySender {
+        lock(&self.0.queue).senders += 1;
+        ReplySender(self.0.clone())
+    }
+}
+
+impl Drop for ReplySender {
+    fn drop(&mut self) {
+        lock(&self.0.queue).senders -= 1;
+        self.0.notify.notify_one();
+    }
+}
+
+/// Receives a reply's messages, in order.
+pub(super) struct ReplyReceiver(Arc<Shared>);
+
+impl ReplyReceiver {
+    /// The next message; `None` once every sender is gone and nothing is
+    /// left. Cancel-safe: the messages wait in the queue, not in a wake-up.
+    pub async fn recv(&mut self) -> Option<ReplyMessage> {
+        loop {
+            let notified = self.0.notify.notified();
+            {
+                let mut queue = lock(&self.0.queue);
+                if let Some(message) = queue.first.take().or_else(|| queue.rest.pop_front()) {
+                    return Some(message);
+                }
+                if queue.senders == 0 {
+                    return None;
+                }
+            }
+            notified.await;
+        }
+    }
+}
+
+impl Drop for ReplyReceiver {
+    fn drop(&mut self) {
+        lock(&self.0.queue).receiving = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn messages_arrive_in_order_and_the_end_when_senders_go() {
+        let (sender, mut receiver) = channel();
+        let other = sender.clone();
+        for n in 0..3 {
+            sender.send(ReplyMessage::Note(n.to_string())).expect("sent");
+        }
+        assert_eq!(receiver.recv().await, Some(ReplyMessage::Note("0".into())));
+        other.send(ReplyMessage::Last("last".into())).expect("sent");
+        drop((sender, other));
+        assert_eq!(receiver.recv().await, Some(ReplyMessage::Note("1".into())));
+        assert_eq!(receiver.recv().await, Some(ReplyMessage::Note("2".into())));
+        assert_eq!(receiver.recv().await, Some(ReplyMessage::Last("last".into())));
+        assert_eq!(receiver.recv().await, None);
+    }
+
+    #[tokio::test]
+    async fn a_waiting_receiver_is_woken_and_a_dropped_one_refuses() {
+        let (sender, mut receiver) = channel();
+        let waiting = tokio::spawn(async move { (receiver.recv().await, receiver) });
+        tokio::task::yield_now().await;
+        sender.send(ReplyMessage::Last("x".into())).expect("sent");
+        let (first, receiver) = waiting.await.expect("joined");
+        assert_eq!(first, Some(ReplyMessage::Last("x".into())));
+        drop(receiver);
+        assert_eq!(sender.send(ReplyMessage::Note("late".into())), Err(ReplyMessage::Note("late".into())));
     }
 }

@@ -145,19 +145,11 @@ impl IdMaps {
     }
 }
 
-/// The `_meta` of request params, as far as routing needs it.
-#[derive(serde::Deserialize)]
-struct Meta<'a> {
-    #[serde(borrow, default, rename = "progressToken")]
-    progress_token: Option<&'a serde_json::value::RawValue>,
-}
-
 /// The byte range of `_meta.progressToken` in `frame`, given the `_meta` of
 /// its params (already read by the caller, so the params are scanned once).
-pub(crate) fn progress_token(
-    frame: &warden_jsonrpc::Frame,
-    meta: Option<&serde_json::value::RawValue>,
-) -> Option<std::ops::Range<usize>> {
-    let meta: Meta = serde_json::from_str(meta?.get()).ok()?;
-    Some(frame.span_of(meta.progress_token?.get()))
+/// None for a `null` token, or one named twice.
+pub(crate) fn progress_token(frame: &warden_jsonrpc::Frame, meta: Option<&str>) -> Option<std::ops::Range<usize>> {
+    let meta = warden_jsonrpc::Members::parse(meta?).ok()?;
+    let token = meta.get_once("progressToken").ok()??;
+    (token != "null").then(|| frame.span_of(token))
 }

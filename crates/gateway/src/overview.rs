@@ -2,9 +2,6 @@
 //! each client session, for the dashboard and `warden status`. Unlike a
 //! client's `/status`, nothing is hidden by profile.
 
-use crate::front::HttpFront;
-use crate::session::Session;
-
 /// One connection to a server: one session's own, or a shared one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerView {
@@ -52,28 +49,20 @@ pub struct Overview {
 }
 
 impl Overview {
-    /// The overview of `sessions`; a shared server is listed once.
-    pub fn of<'a>(sessions: impl IntoIterator<Item = &'a Session>) -> Overview {
-        let mut overview = Overview::default();
+    /// The overview of `sessions`, each given as its client and its server
+    /// connections, under the configuration naming `configured`; a shared
+    /// server is listed once.
+    pub fn of(configured: Vec<String>, sessions: impl IntoIterator<Item = (ClientView, Vec<ServerView>)>) -> Overview {
+        let mut overview = Overview { configured, ..Overview::default() };
         let mut shared_seen = std::collections::HashSet::new();
-        for session in sessions {
-            overview.clients.push(session.client_view());
-            for server in session.server_views() {
+        for (client, servers) in sessions {
+            overview.clients.push(client);
+            for server in servers {
                 if !server.shared || shared_seen.insert(server.name.clone()) {
                     overview.servers.push(server);
                 }
             }
         }
         overview
-    }
-
-    /// The overview of the stdio front's one session.
-    pub fn of_session(session: &Session) -> Overview {
-        Overview { configured: session.configured_servers(), ..Overview::of([session]) }
-    }
-
-    /// The overview of every session and 2026-07-28 lane of `front`.
-    pub fn of_front(front: &HttpFront) -> Overview {
-        Overview { configured: front.configured_servers(), ..Overview::of(&front.sessions()) }
     }
 }

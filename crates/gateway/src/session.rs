@@ -12,7 +12,7 @@ use crate::catalog::{InventoryItem, ItemKind};
 use crate::inbound;
 use crate::outbound::Sink;
 use crate::outlet::Outlet;
-use crate::overview::{ClientView, ServerView};
+use crate::overview::{ClientView, Overview, ServerView};
 use crate::parts::{ClientLink, Opened, SessionParts, Surface, Upstreams};
 use crate::pipeline::{Front, Hooks};
 use crate::pool::Pool;
@@ -270,6 +270,12 @@ impl Session {
     /// included), in its order.
     pub fn configured_servers(&self) -> Vec<String> {
         self.parts.surface.config.load().servers.keys().cloned().collect()
+    }
+
+    /// What the person running Warden sees of this session (the stdio
+    /// front's one).
+    pub fn overview(&self) -> Overview {
+        Overview::of(self.configured_servers(), [(self.client_view(), self.server_views())])
     }
 
     /// Who this session's client is.

@@ -243,6 +243,17 @@ impl Metrics {
         lock(&self.connection_counts).push(count);
     }
 
+    /// The samples named `name` (with its suffix: `warden_policy_decisions_total`).
+    pub fn samples(&self, name: &str) -> Vec<reading::Sample> {
+        reading::samples(&self.render(), name)
+    }
+
+    /// The samples of each of `names`, from one scrape.
+    pub fn samples_of<const N: usize>(&self, names: [&str; N]) -> [Vec<reading::Sample>; N] {
+        let text = self.render();
+        names.map(|name| reading::samples(&text, name))
+    }
+
     /// Every metric in the OpenMetrics text format ([`CONTENT_TYPE`]).
     pub fn render(&self) -> String {
         let counts = lock(&self.connection_counts);

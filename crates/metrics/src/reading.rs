@@ -2,8 +2,6 @@
 //! samples of a family, parsed from the text a scrape returns (the only
 //! view of every family that the Prometheus client gives).
 
-use crate::Metrics;
-
 /// One sample: its labels and value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
@@ -17,19 +15,6 @@ impl Sample {
     /// The value of label `name`, or `""`.
     pub fn label(&self, name: &str) -> &str {
         self.labels.iter().find(|(key, _)| key == name).map_or("", |(_, value)| value.as_str())
-    }
-}
-
-impl Metrics {
-    /// The samples named `name` (with its suffix: `warden_policy_decisions_total`).
-    pub fn samples(&self, name: &str) -> Vec<Sample> {
-        samples(&self.render(), name)
-    }
-
-    /// The samples of each of `names`, from one scrape.
-    pub fn samples_of<const N: usize>(&self, names: [&str; N]) -> [Vec<Sample>; N] {
-        let text = self.render();
-        names.map(|name| samples(&text, name))
     }
 }
 
@@ -97,7 +82,7 @@ mod tests {
 
     #[test]
     fn a_counter_of_the_registry_reads_back() {
-        let metrics = Metrics::new();
+        let metrics = crate::Metrics::new();
         metrics.sandbox_refused("db", "network");
         metrics.sandbox_refused("db", "network");
         let read = metrics.samples("warden_sandbox_refusals_total");

@@ -90,8 +90,8 @@ async fn snapshots(dashboard: Weak<ProcessDashboard>) {
 impl ProcessDashboard {
     fn overview(&self) -> Overview {
         match &self.served {
-            Served::Session(session) => Overview::of_session(session),
-            Served::Front(front) => Overview::of_front(front),
+            Served::Session(session) => session.overview(),
+            Served::Front(front) => front.overview(),
         }
     }
 }

@@ -14,7 +14,7 @@ use warden_jsonrpc::{
 use super::envelope::Envelope;
 use super::exchange::{Exchange, Input, Resumed, Round, binding, input_request, may_need_input, progress_token_of};
 use super::listeners::Listeners;
-use super::reply::{self, Reply, ReplyMessage};
+use super::reply::{self, Canceller, DropCancel, Reply, ReplyMessage};
 use super::seal::{RequestState, Sealer, expiry};
 use super::{discover, results};
 use crate::outlet::{Outbound, Outlet};
@@ -306,7 +306,8 @@ impl Inner {
         let exchange = Exchange::new(key, method, params, round);
         lock(&self.exchanges).insert(key, exchange.clone());
         let work = self.session.request_work(inner_frame);
-        let cancel = DropCancel::Round { lane: Arc::downgrade(self), exchange, generation: 0 };
+        let lane: Weak<dyn Canceller> = Arc::downgrade(self) as Weak<Inner>;
+        let cancel = DropCancel::Round { lane, key, generation: 0 };
         Reply::new(pieces, Some(work), Some(cancel))
     }
 
@@ -353,7 +354,8 @@ impl Inner {
                 }
                 // What is still unanswered is asked again at once.
                 self.park(&exchange);
-                let cancel = DropCancel::Round { lane: Arc::downgrade(self), exchange, generation };
+                let lane: Weak<dyn Canceller> = Arc::downgrade(self) as Weak<Inner>;
+                let cancel = DropCancel::Round { lane, key: exchange.key, generation };
                 Reply::new(pieces, None, Some(cancel))
             }
         }
@@ -381,32 +383,18 @@ impl Inner {
     }
 }
 
-/// Cancels what a dropped reply leaves behind.
-pub(super) enum DropCancel {
-    /// A request's round: cancelled upstream if still running.
-    Round { lane: Weak<Inner>, exchange: Arc<Exchange>, generation: u64 },
-    /// A listen stream: closed, and its subscriptions dropped.
-    Listen { lane: Weak<Inner>, key: u64 },
-}
+impl Canceller for Inner {
+    fn cancel_round(self: Arc<Self>, key: u64, generation: u64) {
+        let exchange = lock(&self.exchanges).get(&key).cloned();
+        if let Some(exchange) = exchange.filter(|exchange| exchange.running_in(generation)) {
+            self.cancel(&exchange, "the client closed the request");
+        }
+    }
 
-impl Drop for DropCancel {
-    fn drop(&mut self) {
-        match self {
-            DropCancel::Round { lane, exchange, generation } => {
-                if let Some(lane) = lane.upgrade()
-                    && exchange.running_in(*generation)
-                {
-                    lane.cancel(exchange, "the client closed the request");
-                }
-            }
-            DropCancel::Listen { lane, key } => {
-                if let Some(lane) = lane.upgrade()
-                    && let Some(filter) = lane.listeners.remove(*key)
-                {
-                    for uri in filter.resource_subscriptions {
-                        lane.unsubscribe(uri);
-                    }
-                }
+    fn close_listen(self: Arc<Self>, key: u64) {
+        if let Some(filter) = self.listeners.remove(key) {
+            for uri in filter.resource_subscriptions {
+                self.unsubscribe(uri);
             }
         }
     }

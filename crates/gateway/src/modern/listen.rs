@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 
 use warden_jsonrpc::{Frame, Members, json_string};
 
-use super::lane::{DropCancel, Inner};
+use super::lane::Inner;
 use super::listeners::{Filter, tagged};
-use super::reply::{self, Reply, ReplyMessage};
+use super::reply::{self, Canceller, DropCancel, Reply, ReplyMessage};
 use super::results;
 use warden_sync::lock;
 
@@ -36,7 +36,8 @@ impl Inner {
         }
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         self.listeners.add(key, subscription, filter, to_client);
-        Reply::new(pieces, None, Some(DropCancel::Listen { lane: Arc::downgrade(self), key }))
+        let lane: std::sync::Weak<dyn Canceller> = Arc::downgrade(self) as std::sync::Weak<Inner>;
+        Reply::new(pieces, None, Some(DropCancel::Listen { lane, key }))
     }
 
     /// Subscribes the session to `uri` for listen streams; true if some

@@ -1,12 +1,11 @@
 //! What a modern request gets back, and what dropping it undoes.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::Notify;
 use warden_sync::lock;
 
-use super::lane::DropCancel;
 use crate::work::Work;
 
 /// One message of a modern request's answer.
@@ -59,6 +58,40 @@ impl Reply {
         let (to_client, pieces) = channel();
         let _ = to_client.send(ReplyMessage::Last(text));
         Reply::new(pieces, None, None)
+    }
+}
+
+/// What a lane undoes when a reply is dropped before its end (a trait, so
+/// that a reply needs nothing of the lane's).
+pub(super) trait Canceller: Send + Sync {
+    /// Cancels round `generation` of request `key` upstream, if it still runs.
+    fn cancel_round(self: Arc<Self>, key: u64, generation: u64);
+    /// Closes listen stream `key` and drops its subscriptions.
+    fn close_listen(self: Arc<Self>, key: u64);
+}
+
+/// Cancels what a dropped reply leaves behind.
+pub(super) enum DropCancel {
+    /// A request's round: cancelled upstream if still running.
+    Round { lane: Weak<dyn Canceller>, key: u64, generation: u64 },
+    /// A listen stream: closed, and its subscriptions dropped.
+    Listen { lane: Weak<dyn Canceller>, key: u64 },
+}
+
+impl Drop for DropCancel {
+    fn drop(&mut self) {
+        match self {
+            DropCancel::Round { lane, key, generation } => {
+                if let Some(lane) = lane.upgrade() {
+                    lane.cancel_round(*key, *generation);
+                }
+            }
+            DropCancel::Listen { lane, key } => {
+                if let Some(lane) = lane.upgrade() {
+                    lane.close_listen(*key);
+                }
+            }
+        }
     }
 }
 

@@ -280,6 +280,14 @@ impl HttpFront {
         }
     }
 
+    /// What the person running Warden sees of every session and 2026-07-28
+    /// lane of this front.
+    pub fn overview(&self) -> crate::overview::Overview {
+        let sessions = self.sessions();
+        let views = sessions.iter().map(|session| (session.client_view(), session.server_views()));
+        crate::overview::Overview::of(self.configured_servers(), views)
+    }
+
     /// Every live session: the 2025 sessions and the 2026-07-28 lanes'.
     pub fn sessions(&self) -> Vec<Session> {
         let mut sessions: Vec<Session> = self.front.sessions.all().iter().map(|entry| entry.session.clone()).collect();

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt;
 use tokio::sync::oneshot;
 use warden_jsonrpc::{Frame, Kind, Method};
 
 use crate::Work;
 
 use super::access::Caller;
+use super::body::{parse, read_body};
 use super::reply::Refusal;
 use super::sessions::{self, Claim, Entry};
 use super::streams::{Answer, OpenError, SseEvent};
@@ -175,12 +175,14 @@ async fn respond(
         Ok(Answer::Json(text)) => {
             let (events, receiver) = tokio::sync::mpsc::unbounded_channel();
             let _ = events.send(SseEvent { id: "0-0".to_owned(), data: std::sync::Arc::from(text) });
-            sse::event_stream(receiver, front.keep_alive(), None)
+            sse::event_stream(receiver, front.keep_alive(), sse::STREAMABLE)
         }
-        Ok(Answer::Stream(events)) => sse::event_stream(events, front.keep_alive(), None),
+        Ok(Answer::Stream(events)) => sse::event_stream(events, front.keep_alive(), sse::STREAMABLE),
         // A cancelled request gets no response: an event stream that ends
         // at once, without a priming event to resume from.
-        Ok(Answer::Cancelled) => sse::event_stream(tokio::sync::mpsc::unbounded_channel().1, front.keep_alive(), None),
+        Ok(Answer::Cancelled) => {
+            sse::event_stream(tokio::sync::mpsc::unbounded_channel().1, front.keep_alive(), sse::STREAMABLE)
+        }
         Err(_) => return Err(Refusal::new(StatusCode::NOT_FOUND, "the session ended before answering")),
     };
     if let Some(value) = &entry.id_header {
@@ -216,7 +218,7 @@ fn stream_opened(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -
             entry.streams.attach(None).map_err(|_| Refusal::new(StatusCode::NOT_FOUND, "no such stream"))?
         }
     };
-    Ok(holding(sse::event_stream(events, front.keep_alive(), None), stream))
+    Ok(holding(sse::event_stream(events, front.keep_alive(), sse::STREAMABLE), stream))
 }
 
 /// DELETE `/mcp` or `/mcp/<server>`: the client ends its session.
@@ -272,43 +274,6 @@ fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
         }
         _ => Ok(()),
     }
-}
-
-/// Reads a body of at most `limit` bytes, arriving within `timeout` in all
-/// (a client dripping a byte at a time is cut off, not waited for).
-pub(super) async fn read_body(body: Body, limit: usize, timeout: std::time::Duration) -> Result<String, Refusal> {
-    tokio::time::timeout(timeout, read_body_within(body, limit)).await.unwrap_or_else(|_| {
-        let message = format!("the body did not arrive within {} s (http.bodyTimeoutSecs)", timeout.as_secs());
-        Err(Refusal::new(StatusCode::REQUEST_TIMEOUT, &message))
-    })
-}
-
-async fn read_body_within(body: Body, limit: usize) -> Result<String, Refusal> {
-    let mut bytes = Vec::new();
-    let mut chunks = body.into_data_stream();
-    while let Some(chunk) = chunks.next().await {
-        let chunk =
-            chunk.map_err(|err| Refusal::new(StatusCode::BAD_REQUEST, &format!("cannot read the body: {err}")))?;
-        if bytes.len() + chunk.len() > limit {
-            let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).into_owned();
-            let id = warden_jsonrpc::guess_id(&head, "");
-            let message = format!("the body exceeds the limit of {limit} bytes (limits.maxMessageBytes)");
-            return Err(Refusal::new(StatusCode::PAYLOAD_TOO_LARGE, &message).for_id(id.as_deref()));
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    String::from_utf8(bytes).map_err(|_| Refusal::new(StatusCode::BAD_REQUEST, "the body is not valid UTF-8"))
-}
-
-/// Parses one JSON-RPC message; batches are refused (removed in 2025-06-18).
-pub(super) fn parse(text: String) -> Result<Frame, Refusal> {
-    if text.trim_start().starts_with('[') {
-        let message = "JSON-RPC batches are not supported: send one message per request";
-        return Err(Refusal::new(StatusCode::BAD_REQUEST, message));
-    }
-    Frame::parse(text).map_err(|err| {
-        Refusal::new(StatusCode::BAD_REQUEST, &err.message).for_id(err.id.as_deref()).with_code(err.code)
-    })
 }
 
 pub(super) fn no_endpoint() -> Refusal {

@@ -10,6 +10,7 @@
 
 mod accept;
 pub(crate) mod access;
+mod body;
 mod budget;
 mod connections;
 mod descriptors;

@@ -8,16 +8,26 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
-use super::sse_transport::Opening;
 use super::streams::SseEvent;
 
+/// How an HTTP+SSE stream starts, and what ends with it.
+pub(super) struct Opening<Ending> {
+    /// The event naming the URL to POST messages to.
+    pub endpoint: Event,
+    /// Dropped with the stream (it ends the session).
+    pub ending: Ending,
+}
+
+/// A Streamable HTTP stream: no opening, nothing ended with it.
+pub(super) const STREAMABLE: Option<Opening<()>> = None;
+
 /// An SSE response carrying `events`, with keep-alive comments. An HTTP+SSE
-/// stream starts with its `endpoint` event, names its events `message`, and
-/// ends its session when dropped.
-pub(super) fn event_stream(
+/// stream (`sse_transport`) starts with its `endpoint` event, names its
+/// events `message`, and drops its `ending` when dropped.
+pub(super) fn event_stream<Ending: Send + 'static>(
     mut events: mpsc::UnboundedReceiver<SseEvent>,
     keep_alive: Duration,
-    sse_transport: Option<Opening>,
+    sse_transport: Option<Opening<Ending>>,
 ) -> Response {
     let named = sse_transport.is_some();
     let (mut endpoint, ending) = match sse_transport {

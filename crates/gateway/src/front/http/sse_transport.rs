@@ -11,11 +11,12 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use warden_jsonrpc::Kind;
 
-use super::mcp::{parse, read_body};
+use super::Front;
+use super::body::{parse, read_body};
 use super::reply::Refusal;
 use super::sessions;
+use super::sse::{self, Opening};
 use super::tenants::{Share, holding};
-use super::{Front, sse};
 
 /// GET `/sse` or `/sse/<server>` (`scope`): a new session and its stream,
 /// whose first event names where to post.
@@ -68,14 +69,6 @@ pub(super) async fn message(front: Arc<Front>, query: &str, headers: HeaderMap, 
         Ok::<_, Refusal>(StatusCode::ACCEPTED.into_response())
     };
     handled.await.unwrap_or_else(IntoResponse::into_response)
-}
-
-/// How an HTTP+SSE stream starts, and what ends with it.
-pub(super) struct Opening {
-    /// The event naming the URL to POST messages to.
-    pub endpoint: Event,
-    /// Ends the session when the stream is dropped.
-    pub ending: EndOnDrop,
 }
 
 /// Ends an HTTP+SSE session when its stream is dropped (the client left).

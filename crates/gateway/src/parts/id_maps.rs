@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use warden_jsonrpc::IdText;
 use warden_sync::lock;
 use warden_upstream::Connection;
 
@@ -58,7 +59,7 @@ pub(crate) enum TokenTarget {
 #[derive(Debug, Default)]
 pub(crate) struct IdMaps {
     /// Client request id (JSON text) → the upstream request serving it.
-    pub in_flight: Mutex<HashMap<String, InFlight>>,
+    pub in_flight: Mutex<HashMap<IdText, InFlight>>,
     /// Client-facing id → request from an upstream.
     pub server_requests: Mutex<HashMap<u64, ServerRequest>>,
     /// Warden-issued progress token (JSON text) → where progress goes.
@@ -110,7 +111,7 @@ impl IdMaps {
                 .iter()
                 .find(|(_, entry)| entry.upstream_id == related && Arc::ptr_eq(&entry.connection, connection));
             if let Some((id, _)) = found {
-                return Some(id.clone());
+                return Some(id.to_string());
             }
         }
         self.sole_request_on(connection)
@@ -129,17 +130,17 @@ impl IdMaps {
             .filter_map(|request| request.during.clone())
             .collect();
         let in_flight = lock(&self.in_flight);
-        let serving: Vec<&String> = in_flight
+        let serving: Vec<&IdText> = in_flight
             .iter()
             .filter(|(_, entry)| Arc::ptr_eq(&entry.connection, connection))
             .map(|(id, _)| id)
             .collect();
         if let [only] = serving.as_slice() {
-            return Some((*only).clone());
+            return Some(only.to_string());
         }
-        let mut asking = serving.into_iter().filter(|id| !waiting.contains(id));
+        let mut asking = serving.into_iter().filter(|id| !waiting.iter().any(|during| during == id.as_str()));
         match (asking.next(), asking.next()) {
-            (Some(id), None) => Some(id.clone()),
+            (Some(id), None) => Some(id.to_string()),
             _ => None,
         }
     }

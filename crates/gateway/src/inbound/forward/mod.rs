@@ -6,7 +6,7 @@ mod rounds;
 
 use std::ops::Range;
 
-use warden_jsonrpc::{Frame, Splice};
+use warden_jsonrpc::{Frame, IdText, Splice};
 use warden_upstream::UpstreamError;
 
 use crate::parts::SessionParts;
@@ -39,11 +39,11 @@ pub(super) async fn forward(
         Ok(connection) => connection,
         Err(err) => return Forwarded::Failed(err),
     };
-    let client_id = frame.id().unwrap_or("null").to_owned();
+    let client_id = IdText::from(frame.id().unwrap_or("null"));
     let token = token.map(|span| {
         let issued = format!("\"w{}\"", session.next());
         let original = frame.text()[span.clone()].to_owned();
-        let target = TokenTarget::Client { token: original, request: client_id.clone() };
+        let target = TokenTarget::Client { token: original, request: client_id.to_string() };
         lock(&session.maps.tokens).insert(issued.clone(), target);
         splice.replace(span, issued.clone());
         issued

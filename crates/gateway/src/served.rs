@@ -15,7 +15,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-use warden_jsonrpc::Method;
+use warden_jsonrpc::{IdText, Method};
 
 use crate::pipeline::{ApprovalWait, ErrorType, Observer, Operation, SpanPlace, Target};
 
@@ -23,7 +23,7 @@ use crate::pipeline::{ApprovalWait, ErrorType, Observer, Operation, SpanPlace, T
 struct Noted {
     arrived: Instant,
     /// The request's id (JSON text).
-    id: Option<Box<str>>,
+    id: Option<IdText>,
     span: Option<SpanPlace>,
     error: Option<ErrorType>,
     /// How its approval ended (outcome, channel), and when.
@@ -45,7 +45,7 @@ pub(crate) async fn scope(
     handling: impl Future<Output = ()>,
 ) {
     let arrived = Instant::now();
-    let noted = Noted { arrived, id: id.map(Box::from), span, error: None, approval: None, recorded: false };
+    let noted = Noted { arrived, id: id.map(IdText::from), span, error: None, approval: None, recorded: false };
     let noted = NOTED
         .scope(RefCell::new(noted), async {
             handling.await;

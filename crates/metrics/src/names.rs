@@ -7,9 +7,9 @@
 //! name is interned up to a cap, and every later new value is counted as
 //! `other` (as MCPJungle and Envoy do).
 
-use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
+use rustc_hash::FxHashSet;
 use warden_sync::{read, write};
 
 /// What a value past the cap is counted as.
@@ -22,7 +22,7 @@ const MAX_LEN: usize = 128;
 /// Interned label values of one kind, at most `cap` of them.
 #[derive(Debug)]
 pub(crate) struct Names {
-    known: RwLock<HashSet<Arc<str>>>,
+    known: RwLock<FxHashSet<Arc<str>>>,
     other: Arc<str>,
     cap: usize,
 }
@@ -30,7 +30,7 @@ pub(crate) struct Names {
 impl Names {
     /// Room for `cap` distinct values.
     pub(crate) fn new(cap: usize) -> Names {
-        Names { known: RwLock::new(HashSet::new()), other: Arc::from(OTHER), cap }
+        Names { known: RwLock::new(FxHashSet::default()), other: Arc::from(OTHER), cap }
     }
 
     /// `name` as a label value: shared with every earlier use, or `other`

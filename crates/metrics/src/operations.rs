@@ -9,7 +9,7 @@
 //!   scrape copies that text onto each of its lines: a scrape of thousands
 //!   of series costs what copying its text costs.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -35,7 +35,7 @@ pub(crate) struct Operations {
     /// The family's name, without `_seconds`.
     name: &'static str,
     help: &'static str,
-    series: RwLock<HashMap<OperationLabels, Arc<Series>>>,
+    series: RwLock<FxHashMap<OperationLabels, Arc<Series>>>,
 }
 
 /// One label set's histogram.
@@ -53,7 +53,7 @@ struct Series {
 impl Operations {
     /// An empty family `name` (`mcp_server_operation_duration`).
     pub(crate) fn new(name: &'static str, help: &'static str) -> Operations {
-        Operations { name, help, series: RwLock::new(HashMap::new()) }
+        Operations { name, help, series: RwLock::new(FxHashMap::default()) }
     }
 
     /// Counts one operation of `labels` that took `nanos`.

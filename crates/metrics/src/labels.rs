@@ -21,6 +21,30 @@ pub(crate) struct OperationLabels {
     pub error: Option<ErrorLabel>,
 }
 
+/// [`OperationLabels`] with borrowed names, as an observation has them:
+/// it finds the series of equal labels without interning a name. Hashed
+/// as the labels are (the same fields, in the same order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct OperationKey<'a> {
+    /// `mcp_method_name`.
+    pub method: &'static str,
+    /// `gen_ai_tool_name` or `gen_ai_prompt_name`.
+    pub target: Option<(TargetKind, &'a str)>,
+    /// `server`.
+    pub server: Option<&'a str>,
+    /// `error_type`.
+    pub error: Option<ErrorLabel>,
+}
+
+impl hashbrown::Equivalent<OperationLabels> for OperationKey<'_> {
+    fn equivalent(&self, labels: &OperationLabels) -> bool {
+        self.method == labels.method
+            && self.target == labels.target.as_ref().map(|(kind, name)| (*kind, &**name))
+            && self.server == labels.server.as_deref()
+            && self.error == labels.error
+    }
+}
+
 /// Whether an operation names a tool or a prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum TargetKind {

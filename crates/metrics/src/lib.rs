@@ -338,6 +338,39 @@ mod tests {
         assert!(!text.contains("vendor/secret-name") && text.contains(r#"mcp_method_name="other""#), "{text}");
     }
 
+    /// A series is found again by the borrowed names; tools past the cap
+    /// share the `other` series, and a name longer than a label is cut.
+    #[test]
+    fn tools_past_the_cap_are_counted_as_other_and_known_ones_as_themselves() {
+        let metrics = Metrics::new();
+        let call = |tool: &str| {
+            metrics.served(&Operation {
+                target: Some(Target::Tool(tool)),
+                server: Some("db"),
+                ..Operation::new(&Method::ToolsCall, Duration::from_millis(1))
+            })
+        };
+        for n in 0..NAME_CAP + 5 {
+            call(&format!("t{n}"));
+        }
+        call("t0");
+        call("t1004");
+        let long = "x".repeat(300);
+        call(&long);
+        let text = metrics.render();
+        let count = |tool: &str| {
+            let line = format!(
+                r#"mcp_server_operation_duration_seconds_count{{mcp_method_name="tools/call",gen_ai_tool_name="{tool}",server="db"}} "#
+            );
+            text.lines().find_map(|l| l.strip_prefix(line.as_str())).map(str::to_owned)
+        };
+        assert_eq!(count("t0").as_deref(), Some("2"));
+        assert_eq!(count("t999").as_deref(), Some("1"));
+        // t1000..t1004 (five), t1004 again, and the long name: seven.
+        assert_eq!(count(OTHER).as_deref(), Some("7"));
+        assert_eq!(count("t1004"), None);
+    }
+
     #[test]
     fn the_census_is_read_at_each_scrape() {
         let metrics = Metrics::new();

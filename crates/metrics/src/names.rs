@@ -54,7 +54,7 @@ impl Names {
 }
 
 /// `name` cut to [`MAX_LEN`] bytes at a character boundary.
-fn cut(name: &str) -> &str {
+pub(crate) fn cut(name: &str) -> &str {
     if name.len() <= MAX_LEN {
         return name;
     }

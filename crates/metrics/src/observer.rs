@@ -5,9 +5,23 @@ use std::time::Duration;
 use warden_pipeline::{Front, Observer, Operation, Target};
 
 use crate::Metrics;
-use crate::labels::{ErrorLabel, Labels, OperationLabels, TargetKind, Value};
+use crate::labels::{ErrorLabel, Labels, OperationKey, OperationLabels, TargetKind, Value};
+use crate::names;
 
 impl Metrics {
+    /// The labels of `operation`, by borrowed names (no interning).
+    fn operation_key<'a>(operation: &Operation<'a>) -> OperationKey<'a> {
+        OperationKey {
+            method: operation.method.known_name().unwrap_or(crate::OTHER),
+            target: operation.target.map(|target| match target {
+                Target::Tool(name) => (TargetKind::Tool, names::cut(name)),
+                Target::Prompt(name) => (TargetKind::Prompt, names::cut(name)),
+            }),
+            server: operation.server.map(names::cut),
+            error: operation.error.map(ErrorLabel),
+        }
+    }
+
     fn operation_labels(&self, operation: &Operation<'_>) -> OperationLabels {
         OperationLabels {
             // Other methods are named by whoever sends them: not a label.
@@ -32,11 +46,13 @@ fn front(front: Front) -> Labels<1> {
 
 impl Observer for Metrics {
     fn served(&self, operation: &Operation<'_>) {
-        self.served.observe(self.operation_labels(operation), nanos(operation.elapsed));
+        let key = Metrics::operation_key(operation);
+        self.served.observe(&key, nanos(operation.elapsed), || self.operation_labels(operation));
     }
 
     fn called(&self, operation: &Operation<'_>) {
-        self.called.observe(self.operation_labels(operation), nanos(operation.elapsed));
+        let key = Metrics::operation_key(operation);
+        self.called.observe(&key, nanos(operation.elapsed), || self.operation_labels(operation));
     }
 
     fn round(&self, server: &str) {

@@ -9,14 +9,15 @@
 //!   scrape copies that text onto each of its lines: a scrape of thousands
 //!   of series costs what copying its text costs.
 
-use rustc_hash::FxHashMap;
+use hashbrown::HashMap;
+use rustc_hash::FxBuildHasher;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use warden_sync::{read, write};
 
-use crate::labels::{OperationLabels, TargetKind};
+use crate::labels::{OperationKey, OperationLabels, TargetKind};
 
 /// Bucket boundaries in seconds: OpenTelemetry's recommended ones (10 ms
 /// to 300 s) with finer ones below, where a gateway's own work lies.
@@ -35,7 +36,7 @@ pub(crate) struct Operations {
     /// The family's name, without `_seconds`.
     name: &'static str,
     help: &'static str,
-    series: RwLock<FxHashMap<OperationLabels, Arc<Series>>>,
+    series: RwLock<HashMap<OperationLabels, Arc<Series>, FxBuildHasher>>,
 }
 
 /// One label set's histogram.
@@ -53,24 +54,25 @@ struct Series {
 impl Operations {
     /// An empty family `name` (`mcp_server_operation_duration`).
     pub(crate) fn new(name: &'static str, help: &'static str) -> Operations {
-        Operations { name, help, series: RwLock::new(FxHashMap::default()) }
+        Operations { name, help, series: RwLock::new(HashMap::with_hasher(FxBuildHasher)) }
     }
 
-    /// Counts one operation of `labels` that took `nanos`.
-    pub(crate) fn observe(&self, labels: OperationLabels, nanos: u64) {
-        let found = read(&self.series).get(&labels).cloned();
-        let series = match found {
-            Some(series) => series,
-            None => {
-                write(&self.series).entry(labels).or_insert_with_key(|labels| Arc::new(Series::new(labels))).clone()
-            }
-        };
-        let seconds = nanos as f64 / 1e9;
-        let bucket = BOUNDS.iter().position(|bound| seconds <= *bound).unwrap_or(BOUNDS.len());
-        if let Some(counter) = series.buckets.get(bucket) {
-            counter.fetch_add(1, Ordering::Relaxed);
+    /// Counts one operation of `key` that took `nanos`. Its series is
+    /// found by the borrowed names; `labels` (which interns them, and may
+    /// count a name past the cap as `other`) is made only when it is not.
+    pub(crate) fn observe(&self, key: &OperationKey<'_>, nanos: u64, labels: impl FnOnce() -> OperationLabels) {
+        if let Some(series) = read(&self.series).get(key) {
+            return series.add(nanos);
         }
-        series.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+        let labels = labels();
+        // A name past the cap is not found by its own name: its `other`
+        // series is, without the write lock.
+        if let Some(series) = read(&self.series).get(&labels) {
+            return series.add(nanos);
+        }
+        let mut series = write(&self.series);
+        let series = series.entry(labels).or_insert_with_key(|labels| Arc::new(Series::new(labels)));
+        series.add(nanos);
     }
 
     /// Calls `visit` with each series' labels and its observations per
@@ -115,6 +117,16 @@ impl Operations {
 }
 
 impl Series {
+    /// One observation of `nanos`.
+    fn add(&self, nanos: u64) {
+        let seconds = nanos as f64 / 1e9;
+        let bucket = BOUNDS.iter().position(|bound| seconds <= *bound).unwrap_or(BOUNDS.len());
+        if let Some(counter) = self.buckets.get(bucket) {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
     fn new(labels: &OperationLabels) -> Series {
         let mut text = String::new();
         let mut label = |key: &str, value: &str| {

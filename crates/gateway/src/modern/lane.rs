@@ -287,8 +287,7 @@ impl Inner {
         // `"wm7"`, written on the stack (`Exchange::internal` writes it again
         // for the rare paths that need it as text).
         let mut id = [0u8; 24];
-        let digits = itoa::Buffer::new();
-        let internal = internal_id(&mut id, digits, key);
+        let internal = internal_id(&mut id, key);
         let Some(inner_frame) = inner_request(frame, internal, method.as_str()) else {
             let message = "params must be an object";
             return Reply::done(error_response(Some(&client_id), ErrorCode::InvalidParams, message, None));
@@ -400,8 +399,9 @@ impl Canceller for Inner {
     }
 }
 
-/// `"wm<key>"` in `out`.
-fn internal_id(out: &mut [u8; 24], mut digits: itoa::Buffer, key: u64) -> &str {
+/// `"wm<key>"`, written in `out`.
+fn internal_id(out: &mut [u8; 24], key: u64) -> &str {
+    let mut digits = itoa::Buffer::new();
     let digits = digits.format(key).as_bytes();
     out[..3].copy_from_slice(b"\"wm");
     out[3..3 + digits.len()].copy_from_slice(digits);
@@ -409,11 +409,9 @@ fn internal_id(out: &mut [u8; 24], mut digits: itoa::Buffer, key: u64) -> &str {
     std::str::from_utf8(&out[..4 + digits.len()]).unwrap_or("\"wm\"")
 }
 
-/// The key of an exchange from its id inside the lane (`"wm7"`, `"wi8"`:
-/// one counter numbers both).
+/// The key of an exchange from its id inside the lane (`"wm7"`).
 fn exchange_key(internal: &str) -> Option<u64> {
-    let number = internal.strip_prefix("\"w")?.strip_suffix('"')?;
-    number.strip_prefix('m').or_else(|| number.strip_prefix('i'))?.parse().ok()
+    internal.strip_prefix("\"wm")?.strip_suffix('"')?.parse().ok()
 }
 
 /// The change notifications listen streams carry.
@@ -475,6 +473,18 @@ fn random_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_internal_id_reads_back_as_its_key() {
+        for key in [0, 7, 1234567, u64::MAX] {
+            let mut out = [0u8; 24];
+            let id = internal_id(&mut out, key);
+            assert_eq!(id, format!("\"wm{key}\""));
+            assert_eq!(exchange_key(id), Some(key));
+        }
+        assert_eq!(exchange_key("\"wi8\""), None);
+        assert_eq!(exchange_key("7"), None);
+    }
 
     #[test]
     fn the_inner_request_drops_only_the_retry_members() {

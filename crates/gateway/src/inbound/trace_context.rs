@@ -3,36 +3,39 @@
 //! revision place them): read from a client's request, and written into
 //! the request Warden forwards, so the server's span joins Warden's.
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use warden_jsonrpc::{Frame, Splice, json_string};
+use warden_jsonrpc::{Frame, Members, Splice, Text, json_string};
 
 use crate::pipeline::SpanContext;
 
-#[derive(Deserialize)]
-struct Params<'a> {
-    #[serde(borrow, default, rename = "_meta")]
-    meta: Option<&'a RawValue>,
+/// The `_meta` of request `params`: `Ok(None)` when there is none (or it is
+/// `null`), `Err` when the params are not one object naming `_meta` at most
+/// once (such params are left alone).
+fn meta_of(params: &str) -> Result<Option<&str>, ()> {
+    let params = Members::parse(params).map_err(drop)?;
+    Ok(params.get_once("_meta")?.filter(|meta| *meta != "null"))
 }
 
-#[derive(Deserialize)]
-struct Meta<'a> {
-    #[serde(borrow, default)]
-    traceparent: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    tracestate: Option<&'a RawValue>,
+/// The `traceparent` and `tracestate` of `_meta` (as JSON text, `null` as
+/// absent); `Err` when `_meta` is not an object naming each at most once.
+fn trace_members(meta: &str) -> Result<(Option<&str>, Option<&str>), ()> {
+    let meta = Members::parse(meta).map_err(drop)?;
+    fn given(value: Option<&str>) -> Option<&str> {
+        value.filter(|value| *value != "null")
+    }
+    Ok((given(meta.get_once("traceparent")?), given(meta.get_once("tracestate")?)))
 }
 
 /// The client's span (a valid `traceparent`) and its `tracestate`, if the
 /// request names them.
 pub(crate) fn read(frame: &Frame) -> (Option<SpanContext>, Option<String>) {
-    let Some(meta) = meta(frame).and_then(|meta| serde_json::from_str::<Meta>(meta.get()).ok()) else {
-        return (None, None);
-    };
-    let text = |raw: Option<&RawValue>| raw.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
-    let parent = text(meta.traceparent).as_deref().and_then(SpanContext::parse);
+    let members = frame.params().and_then(|params| meta_of(params).ok().flatten()).map(trace_members);
+    let Some(Ok((traceparent, tracestate))) = members else { return (None, None) };
+    fn text(raw: Option<&str>) -> Option<Text<'_>> {
+        raw.and_then(|raw| serde_json::from_str(raw).ok())
+    }
+    let parent = text(traceparent).and_then(|text| SpanContext::parse(&text));
     // A tracestate without a valid parent means nothing (W3C).
-    let state = parent.and(text(meta.tracestate)).filter(|state| !state.trim().is_empty());
+    let state = parent.and(text(tracestate)).filter(|state| !state.trim().is_empty()).map(|state| state.0.into_owned());
     (parent, state)
 }
 
@@ -43,40 +46,38 @@ pub(crate) fn read(frame: &Frame) -> (Option<SpanContext>, Option<String>) {
 pub(crate) fn inject(frame: &Frame, splice: &mut Splice, value: &str) {
     let Some(params) = frame.params() else { return };
     // Params Warden cannot read as one object (a key twice, say) are left alone.
-    let Ok(Params { meta }) = serde_json::from_str::<Params>(params) else { return };
-    let entry = format!("\"traceparent\":{}", json_string(value));
+    let Ok(meta) = meta_of(params) else { return };
     match meta {
         Some(meta) => {
-            let Ok(fields) = serde_json::from_str::<Meta>(meta.get()) else { return };
-            match fields.traceparent {
+            let Ok((traceparent, _)) = trace_members(meta) else { return };
+            match traceparent {
                 Some(old) => {
-                    splice.replace(frame.span_of(old.get()), json_string(value));
+                    splice.replace(frame.span_of(old), json_string(value));
                 }
-                None => insert_first(frame.span_of(meta.get()).start, meta.get(), &entry, splice),
+                None => insert_first(frame.span_of(meta).start, meta, "", value, "", splice),
             }
         }
-        None => {
-            let start = frame.span_of(params).start;
-            insert_first(start, params, &format!("\"_meta\":{{{entry}}}"), splice);
-        }
+        None => insert_first(frame.span_of(params).start, params, "\"_meta\":{", value, "}", splice),
     }
 }
 
-/// Inserts `member` as the first member of the object `object`, whose text
-/// starts at `start` in the frame.
-fn insert_first(start: usize, object: &str, member: &str, splice: &mut Splice) {
+/// Inserts `"traceparent":"<value>"` (between `open` and `close`) as the
+/// first member of the object `object`, whose text starts at `start` in the
+/// frame: written once, in one string.
+fn insert_first(start: usize, object: &str, open: &str, value: &str, close: &str, splice: &mut Splice) {
     if !object.starts_with('{') {
         return;
     }
     let empty = object[1..].trim_start().starts_with('}');
-    let text = if empty { member.to_owned() } else { format!("{member},") };
-    splice.replace(start + 1..start + 1, text);
-}
-
-/// The `_meta` of the request's params, when it is there.
-fn meta(frame: &Frame) -> Option<&RawValue> {
-    let params = frame.params()?;
-    serde_json::from_str::<Params>(params).ok()?.meta
+    let mut member = String::with_capacity(open.len() + value.len() + close.len() + 20);
+    member.push_str(open);
+    member.push_str("\"traceparent\":");
+    member.push_str(&json_string(value));
+    member.push_str(close);
+    if !empty {
+        member.push(',');
+    }
+    splice.replace(start + 1..start + 1, member);
 }
 
 #[cfg(test)]

@@ -58,6 +58,13 @@ impl<'a> Members<'a> {
         }
     }
 
+    /// Member `key` as a typed reader takes an optional field: absent and
+    /// `null` are both `None`; `Err(())` when named twice.
+    #[allow(clippy::result_unit_err)]
+    pub fn optional(&self, key: &str) -> Result<Option<&'a str>, ()> {
+        Ok(self.get_once(key)?.filter(|value| *value != "null"))
+    }
+
     /// Whether member `key` is present.
     pub fn contains(&self, key: &str) -> bool {
         self.entries.iter().any(|(name, _)| name == key)

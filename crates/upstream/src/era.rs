@@ -135,10 +135,7 @@ fn without_envelope_keys(text: &str) -> Option<String> {
     let message = Members::parse(text).ok()?;
     message.get("method")?;
     let params = Members::parse(message.get("params")?).ok()?;
-    if params.keys().filter(|key| *key == "_meta").nth(1).is_some() {
-        return None;
-    }
-    let old = params.get("_meta")?;
+    let old = params.get_once("_meta").ok()??;
     let mut meta = Members::parse(old).ok()?;
     meta.remove_where(|key| key.starts_with(PROTOCOL_PREFIX));
     let at = span_in(text, old);

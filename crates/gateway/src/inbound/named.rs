@@ -30,13 +30,12 @@ impl<'a> NamedParams<'a> {
         if let Ok(members) = Members::parse(params)
             && let (Ok(Some(name)), Ok(arguments), Ok(meta), Ok(task)) = (
                 members.get_once("name"),
-                members.get_once("arguments"),
-                members.get_once("_meta"),
-                members.get_once("task"),
+                members.optional("arguments"),
+                members.optional("_meta"),
+                members.optional("task"),
             )
         {
-            let given = |value: Option<&'a str>| value.filter(|value| *value != "null");
-            return Ok(NamedParams { name, arguments: given(arguments), meta: given(meta), task: given(task) });
+            return Ok(NamedParams { name, arguments, meta, task });
         }
         let read: SerdeNamedParams = serde_json::from_str(params)?;
         Ok(NamedParams {

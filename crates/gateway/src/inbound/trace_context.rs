@@ -11,18 +11,14 @@ use crate::pipeline::SpanContext;
 /// `null`), `Err` when the params are not one object naming `_meta` at most
 /// once (such params are left alone).
 fn meta_of(params: &str) -> Result<Option<&str>, ()> {
-    let params = Members::parse(params).map_err(drop)?;
-    Ok(params.get_once("_meta")?.filter(|meta| *meta != "null"))
+    Members::parse(params).map_err(drop)?.optional("_meta")
 }
 
 /// The `traceparent` and `tracestate` of `_meta` (as JSON text, `null` as
 /// absent); `Err` when `_meta` is not an object naming each at most once.
 fn trace_members(meta: &str) -> Result<(Option<&str>, Option<&str>), ()> {
     let meta = Members::parse(meta).map_err(drop)?;
-    fn given(value: Option<&str>) -> Option<&str> {
-        value.filter(|value| *value != "null")
-    }
-    Ok((given(meta.get_once("traceparent")?), given(meta.get_once("tracestate")?)))
+    Ok((meta.optional("traceparent")?, meta.optional("tracestate")?))
 }
 
 /// The client's span (a valid `traceparent`) and its `tracestate`, if the

@@ -189,10 +189,7 @@ pub fn params_of(frame: &Frame) -> Result<Members<'_>, EnvelopeError> {
 /// the last), so Warden and the server behind it could read different
 /// envelopes.
 fn once<'a>(members: &Members<'a>, at: &str, key: &str) -> Result<Option<&'a str>, EnvelopeError> {
-    if members.keys().filter(|name| *name == key).nth(1).is_some() {
-        return Err(EnvelopeError::invalid(format!("{at} names {key} twice")));
-    }
-    Ok(members.get(key))
+    members.get_once(key).map_err(|()| EnvelopeError::invalid(format!("{at} names {key} twice")))
 }
 
 impl Envelope {

@@ -151,6 +151,6 @@ impl IdMaps {
 /// None for a `null` token, or one named twice.
 pub(crate) fn progress_token(frame: &warden_jsonrpc::Frame, meta: Option<&str>) -> Option<std::ops::Range<usize>> {
     let meta = warden_jsonrpc::Members::parse(meta?).ok()?;
-    let token = meta.get_once("progressToken").ok()??;
-    (token != "null").then(|| frame.span_of(token))
+    let token = meta.optional("progressToken").ok()??;
+    Some(frame.span_of(token))
 }

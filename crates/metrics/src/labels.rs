@@ -99,3 +99,36 @@ impl<const N: usize> EncodeLabelSet for Labels<N> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod key_tests {
+    use std::hash::BuildHasher;
+
+    use hashbrown::Equivalent;
+    use rustc_hash::FxBuildHasher;
+
+    use super::*;
+
+    /// A borrowed key must hash as the labels it stands for, or every
+    /// observation would miss its series and take the interning path.
+    #[test]
+    fn a_key_hashes_and_compares_as_its_labels() {
+        let labels = OperationLabels {
+            method: "tools/call",
+            target: Some((TargetKind::Tool, Arc::from("query"))),
+            server: Some(Arc::from("db")),
+            error: Some(ErrorLabel(ErrorType::ToolError)),
+        };
+        let key = OperationKey {
+            method: "tools/call",
+            target: Some((TargetKind::Tool, "query")),
+            server: Some("db"),
+            error: Some(ErrorLabel(ErrorType::ToolError)),
+        };
+        assert_eq!(FxBuildHasher.hash_one(key), FxBuildHasher.hash_one(&labels));
+        assert!(key.equivalent(&labels));
+        let other = OperationKey { target: Some((TargetKind::Prompt, "query")), ..key };
+        assert!(!other.equivalent(&labels));
+        assert_ne!(FxBuildHasher.hash_one(other), FxBuildHasher.hash_one(&labels));
+    }
+}

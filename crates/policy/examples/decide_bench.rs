@@ -106,9 +106,32 @@ fn policy(scale: usize) -> String {
     y
 }
 
+/// The 200-rule policy `bench/run.sh` loads into `warden serve`
+/// (`policy200`): 150 rules for other tools, and 50 on `ec*` that each read
+/// the echo call's `text` and `n` and do not match it.
+fn serve_policy() -> String {
+    let mut y = String::from("policy:\n  default: allow\n  rules:\n");
+    for i in 0..150 {
+        let _ = writeln!(
+            y,
+            "    - {{name: other-{i}, if: {{tool: ['tool_{i}_*'], args: {{arg: path, startsWith: '/etc/{i}'}}}}, then: deny, reason: r}}"
+        );
+    }
+    for i in 0..50 {
+        let _ = writeln!(
+            y,
+            "    - {{name: echo-{i}, if: {{tool: ['ec*'], args: {{any: [{{arg: text, contains: 'forbidden-{i}'}}, {{arg: n, gt: {i}}}]}}}}, then: deny, reason: r}}"
+        );
+    }
+    y
+}
+
 fn engine(scale: usize) -> PolicyEngine {
-    let text = policy(scale);
-    let compiled = warden_config::parse(Path::new("bench.yaml"), &text, &|_| None)
+    compiled(&policy(scale))
+}
+
+fn compiled(text: &str) -> PolicyEngine {
+    let compiled = warden_config::parse(Path::new("bench.yaml"), text, &|_| None)
         .map_err(|err| err.to_string())
         .and_then(|config| PolicyEngine::compile(&config, None).map_err(|err| err.to_string()));
     match compiled {
@@ -173,6 +196,14 @@ fn main() {
         ("shell", "run_exec", r#"{"cmd": "rm -rf /17"}"#),
     ];
     let only_guard = std::env::args().nth(1).is_some_and(|arg| arg == "guard");
+    // `decide_bench serve` decides policy200's echo call over and over (for a profiler).
+    if std::env::args().nth(1).is_some_and(|arg| arg == "serve") {
+        let serve = compiled(&serve_policy());
+        for _ in 0..50 {
+            black_box(measure(&serve, &[("fixture", "echo", r#"{"text":"hello"}"#)], Mode::Guard));
+        }
+        return;
+    }
     // `decide_bench one N` decides call N over and over (for a profiler).
     if let (Some("one"), Some(n)) = (std::env::args().nth(1).as_deref(), std::env::args().nth(2)) {
         let engine = engine(1);
@@ -214,5 +245,15 @@ fn main() {
             );
         }
     }
+    // What `bench/run.sh`'s policy200 pays per call in `warden serve`.
+    let serve = compiled(&serve_policy());
+    let echo = [("fixture", "echo", r#"{"text":"hello"}"#)];
+    let (p50, p99, max) = measure(&serve, &echo, Mode::Guard);
+    let e = serve.evaluate("fixture", "echo", Some(echo[0].2));
+    let _ = writeln!(
+        report,
+        "bench/run.sh's policy200, its echo call: {} by {}; guard p50 {p50:.2} µs, p99 {p99:.2} µs, max {max:.1} µs",
+        e.action, e.rule
+    );
     print!("{report}");
 }

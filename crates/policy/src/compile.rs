@@ -21,6 +21,7 @@ use crate::known::annotations_for;
 use crate::paths::{PathEnv, canonicalize};
 use crate::protect::default_protected_paths;
 use crate::scan::Scans;
+use crate::trigger::{FactBook, Trigger};
 use warden_config::RoleCategory;
 
 use crate::categories::{RoleTable, category_name};
@@ -88,6 +89,8 @@ pub struct PolicyEngine {
     pub(crate) escalations: HashMap<usize, Escalation>,
     /// The string tests that run together (see [`crate::scan`]).
     pub(crate) scans: Scans,
+    /// The facts the rules' triggers ask about (see [`crate::trigger`]).
+    pub(crate) facts: FactBook,
 }
 
 /// One compiled rule.
@@ -110,6 +113,8 @@ pub(crate) struct CompiledRule {
     pub paths: Option<PathsCheck>,
     pub domains: Option<DomainsCheck>,
     pub args: Option<Cond>,
+    /// What must be true of the call for `args` to hold (see [`crate::trigger`]).
+    pub trigger: Option<Trigger>,
     /// The requests it judges.
     pub methods: Methods,
 }
@@ -340,13 +345,18 @@ pub(crate) fn compile_policy(
     if !problems.is_empty() {
         return Err(PolicyError::Invalid { problems });
     }
-    let index =
+    let mut index =
         RuleIndex::build(policy.rules.iter().map(|rule| (rule.when.server.as_slice(), rule.when.tool.as_slice())))
             .map_err(|problem| PolicyError::Invalid { problems: vec![format!("rule index: {problem}")] })?;
     warnings.extend(never_matching(config, policy, &annotations));
     let role_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| !r.roles.is_empty())).collect();
     let call_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| r.roles.is_empty())).collect();
     let scans = conditions.scans();
+    let mut facts = FactBook::default();
+    for rule in &mut rules {
+        rule.trigger = rule.args.as_ref().and_then(|cond| Trigger::of(cond, &scans, &mut facts));
+    }
+    index.add_triggers(rules.iter().map(|rule| rule.trigger.as_ref()));
     Ok(PolicyEngine {
         profile: profile_name.map(str::to_owned),
         default,
@@ -369,6 +379,7 @@ pub(crate) fn compile_policy(
         warnings,
         escalations: escalations(policy),
         scans,
+        facts,
     })
 }
 
@@ -614,6 +625,8 @@ fn compile_rule(
         side_effects: when.side_effects,
         paths,
         domains,
+        // Given once the scans are compiled (see `compile_policy`).
+        trigger: None,
         args,
         methods,
     })

@@ -59,12 +59,15 @@ pub(crate) struct ArgPath {
     full: String,
     /// Split at dots.
     parts: Vec<String>,
+    /// The same number for the same path anywhere in the policy, so one
+    /// evaluation looks each path up once (see [`Memo::argument`]).
+    pub(crate) slot: u32,
 }
 
 impl ArgPath {
-    /// The path `text` (a key with dots is tried whole first).
-    pub(crate) fn new(text: &str) -> ArgPath {
-        ArgPath { full: text.to_owned(), parts: text.split('.').map(str::to_owned).collect() }
+    /// The path `text` (a key with dots is tried whole first), in `slot`.
+    pub(crate) fn new(text: &str, slot: u32) -> ArgPath {
+        ArgPath { full: text.to_owned(), parts: text.split('.').map(str::to_owned).collect(), slot }
     }
 
     /// The value at this path in `args`; `None` when absent or `null`.
@@ -130,7 +133,7 @@ impl Cond {
             Cond::All(all) => all.iter().all(|c| c.holds(args, memo)),
             Cond::Any(any) => any.iter().any(|c| c.holds(args, memo)),
             Cond::Not(not) => !not.holds(args, memo),
-            Cond::Test { arg, test, items: how } => match (arg.lookup(args), how) {
+            Cond::Test { arg, test, items: how } => match (memo.argument(arg, args), how) {
                 (Some(Value::Array(items)), Items::Each) => {
                     !items.is_empty() && items.iter().all(|item| test.holds(Some(item), memo))
                 }
@@ -190,7 +193,7 @@ impl Test {
 
 /// Whether `text` has `needle` anywhere (see [`has`]), by its group's scan
 /// when it has one (see [`crate::scan`]).
-fn contains<'v>(
+pub(crate) fn contains<'v>(
     text: &'v str,
     needle: &str,
     ignore_case: bool,
@@ -250,17 +253,32 @@ pub(crate) struct CondCompiler<'c> {
     sets: HashMap<(String, bool), Arc<HashSet<String>>>,
     /// The tests that can run together, per argument (see [`crate::scan`]).
     scans: ScansBuilder,
+    /// Argument path → its slot.
+    slots: HashMap<String, u32>,
 }
 
 impl<'c> CondCompiler<'c> {
     /// A compiler resolving `inList` against `policy.lists`.
     pub(crate) fn new(policy: &'c Policy) -> CondCompiler<'c> {
-        CondCompiler { policy, regexes: HashMap::new(), sets: HashMap::new(), scans: ScansBuilder::default() }
+        CondCompiler {
+            policy,
+            regexes: HashMap::new(),
+            sets: HashMap::new(),
+            scans: ScansBuilder::default(),
+            slots: HashMap::new(),
+        }
     }
 
     /// The groups of the tests compiled so far, compiled together.
     pub(crate) fn scans(self) -> Scans {
         self.scans.build()
+    }
+
+    /// `arg` as a path, in the slot of every other test on it.
+    fn path(&mut self, arg: &str) -> ArgPath {
+        let next = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
+        let slot = *self.slots.entry(arg.to_owned()).or_insert(next);
+        ArgPath::new(arg, slot)
     }
 
     /// Compiles `cond`; problems are reported with `at` (e.g. `rule 'x': if.args`)
@@ -335,7 +353,7 @@ impl<'c> CondCompiler<'c> {
                     }
                     [_] if cond.each && cond.some => fail("`each` and `some` cannot be combined".into()),
                     [_] => self.test(cond, arg, at, problems).map(|test| Cond::Test {
-                        arg: ArgPath::new(arg),
+                        arg: self.path(arg),
                         test,
                         items: if cond.each {
                             Items::Each
@@ -539,14 +557,14 @@ mod tests {
     #[test]
     fn argument_paths() {
         let args = json!({"a": {"b": {"c": 1}}, "x.y": 2, "n": null, "arr": [{"b": 1}]});
-        assert_eq!(ArgPath::new("a.b.c").lookup(&args), Some(&json!(1)));
-        assert_eq!(ArgPath::new("x.y").lookup(&args), Some(&json!(2)));
-        assert_eq!(ArgPath::new("a.b").lookup(&args), Some(&json!({"c": 1})));
-        assert_eq!(ArgPath::new("a.z.c").lookup(&args), None);
-        assert_eq!(ArgPath::new("a.b.c.d").lookup(&args), None);
-        assert_eq!(ArgPath::new("n").lookup(&args), None);
-        assert_eq!(ArgPath::new("arr.0.b").lookup(&args), None);
-        assert_eq!(ArgPath::new("a").lookup(&json!("not an object")), None);
+        assert_eq!(ArgPath::new("a.b.c", 0).lookup(&args), Some(&json!(1)));
+        assert_eq!(ArgPath::new("x.y", 0).lookup(&args), Some(&json!(2)));
+        assert_eq!(ArgPath::new("a.b", 0).lookup(&args), Some(&json!({"c": 1})));
+        assert_eq!(ArgPath::new("a.z.c", 0).lookup(&args), None);
+        assert_eq!(ArgPath::new("a.b.c.d", 0).lookup(&args), None);
+        assert_eq!(ArgPath::new("n", 0).lookup(&args), None);
+        assert_eq!(ArgPath::new("arr.0.b", 0).lookup(&args), None);
+        assert_eq!(ArgPath::new("a", 0).lookup(&json!("not an object")), None);
     }
 
     #[test]
@@ -572,7 +590,7 @@ mod tests {
             delete_without_where: false,
             multiple_statements: false,
         };
-        let cond = Cond::Test { arg: ArgPath::new("q"), test: Test::Sql(test), items: Items::Whole };
+        let cond = Cond::Test { arg: ArgPath::new("q", 0), test: Test::Sql(test), items: Items::Whole };
         let scans = Scans::default();
         let mut memo = Memo::new(&scans);
         assert!(cond.holds(&args, &mut memo));

@@ -219,8 +219,9 @@ impl PolicyEngine {
                 Ok(args) => args,
                 Err(why) => break 'decided Outcome::new(Decision::Deny, "invalid-arguments", why),
             };
-            let selection = self.select(server, name, scan);
-            let mut memo = Memo::new(selection.scans(self));
+            let mut selection = self.select(server, name, scan);
+            let mut memo = selection.memo(self);
+            selection.sift(self, &args, &mut memo);
             let view = CallView { annotation: None, roles: &[], args: &args };
             for (index, admitted) in selection.walk(&self.call_rules, false, |i| self.is_call_rule(i)) {
                 let Some(rule) = self.rules.get(index) else { continue };
@@ -257,16 +258,16 @@ impl PolicyEngine {
     ) -> (Outcome<'_>, Vec<String>) {
         let mut trace = Trace { steps: None };
         let mut logged = Vec::new();
-        let selection = self.select(server, tool, false);
-        let outcome = self.decide(server, tool, arguments, &selection, &mut trace, &mut logged);
+        let mut selection = self.select(server, tool, false);
+        let outcome = self.decide(server, tool, arguments, &mut selection, &mut trace, &mut logged);
         (outcome, logged)
     }
 
     fn run(&self, server: &str, tool: &str, arguments: Option<&str>, trace: bool, scan: bool) -> Evaluation {
         let mut trace = Trace { steps: trace.then(Vec::new) };
         let mut logged = Vec::new();
-        let selection = self.select(server, tool, scan);
-        let outcome = self.decide(server, tool, arguments, &selection, &mut trace, &mut logged);
+        let mut selection = self.select(server, tool, scan);
+        let outcome = self.decide(server, tool, arguments, &mut selection, &mut trace, &mut logged);
         trace.step(|| match outcome.position {
             Some(position) => {
                 format!("decision: {} by '{}' (rule #{position}): {}", outcome.decision, outcome.rule, outcome.reason)
@@ -281,7 +282,7 @@ impl PolicyEngine {
         server: &str,
         tool: &str,
         arguments: Option<&str>,
-        selection: &Selection,
+        selection: &mut Selection,
         trace: &mut Trace,
         logged: &mut Vec<String>,
     ) -> Outcome<'_> {
@@ -325,7 +326,12 @@ impl PolicyEngine {
             trace.step(|| "no annotation and no rule concern this tool".into());
             return self.default_outcome();
         }
-        let mut memo = Memo::new(selection.scans(self));
+        let mut memo = selection.memo(self);
+        // Without a trace, the rules whose trigger cannot hold are left out
+        // at once (the trace tells of every rule, and why it missed).
+        if !trace.on() {
+            selection.sift(self, &args, &mut memo);
+        }
 
         // 2. Roles.
         let mut roles = match annotation {
@@ -593,7 +599,7 @@ impl PolicyEngine {
         if scan {
             Selection::Scanned(self.rules_matching(server, tool))
         } else {
-            Selection::Indexed(self.index.candidates(server, tool))
+            Selection::Indexed(self.index.select(server, tool))
         }
     }
 
@@ -803,11 +809,17 @@ impl PolicyEngine {
             }
         }
         if let Some(cond) = &rule.args
-            && !cond.holds(view.args, memo)
+            && (self.cannot_apply(rule, view, memo) || !cond.holds(view.args, memo))
         {
             return Err(Miss::Args);
         }
         Ok(())
+    }
+
+    /// Whether `rule`'s trigger says its `args` cannot hold for the call
+    /// (see [`crate::trigger`]); never for the reference evaluation.
+    fn cannot_apply<'a>(&self, rule: &CompiledRule, view: &CallView<'a>, memo: &mut Memo<'a, '_>) -> bool {
+        memo.shortcuts() && rule.trigger.as_ref().is_some_and(|trigger| !trigger.may_hold(&self.facts, view.args, memo))
     }
 }
 

@@ -17,7 +17,12 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+use serde_json::Value;
 use smallvec::SmallVec;
+
+use crate::scan::Memo;
+use crate::sieve::{Admitted, Sieve};
+use crate::trigger::Trigger;
 
 /// Rule indices (into the engine's rules), in policy order.
 pub(crate) type Candidates = SmallVec<[u32; 16]>;
@@ -40,6 +45,20 @@ pub(crate) struct RuleIndex {
     keys: Vec<(Vec<u32>, Vec<u32>)>,
     /// The rules with neither server nor tool patterns.
     everywhere: Vec<u32>,
+    /// Those of `everywhere` that have triggers, by fact (see [`crate::sieve`]).
+    everywhere_sieve: Sieve,
+    /// One bit per rule: whether it has a trigger (a sieve admits it).
+    triggered: Vec<u64>,
+}
+
+/// What a call's names select: the candidate rules, and the ids of the
+/// patterns they were found under (for [`RuleIndex::sift`]).
+#[derive(Debug)]
+pub(crate) struct Selected {
+    /// Rule indices, in policy order.
+    pub candidates: Candidates,
+    server_hits: Hits,
+    tool_hits: Hits,
 }
 
 /// The patterns of one dimension (server or tool names).
@@ -55,6 +74,8 @@ struct Dimension {
     glob_ids: Vec<u32>,
     /// The rules filed under each pattern id, in order.
     filed: Vec<Vec<u32>>,
+    /// Per pattern id, those of its rules that have triggers, by fact.
+    sieves: Vec<Sieve>,
 }
 
 /// A [`Dimension`] being built.
@@ -88,6 +109,7 @@ impl DimensionBuilder {
         }
         dimension.ids.insert(pattern.to_owned(), id);
         dimension.filed.push(Vec::new());
+        dimension.sieves.push(Sieve::default());
         Ok((id, literal))
     }
 
@@ -168,12 +190,78 @@ impl RuleIndex {
             }
             keys.push((server_ids, tool_ids));
         }
-        Ok(RuleIndex { servers: servers.build()?, tools: tools.build()?, keys, everywhere })
+        Ok(RuleIndex {
+            servers: servers.build()?,
+            tools: tools.build()?,
+            keys,
+            everywhere,
+            everywhere_sieve: Sieve::default(),
+            triggered: Vec::new(),
+        })
+    }
+
+    /// Files each rule that has a trigger (`triggers`, by rule index) in the
+    /// sieve of every list it is filed in.
+    pub(crate) fn add_triggers<'t>(&mut self, triggers: impl IntoIterator<Item = Option<&'t Trigger>>) {
+        let triggers: Vec<Option<&Trigger>> = triggers.into_iter().collect();
+        let trigger = |rule: u32| triggers.get(rule as usize).copied().flatten();
+        self.triggered = vec![0; triggers.len().div_ceil(64)];
+        for (rule, found) in triggers.iter().enumerate() {
+            if found.is_some()
+                && let Some(word) = self.triggered.get_mut(rule / 64)
+            {
+                *word |= 1 << (rule % 64);
+            }
+        }
+        for dimension in [&mut self.servers, &mut self.tools] {
+            for (filed, sieve) in dimension.filed.iter().zip(&mut dimension.sieves) {
+                for &rule in filed {
+                    if let Some(trigger) = trigger(rule) {
+                        sieve.file(rule, trigger);
+                    }
+                }
+            }
+        }
+        for &rule in &self.everywhere {
+            if let Some(trigger) = trigger(rule) {
+                self.everywhere_sieve.file(rule, trigger);
+            }
+        }
     }
 
     /// The rules whose server and tool patterns admit `server` and `tool`,
     /// in policy order.
+    #[cfg(test)]
     pub(crate) fn candidates(&self, server: &str, tool: &str) -> Candidates {
+        self.select(server, tool).candidates
+    }
+
+    /// Leaves out of `selected` the candidates whose trigger does not hold
+    /// for `args`: the rules that have none stay, and of the others those
+    /// the sieves of the lists they came from admit.
+    pub(crate) fn sift<'v>(&self, selected: &mut Selected, args: &'v Value, memo: &mut Memo<'v, '_>) {
+        let has_trigger =
+            |rule: u32| self.triggered.get(rule as usize / 64).is_some_and(|word| word & (1 << (rule % 64)) != 0);
+        if !selected.candidates.iter().any(|&rule| has_trigger(rule)) {
+            return;
+        }
+        let mut admitted = Admitted::new();
+        for (dimension, hits) in [(&self.tools, &selected.tool_hits), (&self.servers, &selected.server_hits)] {
+            for &id in hits {
+                if let Some(sieve) = dimension.sieves.get(id as usize) {
+                    sieve.admit(args, memo, &mut admitted);
+                }
+            }
+        }
+        self.everywhere_sieve.admit(args, memo, &mut admitted);
+        admitted.sort_unstable();
+        admitted.dedup();
+        selected.candidates.retain(|rule| !has_trigger(*rule) || admitted.binary_search(rule).is_ok());
+    }
+
+    /// The candidates for `server` and `tool`, with the pattern ids they
+    /// came by.
+    pub(crate) fn select(&self, server: &str, tool: &str) -> Selected {
         let server_hits = self.servers.hits(server);
         let tool_hits = self.tools.hits(tool);
         let mut found = Candidates::new();
@@ -192,7 +280,7 @@ impl RuleIndex {
                 .get(*index as usize)
                 .is_some_and(|(servers, tools)| admits(servers, &server_hits) && admits(tools, &tool_hits))
         });
-        found
+        Selected { candidates: found, server_hits, tool_hits }
     }
 }
 

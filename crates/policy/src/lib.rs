@@ -52,6 +52,8 @@ mod protect;
 mod roles;
 mod scan;
 mod shape;
+mod sieve;
+mod trigger;
 mod verdict;
 
 pub use cases::{CaseFailure, CaseReport, Expected, run_cases};

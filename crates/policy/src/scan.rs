@@ -18,9 +18,11 @@
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::{RegexSet, RegexSetBuilder};
+use serde_json::Value;
 use warden_sql::{Dialect, SqlFacts};
 
-use crate::condition::REGEX_SIZE_LIMIT;
+use crate::condition::{ArgPath, REGEX_SIZE_LIMIT};
+use crate::trigger::Facts;
 
 /// Compiled-program size limit of one group's set of regular expressions
 /// (each alone has [`REGEX_SIZE_LIMIT`]).
@@ -55,6 +57,13 @@ pub(crate) enum GroupKind {
     /// Case-sensitive substrings.
     Needles,
 }
+
+/// No groups, for the reference evaluation.
+static NO_SCANS: Scans = Scans::NONE;
+
+/// How many argument paths one evaluation remembers; more are looked up
+/// each time (a call's rules rarely read more than a few arguments).
+const REMEMBERED: usize = 8;
 
 /// Gathers the groups while conditions are compiled.
 #[derive(Debug, Default)]
@@ -122,8 +131,18 @@ impl Scans {
     pub(crate) const NONE: Scans = Scans { groups: Vec::new() };
 
     /// Whether `group` was compiled together.
-    fn has(&self, group: u32) -> bool {
+    pub(crate) fn compiled(&self, group: u32) -> bool {
         self.groups.get(group as usize).is_some_and(Option::is_some)
+    }
+
+    /// Whether some pattern of `group` matches `text` (one search; `true`
+    /// when the group was not compiled, which knows nothing).
+    pub(crate) fn any(&self, group: u32, text: &str) -> bool {
+        match self.groups.get(group as usize) {
+            Some(Some(Group::Regexes(set))) => set.is_match(text),
+            Some(Some(Group::Needles(automaton))) => automaton.is_match(text),
+            _ => true,
+        }
     }
 
     /// Which patterns of `group` match `text`, one bit per pattern.
@@ -147,21 +166,97 @@ impl Scans {
 }
 
 /// What one evaluation has already worked out about the call's values:
-/// SQL analyses (rules testing the same argument parse it once) and group
-/// scans. Values are told apart by address: they all borrow from the one
-/// decoded arguments object. (Plain vectors: their drop may outlive the
+/// where each argument path leads (fifty rules reading `text` look it up
+/// once), SQL analyses (rules testing the same argument parse it once) and
+/// group scans. Values are told apart by address: they all borrow from the
+/// one decoded arguments object. (Plain vectors: their drop may outlive the
 /// values they point to, which the borrow checker allows of `Vec` only.)
 pub(crate) struct Memo<'v, 's> {
     scans: &'s Scans,
+    /// Whether argument paths are remembered (not by the reference).
+    remember_arguments: bool,
+    /// The arguments object `arguments` were looked up in.
+    of: Option<&'v Value>,
+    /// Per argument slot: the value there (`None`: absent or `null`), for
+    /// the first [`REMEMBERED`] paths an evaluation reads (an array: it
+    /// allocates nothing, and has no drop for the borrow checker to mind).
+    arguments: [(u32, Option<&'v Value>); REMEMBERED],
+    /// How many of `arguments` are filled.
+    remembered: usize,
     sql: Vec<(&'v str, Dialect, Option<SqlFacts>)>,
     /// Per (group, value): `None` once one test ran alone, then the scan.
     scanned: Vec<(u32, &'v str, Option<Vec<bool>>)>,
+    /// The facts triggers asked about (see [`crate::trigger`]).
+    facts: Facts,
 }
 
 impl<'v, 's> Memo<'v, 's> {
     /// An empty memory for one evaluation under `scans`.
     pub(crate) fn new(scans: &'s Scans) -> Memo<'v, 's> {
-        Memo { scans, sql: Vec::new(), scanned: Vec::new() }
+        Memo {
+            scans,
+            remember_arguments: true,
+            of: None,
+            arguments: [(0, None); REMEMBERED],
+            remembered: 0,
+            sql: Vec::new(),
+            scanned: Vec::new(),
+            facts: Facts::default(),
+        }
+    }
+
+    /// An empty memory that remembers only SQL analyses, as the engine did
+    /// before slots and scans: for the reference evaluation.
+    pub(crate) fn reference() -> Memo<'v, 'static> {
+        Memo {
+            scans: &NO_SCANS,
+            remember_arguments: false,
+            of: None,
+            arguments: [(0, None); REMEMBERED],
+            remembered: 0,
+            sql: Vec::new(),
+            scanned: Vec::new(),
+            facts: Facts::default(),
+        }
+    }
+
+    /// The groups this evaluation tests under.
+    pub(crate) fn scans(&self) -> &'s Scans {
+        self.scans
+    }
+
+    /// The facts worked out so far.
+    pub(crate) fn facts(&mut self) -> &mut Facts {
+        &mut self.facts
+    }
+
+    /// Whether this evaluation takes the compiled shortcuts (slots, scans,
+    /// triggers): not the reference's.
+    pub(crate) fn shortcuts(&self) -> bool {
+        self.remember_arguments
+    }
+
+    /// The value at `path` in `args` (`None`: absent or `null`), looked up
+    /// once per slot.
+    pub(crate) fn argument(&mut self, path: &ArgPath, args: &'v Value) -> Option<&'v Value> {
+        if !self.remember_arguments {
+            return path.lookup(args);
+        }
+        if !self.of.is_some_and(|of| std::ptr::eq(of, args)) {
+            // Another object (never within one evaluation): start afresh.
+            self.of = Some(args);
+            self.remembered = 0;
+        }
+        let known = self.arguments.get(..self.remembered).unwrap_or_default();
+        if let Some((_, value)) = known.iter().find(|(slot, _)| *slot == path.slot) {
+            return *value;
+        }
+        let value = path.lookup(args);
+        if let Some(entry) = self.arguments.get_mut(self.remembered) {
+            *entry = (path.slot, value);
+            self.remembered += 1;
+        }
+        value
     }
 
     /// The facts of `sql` in `dialect` (`None`: it does not parse).
@@ -182,12 +277,33 @@ impl<'v, 's> Memo<'v, 's> {
         self.sql.len()
     }
 
+    /// Which patterns of `group` match `text`, one bit per pattern, by the
+    /// group's scan (run once per value); `None` when the group was not
+    /// compiled.
+    pub(crate) fn hits(&mut self, group: u32, text: &'v str) -> Option<&[bool]> {
+        if !self.scans.compiled(group) {
+            return None;
+        }
+        let at = match self.scanned.iter().position(|(g, value, _)| *g == group && std::ptr::eq(*value, text)) {
+            Some(at) => at,
+            None => {
+                self.scanned.push((group, text, None));
+                self.scanned.len() - 1
+            }
+        };
+        let entry = self.scanned.get_mut(at)?;
+        if entry.2.is_none() {
+            entry.2 = self.scans.run(group, text);
+        }
+        entry.2.as_deref()
+    }
+
     /// Whether the pattern of `member` matches `text`: by `alone` the first
     /// time its group meets `text`, by the group's scan after.
     pub(crate) fn matches(&mut self, member: Member, text: &'v str, alone: impl FnOnce() -> bool) -> bool {
         // A test whose group was not compiled (one pattern, or the reference)
         // always runs alone, and leaves nothing to remember.
-        if !self.scans.has(member.group) {
+        if !self.scans.compiled(member.group) {
             return alone();
         }
         let seen =

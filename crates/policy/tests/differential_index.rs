@@ -322,7 +322,17 @@ fn patterns_on_one_argument_decide_together_as_alone() {
                 if arg == "tags" {
                     test[*rng.pick(&["some", "each"])] = json!(true);
                 }
-                let args = if rng.chance(20) { json!({"not": test}) } else { test };
+                // Combined with a test on another argument, which a call may
+                // not have (what a rule's trigger is made of, `src/trigger.rs`).
+                let on = *rng.pick(&["n", "q"]);
+                let other =
+                    if rng.chance(50) { json!({"arg": on, "gt": 3}) } else { json!({"arg": on, "exists": true}) };
+                let args = match rng.below(10) {
+                    0 | 1 => json!({"not": test}),
+                    2 | 3 => json!({"any": [test, other]}),
+                    4 => json!({"all": [other, test]}),
+                    _ => test,
+                };
                 // Mostly `log` rules, so that evaluation goes on through many tests.
                 let then = if rng.chance(85) { "log" } else { *rng.pick(&["deny", "escalate", "allow"]) };
                 json!({"name": format!("p{i}"), "if": {"args": args}, "then": then})
@@ -333,7 +343,20 @@ fn patterns_on_one_argument_decide_together_as_alone() {
         let engine = PolicyEngine::compile(&config, None).unwrap_or_else(|err| panic!("policy {p}: {err}\n{text}"));
         for _ in 0..30 {
             let tags: Vec<&str> = (0..rng.below(4)).map(|_| *rng.pick(&VALUES)).collect();
-            let args = json!({"q": rng.pick(&VALUES), "tags": tags}).to_string();
+            let mut args = json!({"q": rng.pick(&VALUES), "tags": tags});
+            // Now and then an argument is absent, null, of another type, or `n` is there.
+            for key in ["q", "tags"] {
+                match rng.below(12) {
+                    0 => args[key] = Value::Null,
+                    1 => args[key] = json!(7),
+                    2 => drop(args.as_object_mut().map(|map| map.remove(key))),
+                    _ => {}
+                }
+            }
+            if rng.chance(20) {
+                args["n"] = json!(rng.below(6));
+            }
+            let args = args.to_string();
             let args = Some(args.as_str());
             let reference = engine.evaluate_scanning_all("s", "t", args, true);
             by_rule += usize::from(reference.position.is_some() || !reference.logged.is_empty());

@@ -66,9 +66,11 @@
 //!
 //! "The rules" above are the call's candidates: the rules whose server and
 //! tool globs admit it, found once per call by lookup (see [`crate::index`])
-//! and walked in policy order. The arguments are decoded only when the
-//! annotation, a candidate's `args` or a path-like string needs them (see
-//! [`crate::shape`]).
+//! and walked in policy order; without a trace, those whose `args` trigger
+//! cannot hold for the call's arguments are left out first, by lookup (see
+//! [`crate::trigger`] and [`crate::sieve`]). The arguments are decoded only
+//! when the annotation, a candidate's `args` or a path-like string needs
+//! them (see [`crate::shape`]).
 
 use serde_json::{Map, Value};
 use smallvec::SmallVec;

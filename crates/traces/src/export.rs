@@ -2,13 +2,14 @@
 //! as OTLP/HTTP protobuf, by a task of their own, so a request never waits
 //! for the collector.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use warden_sync::lock;
 
-use crate::otlp::export_request;
+use crate::otlp::{export_request, nested};
 
 /// Spans kept while the collector is slow; beyond, new ones are dropped
 /// (and counted) rather than held without bound.
@@ -33,25 +34,61 @@ pub struct Destination {
     pub every: Duration,
 }
 
-/// The queue of finished spans.
+/// The queue of finished spans: each encoded straight into the batch it
+/// will be sent in (as `ScopeSpans.spans` fields), so a span costs no
+/// buffer of its own and no copy when its batch is sent.
 #[derive(Debug, Default)]
 pub(crate) struct Exporter {
-    queue: std::sync::Mutex<Vec<Vec<u8>>>,
+    queue: std::sync::Mutex<Queue>,
     wake: tokio::sync::Notify,
     dropped: AtomicU64,
 }
 
+/// Batches of encoded spans, oldest first.
+#[derive(Debug, Default)]
+struct Queue {
+    /// Full batches ([`BATCH`] spans each), waiting to be sent.
+    full: VecDeque<Vec<u8>>,
+    /// The batch being filled, and how many spans it holds.
+    filling: Vec<u8>,
+    spans: usize,
+}
+
+impl Queue {
+    /// Spans held, in all batches.
+    fn len(&self) -> usize {
+        self.full.len() * BATCH + self.spans
+    }
+
+    /// The oldest batch, full or not; `None` when there is none.
+    fn take(&mut self) -> Option<Vec<u8>> {
+        if let Some(batch) = self.full.pop_front() {
+            return Some(batch);
+        }
+        if self.spans == 0 {
+            return None;
+        }
+        self.spans = 0;
+        Some(std::mem::take(&mut self.filling))
+    }
+}
+
 impl Exporter {
-    /// Queues `span` (an encoded `Span`), waking the sender when a batch
-    /// is full.
-    pub(crate) fn push(&self, span: Vec<u8>) {
+    /// Queues the span `encode` writes (a `Span` message), waking the
+    /// sender when a batch is full.
+    pub(crate) fn push(&self, encode: impl FnOnce(&mut Vec<u8>)) {
         let mut queue = lock(&self.queue);
         if queue.len() >= MAX_QUEUED {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        queue.push(span);
-        if queue.len() == BATCH {
+        // ScopeSpans.spans
+        nested(&mut queue.filling, 2, encode);
+        queue.spans += 1;
+        if queue.spans == BATCH {
+            let full = std::mem::take(&mut queue.filling);
+            queue.full.push_back(full);
+            queue.spans = 0;
             self.wake.notify_one();
         }
     }
@@ -76,14 +113,7 @@ impl Exporter {
                 () = self.wake.notified() => {}
             }
             loop {
-                let batch: Vec<Vec<u8>> = {
-                    let mut queue = lock(&self.queue);
-                    let take = queue.len().min(BATCH);
-                    queue.drain(..take).collect()
-                };
-                if batch.is_empty() {
-                    break;
-                }
+                let Some(batch) = lock(&self.queue).take() else { break };
                 let sent = post(&client, &to, export_request(&to.service, &batch)).await;
                 match (sent, failing) {
                     (Ok(()), true) => {
@@ -116,4 +146,35 @@ async fn post(client: &reqwest::Client, to: &Destination, body: Vec<u8>) -> Resu
     }
     let response = request.send().await.map_err(|err| err.to_string())?;
     if response.status().is_success() { Ok(()) } else { Err(format!("the collector answered {}", response.status())) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(out: &mut Vec<u8>) {
+        out.extend_from_slice(b"span");
+    }
+
+    #[test]
+    fn spans_are_batched_in_order_and_dropped_past_the_cap() {
+        let exporter = Exporter::default();
+        for _ in 0..BATCH + 3 {
+            exporter.push(span);
+        }
+        let mut queue = lock(&exporter.queue);
+        assert_eq!(queue.len(), BATCH + 3);
+        // Each span is a `ScopeSpans.spans` field: tag 0x12, length 4, the bytes.
+        let first = queue.take().expect("a full batch");
+        assert_eq!(first.len(), BATCH * 6);
+        assert_eq!(&first[..6], b"\x12\x04span");
+        assert_eq!(queue.take().map(|rest| rest.len()), Some(3 * 6), "then the one being filled");
+        assert_eq!(queue.take(), None);
+        drop(queue);
+        for _ in 0..MAX_QUEUED + 5 {
+            exporter.push(span);
+        }
+        assert_eq!(lock(&exporter.queue).len(), MAX_QUEUED);
+        assert_eq!(exporter.dropped.load(Ordering::Relaxed), 5);
+    }
 }

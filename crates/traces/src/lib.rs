@@ -58,7 +58,7 @@ impl Tracer {
         let Some(place) = operation.span else { return };
         let end = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let start = end.saturating_sub(operation.elapsed);
-        self.exporter.push(span::encode(operation, place, kind, nanos(start), nanos(end)));
+        self.exporter.push(|out| span::encode(out, operation, place, kind, nanos(start), nanos(end)));
     }
 }
 

@@ -12,11 +12,10 @@ const FIXED64: u8 = 1;
 const LENGTH: u8 = 2;
 const FIXED32: u8 = 5;
 
-/// The body of a POST to `/v1/traces`: `spans` (each an encoded `Span`)
-/// of service `service`.
-pub(crate) fn export_request(service: &str, spans: &[Vec<u8>]) -> Vec<u8> {
-    let size: usize = spans.iter().map(|span| span.len() + 3).sum();
-    let mut out = Vec::with_capacity(64 + size);
+/// The body of a POST to `/v1/traces`: `spans` (`ScopeSpans.spans`
+/// fields, each an encoded `Span`) of service `service`.
+pub(crate) fn export_request(service: &str, spans: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(96 + spans.len());
     // ExportTraceServiceRequest.resource_spans
     nested(&mut out, 1, |out| {
         // ResourceSpans.resource { attributes }
@@ -27,9 +26,7 @@ pub(crate) fn export_request(service: &str, spans: &[Vec<u8>]) -> Vec<u8> {
                 string(out, 1, "warden");
                 string(out, 2, env!("CARGO_PKG_VERSION"));
             });
-            for span in spans {
-                nested(out, 2, |out| out.extend_from_slice(span));
-            }
+            out.extend_from_slice(spans);
         });
     });
     out
@@ -87,9 +84,15 @@ pub(crate) fn nested(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u
     if length < 0x80 {
         out[at] = length as u8;
     } else {
-        let mut prefix = Vec::with_capacity(10);
-        varint(&mut prefix, length as u64);
-        out.splice(at..at + 1, prefix);
+        // A varint of a usize takes at most 10 bytes: written on the stack.
+        let (mut prefix, mut used, mut rest) = ([0u8; 10], 0, length as u64);
+        while rest >= 0x80 {
+            prefix[used] = (rest as u8) | 0x80;
+            rest >>= 7;
+            used += 1;
+        }
+        prefix[used] = rest as u8;
+        out.splice(at..at + 1, prefix[..=used].iter().copied());
     }
 }
 
@@ -135,6 +138,10 @@ mod tests {
         nested(&mut out, 1, |out| out.extend_from_slice(&[7; 200]));
         assert_eq!(&out[..3], [0x0a, 0xc8, 0x01], "200 as a two-byte varint");
         assert_eq!(out.len(), 203);
+        out.clear();
+        nested(&mut out, 1, |out| out.extend_from_slice(&[7; 20_000]));
+        assert_eq!(&out[..4], [0x0a, 0xa0, 0x9c, 0x01], "20,000 as a three-byte varint");
+        assert_eq!((out.len(), out[4], out[out.len() - 1]), (20_004, 7, 7));
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! A finished span, encoded as OTLP's `Span` message when it ends: one
-//! buffer per span, written straight from the operation's borrowed names.
+//! A finished span, encoded as OTLP's `Span` message when it ends, written
+//! straight from the operation's borrowed names into the batch it is sent in.
 
 use warden_pipeline::{ErrorType, Operation, SpanPlace, Target};
 
@@ -14,61 +14,67 @@ pub(crate) enum Kind {
     Client = 3,
 }
 
-/// The `Span` of `operation`, named and attributed as the MCP conventions
-/// say, from `start` to `end` (Unix nanoseconds).
-pub(crate) fn encode(operation: &Operation<'_>, place: &SpanPlace, kind: Kind, start: u64, end: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(320);
-    bytes(&mut out, 1, &place.context.trace_id);
-    bytes(&mut out, 2, &place.context.span_id);
+/// Writes to `out` the `Span` of `operation`, named and attributed as the
+/// MCP conventions say, from `start` to `end` (Unix nanoseconds).
+pub(crate) fn encode(
+    out: &mut Vec<u8>,
+    operation: &Operation<'_>,
+    place: &SpanPlace,
+    kind: Kind,
+    start: u64,
+    end: u64,
+) {
+    bytes(out, 1, &place.context.trace_id);
+    bytes(out, 2, &place.context.span_id);
     if let Some(state) = &place.tracestate {
-        string(&mut out, 3, state);
+        string(out, 3, state);
     }
     if let Some(parent) = &place.parent {
-        bytes(&mut out, 4, &parent.span_id);
+        bytes(out, 4, &parent.span_id);
     }
     let method = operation.method.as_str();
     // Span.name: `{method} {tool or prompt}`.
-    nested(&mut out, 5, |out| {
+    nested(out, 5, |out| {
         out.extend_from_slice(method.as_bytes());
         if let Some(Target::Tool(name) | Target::Prompt(name)) = operation.target {
             out.push(b' ');
             out.extend_from_slice(name.as_bytes());
         }
     });
-    uint(&mut out, 6, kind as u64);
-    fixed64(&mut out, 7, start);
-    fixed64(&mut out, 8, end);
+    uint(out, 6, kind as u64);
+    fixed64(out, 7, start);
+    fixed64(out, 8, end);
     // Span.attributes
-    key_value(&mut out, 9, "mcp.method.name", method);
+    key_value(out, 9, "mcp.method.name", method);
     match operation.target {
         Some(Target::Tool(tool)) => {
-            key_value(&mut out, 9, "gen_ai.tool.name", tool);
-            key_value(&mut out, 9, "gen_ai.operation.name", "execute_tool");
+            key_value(out, 9, "gen_ai.tool.name", tool);
+            key_value(out, 9, "gen_ai.operation.name", "execute_tool");
         }
-        Some(Target::Prompt(prompt)) => key_value(&mut out, 9, "gen_ai.prompt.name", prompt),
+        Some(Target::Prompt(prompt)) => key_value(out, 9, "gen_ai.prompt.name", prompt),
         None => {}
     }
     if let Some(id) = operation.request_id {
         // A string id without its quotes, a number as written.
         let id = id.strip_prefix('"').and_then(|id| id.strip_suffix('"')).unwrap_or(id);
-        key_value(&mut out, 9, "jsonrpc.request.id", id);
+        key_value(out, 9, "jsonrpc.request.id", id);
     }
     if let Some(server) = operation.server {
-        key_value(&mut out, 9, "warden.server", server);
+        key_value(out, 9, "warden.server", server);
     }
     let error = operation.error.map(|error| match error {
         ErrorType::Code(code) => {
-            key_int(&mut out, 9, "rpc.response.status_code", code);
+            key_int(out, 9, "rpc.response.status_code", code);
             code.to_string()
         }
         ErrorType::ToolError => "tool_error".to_owned(),
     });
     if let Some(error) = &error {
-        key_value(&mut out, 9, "error.type", error);
+        key_value(out, 9, "error.type", error);
     }
     // Span.events: the guard's decision, when it stopped the request.
     if let Some((decision, rule)) = operation.decision {
-        nested(&mut out, 11, |out| {
+        nested(out, 11, |out| {
             fixed64(out, 1, start);
             string(out, 2, "warden.policy.decision");
             key_value(out, 3, "warden.policy.decision", decision);
@@ -78,7 +84,7 @@ pub(crate) fn encode(operation: &Operation<'_>, place: &SpanPlace, kind: Kind, s
     // And how its approval ended, when the decision came.
     if let Some(approval) = operation.approval {
         let at = start.saturating_add(u64::try_from(approval.settled_after.as_nanos()).unwrap_or(u64::MAX)).min(end);
-        nested(&mut out, 11, |out| {
+        nested(out, 11, |out| {
             fixed64(out, 1, at);
             string(out, 2, "warden.approval");
             key_value(out, 3, "warden.approval.outcome", approval.outcome);
@@ -87,12 +93,11 @@ pub(crate) fn encode(operation: &Operation<'_>, place: &SpanPlace, kind: Kind, s
     }
     // Span.status: ERROR (2) with its message, or UNSET (no field).
     if let Some(message) = &error {
-        nested(&mut out, 15, |out| {
+        nested(out, 15, |out| {
             string(out, 2, message);
             uint(out, 3, 2);
         });
     }
     // Span.flags: the sampled bit, as the W3C context carries it.
-    fixed32(&mut out, 16, 1);
-    out
+    fixed32(out, 16, 1);
 }

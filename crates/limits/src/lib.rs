@@ -49,7 +49,8 @@ pub struct Limiter {
     limits: Vec<Limit>,
     breaker: Option<(u32, Duration)>,
     windows: Mutex<HashMap<(usize, String, String), Window>>,
-    identical: Mutex<HashMap<[u8; 32], Window>>,
+    /// Per identical call (its fingerprint): its server, and its window.
+    identical: Mutex<HashMap<[u8; 32], (String, Window)>>,
 }
 
 impl Limiter {
@@ -99,9 +100,10 @@ impl Limiter {
             let mut identical = warden_sync::lock(&self.identical);
             // Forget loops that went quiet, so the map does not grow forever.
             if identical.len() > 10_000 {
-                identical.retain(|_, window| !window.is_idle(now, span));
+                identical.retain(|_, (_, window)| !window.is_idle(now, span));
             }
-            if let Err(wait) = identical.entry(key).or_default().admit(now, limit, span) {
+            let (_, window) = identical.entry(key).or_insert_with(|| (call.server.to_owned(), Window::default()));
+            if let Err(wait) = window.admit(now, limit, span) {
                 return Verdict::Deny {
                     rule: "breaker".into(),
                     reason: format!(
@@ -128,6 +130,27 @@ impl Limiter {
             }
         }
         Verdict::Allow
+    }
+}
+
+impl Limiter {
+    /// The breaker's state at `now`: per server, how many distinct calls
+    /// (tool and arguments) it is refusing, that is, made `identicalCalls`
+    /// times within `withinSeconds`. Servers with none are not listed.
+    pub fn open_breakers(&self, now: Instant) -> Vec<(String, usize)> {
+        let Some((limit, span)) = self.breaker else { return Vec::new() };
+        let identical = warden_sync::lock(&self.identical);
+        let mut open: Vec<(String, usize)> = Vec::new();
+        for (server, window) in identical.values() {
+            if !window.is_full(now, limit, span) {
+                continue;
+            }
+            match open.iter_mut().find(|(name, _)| name == server) {
+                Some((_, count)) => *count += 1,
+                None => open.push((server.clone(), 1)),
+            }
+        }
+        open
     }
 }
 
@@ -213,6 +236,23 @@ mod tests {
             limiter.decide_at(&call("fs", "read", "{\"p\":\"a\"}"), now + Duration::from_secs(60)),
             Verdict::Allow
         );
+    }
+
+    #[test]
+    fn the_breakers_state_is_the_calls_it_refuses_now() {
+        let breaker = Breaker { identical_calls: 2, within_seconds: 60 };
+        let limiter = Limiter::new(&[], &breaker).unwrap();
+        let now = Instant::now();
+        assert!(limiter.open_breakers(now).is_empty());
+        for arguments in ["{\"p\":\"a\"}", "{\"p\":\"a\"}", "{\"p\":\"b\"}", "{\"p\":\"c\"}", "{\"p\":\"c\"}"] {
+            limiter.decide_at(&call("fs", "read", arguments), now);
+        }
+        limiter.decide_at(&call("db", "q", "{}"), now);
+        limiter.decide_at(&call("db", "q", "{}"), now);
+        let mut open = limiter.open_breakers(now);
+        open.sort();
+        assert_eq!(open, [("db".to_owned(), 1), ("fs".to_owned(), 2)], "b was called once");
+        assert!(limiter.open_breakers(now + Duration::from_secs(60)).is_empty(), "closed once the window passed");
     }
 
     #[test]

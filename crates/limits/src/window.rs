@@ -24,6 +24,12 @@ impl Window {
         Ok(())
     }
 
+    /// Whether `limit` events happened within `span` before `now`: the next
+    /// one would be refused.
+    pub fn is_full(&self, now: Instant, limit: u32, span: Duration) -> bool {
+        self.events.iter().filter(|at| now.duration_since(**at) < span).count() >= limit as usize
+    }
+
     /// Whether nothing within `span` before `now` is remembered.
     pub fn is_idle(&self, now: Instant, span: Duration) -> bool {
         self.events.back().is_none_or(|last| now.duration_since(*last) >= span)

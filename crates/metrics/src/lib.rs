@@ -67,6 +67,10 @@ pub type Census = Box<dyn Fn() -> Vec<(String, &'static str)> + Send + Sync>;
 /// Counts the HTTP front's open client connections.
 pub type ConnectionCount = Box<dyn Fn() -> usize + Send + Sync>;
 
+/// Lists, per server, the distinct calls the breaker is refusing now;
+/// `None` once its limiter is gone (a reload replaced it).
+pub type BreakerCount = Box<dyn Fn() -> Option<Vec<(String, usize)>> + Send + Sync>;
+
 /// Every metric of one Warden process.
 pub struct Metrics {
     registry: Registry,
@@ -92,6 +96,9 @@ pub struct Metrics {
     connections: Family<Labels<1>, Gauge>,
     /// Where the HTTP front's open connections are counted, at each scrape.
     connection_counts: Mutex<Vec<ConnectionCount>>,
+    breakers: Family<Labels<1>, Gauge>,
+    /// Where the breakers' state is read, at each scrape.
+    breaker_counts: Mutex<Vec<BreakerCount>>,
     /// The last scrape's size, with room to grow.
     last_size: AtomicUsize,
     tools: Names,
@@ -148,6 +155,8 @@ impl Metrics {
             censuses: Mutex::new(Vec::new()),
             connections: Family::default(),
             connection_counts: Mutex::new(Vec::new()),
+            breakers: Family::default(),
+            breaker_counts: Mutex::new(Vec::new()),
             last_size: AtomicUsize::new(0),
             tools: Names::new(NAME_CAP),
             servers: Names::new(NAME_CAP),
@@ -225,6 +234,11 @@ impl Metrics {
             self.connections.clone(),
         );
         r.register(
+            "warden_breaker_open",
+            "Distinct calls (tool and arguments) the identical-call breaker is refusing now, by server",
+            self.breakers.clone(),
+        );
+        r.register(
             "warden_upstreams",
             "Upstream connections now, by server and state (starting, restarting, ready, down, stopped, refused); a shared server once",
             self.upstreams.clone(),
@@ -241,6 +255,12 @@ impl Metrics {
     /// Reads the HTTP front's open connections from `count` at each scrape.
     pub fn count_connections_with(&self, count: ConnectionCount) {
         lock(&self.connection_counts).push(count);
+    }
+
+    /// Reads the breaker's state from `count` at each scrape (each
+    /// configuration's limiter registers its own).
+    pub fn count_breakers_with(&self, count: BreakerCount) {
+        lock(&self.breaker_counts).push(count);
     }
 
     /// The samples named `name` (with its suffix: `warden_policy_decisions_total`).
@@ -278,6 +298,25 @@ impl Metrics {
                 self.upstreams.get_or_create(&labels).set(count);
             }
         }
+        let mut breaker_counts = lock(&self.breaker_counts);
+        if !breaker_counts.is_empty() {
+            let mut open: HashMap<String, i64> = HashMap::new();
+            breaker_counts.retain(|count| match count() {
+                Some(servers) => {
+                    for (server, calls) in servers {
+                        *open.entry(server).or_default() += i64::try_from(calls).unwrap_or(i64::MAX);
+                    }
+                    true
+                }
+                None => false,
+            });
+            // Rebuilt: a breaker that closed is no longer listed.
+            self.breakers.clear();
+            for (server, calls) in open {
+                self.breakers.get_or_create(&Labels([("server", Some(self.server(&server)))])).set(calls);
+            }
+        }
+        drop(breaker_counts);
         // Sized as the last scrape was, so the text is not copied as it grows.
         let mut text = String::with_capacity(self.last_size.load(Ordering::Relaxed).max(64 * 1024));
         self.served.encode(&mut text);
@@ -288,8 +327,9 @@ impl Metrics {
         text
     }
 
-    /// Counts a connection the sandbox of `server` refused (`kind`:
-    /// `network`).
+    /// Counts an operation the sandbox of `server` refused (`kind`:
+    /// `network`, a connection the egress proxy refused; `filesystem`, a
+    /// tool error marked as the sandbox's refusal of a file operation).
     pub fn sandbox_refused(&self, server: &str, kind: &'static str) {
         let labels = Labels([("server", Some(self.server(server))), ("kind", Some(Value::Word(kind)))]);
         self.sandbox_refusals.get_or_create(&labels).inc();

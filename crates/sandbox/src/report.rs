@@ -1,10 +1,13 @@
-//! Where the sandboxes report: refused connections and unsandboxed starts
-//! (to the audit log, through a [`Reporter`]), and how each server was last
+//! Where the sandboxes report: refused connections, tool errors marked as
+//! refused file operations, and unsandboxed starts (to the audit log and the
+//! metrics, through a [`Reporter`]), and how each server was last
 //! started (for `/status` and `warden effective`). A [`SandboxReport`] is
 //! owned by whoever starts servers and handed to each launch and egress
 //! proxy; nothing is kept per process.
 
 use std::sync::{Arc, Mutex};
+
+use crate::annotate::Refusal;
 
 /// A connection the egress proxy refused.
 #[derive(Debug, Clone)]
@@ -27,6 +30,14 @@ pub trait Reporter: Send + Sync {
 
     /// Records that `server` was started unsandboxed, and why.
     fn unsandboxed(&self, server: &str, warning: &str);
+
+    /// Records that a tool error of sandboxed `server` was marked as a
+    /// refusal of its sandbox (see [`crate::annotate`]): a file operation
+    /// the sandbox stopped, with no kernel signal but the error the tool
+    /// reported. Nothing by default.
+    fn blocked(&self, server: &str, refusal: Refusal) {
+        let _ = (server, refusal);
+    }
 }
 
 /// What the sandboxes of one set of servers report, and where to: the
@@ -67,6 +78,14 @@ impl SandboxReport {
         tracing::warn!(server = %denial.server, host = %denial.host, port = denial.port, "sandbox refused a connection: {}", denial.reason);
         if let Some(reporter) = &self.inner.reporter {
             reporter.denied(denial);
+        }
+    }
+
+    /// Reports that a tool error of `server` was marked as its sandbox's
+    /// refusal.
+    pub fn blocked(&self, server: &str, refusal: Refusal) {
+        if let Some(reporter) = &self.inner.reporter {
+            reporter.blocked(server, refusal);
         }
     }
 

@@ -17,6 +17,7 @@ use warden_pipeline::{
 use warden_policy::PolicyEngine;
 use warden_profiles::ProfileView;
 use warden_sandbox::SandboxReport;
+use warden_sandbox::annotate::Refusal;
 use warden_sandbox::report::{Denial, Reporter};
 use warden_traces::settings::Configured;
 use warden_traces::{TraceSettings, Tracer};
@@ -129,8 +130,17 @@ pub fn for_profile(config: &Config, profile: Option<&str>, process_hooks: Proces
     guards.push(metered(Arc::new(policy), GuardKind::Policy));
     // After the policy: rate limits count only the calls it lets through.
     if !config.rate_limits.is_empty() || config.breaker.identical_calls > 0 {
-        let limiter = Limiter::new(&config.rate_limits, &config.breaker)?;
-        guards.push(metered(Arc::new(limiter), GuardKind::Limits));
+        let limiter = Arc::new(Limiter::new(&config.rate_limits, &config.breaker)?);
+        if let Some(metrics) = &metrics
+            && config.breaker.identical_calls > 0
+        {
+            // Read at each scrape while this configuration's limiter lives.
+            let limiter = Arc::downgrade(&limiter);
+            metrics.count_breakers_with(Box::new(move || {
+                limiter.upgrade().map(|limiter| limiter.open_breakers(std::time::Instant::now()))
+            }));
+        }
+        guards.push(metered(limiter, GuardKind::Limits));
     }
     let mut pins: Option<Arc<dyn Pins>> = match config.pins.mode {
         PinMode::Off => None,
@@ -207,6 +217,13 @@ impl Reporter for SandboxDenials {
         let target = format!("{}:{}", denial.host, denial.port);
         let verdict = Verdict::Deny { rule: "sandbox.network".into(), reason: denial.reason };
         self.record("sandbox/network", denial.server, target, None, verdict, Outcome::Refused);
+    }
+
+    fn blocked(&self, server: &str, refusal: Refusal) {
+        // Its tool result, marked, is in the audit with the call.
+        if let (Some(metrics), Refusal::Filesystem) = (&self.metrics, refusal) {
+            metrics.sandbox_refused(server, "filesystem");
+        }
     }
 
     fn unsandboxed(&self, server: &str, warning: &str) {

@@ -164,6 +164,39 @@ fn the_http_front_serves_metrics_at_its_port_and_counts_sessions() {
 }
 
 #[test]
+fn the_breakers_state_is_the_calls_it_refuses_at_the_scrape() {
+    let extra =
+        format!("breaker: {{identicalCalls: 2, withinSeconds: 3600}}\nmetrics: {{listen: 0, token: {TOKEN}}}\n");
+    let mut client = Client::serve_initialized(&fixtures(&[("fx", &[]), ("other", &[])], &extra));
+    client.wait_stderr("warden: metrics at http://");
+    let stderr = client.stderr();
+    let addr = stderr.split("warden: metrics at http://").nth(1).and_then(|rest| rest.split("/metrics").next());
+    let addr = addr.unwrap().to_owned();
+    client.wait_for_tool("fx__echo");
+    client.wait_for_tool("other__echo");
+    let open = |text: &str, server: &str| sample(text, &format!("warden_breaker_open{{server=\"{server}\"}}"));
+    assert_eq!(open(&authorized(&addr), "fx"), None, "nothing is refused yet");
+
+    // A loop on one call: the third identical call is refused.
+    for _ in 0..2 {
+        assert_eq!(client.call_text("fx__echo", json!({"text": "again"})), "again");
+    }
+    assert_eq!(client.call_tool("fx__echo", json!({"text": "again"}))["isError"], true);
+    // Another call of the same server, once, and the other server twice: not loops.
+    assert_eq!(client.call_text("fx__echo", json!({"text": "once"})), "once");
+    assert_eq!(client.call_text("other__echo", json!({"text": "twice?"})), "twice?");
+    let text = authorized(&addr);
+    assert_eq!(open(&text, "fx"), Some(1.0), "{text}");
+    assert_eq!(open(&text, "other"), None, "{text}");
+    let refused = sample(&text, r#"warden_limit_decisions_total{decision="deny",rule="breaker"}"#);
+    assert_eq!(refused, Some(1.0), "{text}");
+
+    // The other server's second identical call fills its window: open too.
+    assert_eq!(client.call_text("other__echo", json!({"text": "twice?"})), "twice?");
+    assert_eq!(open(&authorized(&addr), "other"), Some(1.0));
+}
+
+#[test]
 fn a_config_without_a_metrics_token_is_refused_unless_open() {
     let dir = scratch_dir("metrics-config");
     let path = dir.join("warden.yaml");

@@ -111,7 +111,7 @@ impl World {
         // The policy's own protection of `~/.ssh` is lifted: these tests
         // reach the sandbox, the layer under it.
         let config = format!(
-            "sandbox: {top}\npolicy: {{unprotectDefaults: [\"~/.ssh\"]}}\naudit: {{path: {:?}}}\nservers:\n  probe:\n    transport: {{kind: stdio, command: {:?}, env: {{SERVER_SECRET: from-config}}}}\n    sandbox: {sandbox}\n",
+            "sandbox: {top}\npolicy: {{unprotectDefaults: [\"~/.ssh\"]}}\naudit: {{path: {:?}}}\nmetrics: {{listen: 0, open: true}}\nservers:\n  probe:\n    transport: {{kind: stdio, command: {:?}, env: {{SERVER_SECRET: from-config}}}}\n    sandbox: {sandbox}\n",
             self.audit(),
             probe_bin()
         );
@@ -131,6 +131,16 @@ impl Drop for World {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The value of the metric sample `series` (name and labels, as rendered)
+/// that `client`'s Warden serves now.
+fn metric(client: &mut Client, series: &str) -> Option<f64> {
+    client.wait_stderr("warden: metrics at http://");
+    let stderr = client.stderr();
+    let addr = stderr.split("warden: metrics at http://").nth(1).and_then(|rest| rest.split("/metrics").next())?;
+    let text = support::http::send(addr, "GET", "/metrics", &[], b"").body();
+    text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.split(' ').next()?.parse().ok())
 }
 
 /// Calls a probe tool: `Ok(text)` or `Err(text)` for an `isError` result.
@@ -214,6 +224,10 @@ fn bwrap_sandbox_allows_only_what_the_policy_lists() {
     client.wait_for_tool("probe__env");
 
     assert_confined(&mut client, &world);
+    // The file operations it refused (the secret read, the read-only write,
+    // ...) are counted from the marked errors the probe reported.
+    let refused = metric(&mut client, r#"warden_sandbox_refusals_total{server="probe",kind="filesystem"}"#);
+    assert!(refused.is_some_and(|count| count >= 2.0), "{refused:?}");
     let pids = probe(&mut client, "read_proc", json!({})).unwrap();
     assert!(pids.split(' ').count() < 8, "/proc shows more than the sandbox: {pids}");
 

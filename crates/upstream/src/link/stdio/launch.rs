@@ -24,8 +24,9 @@ pub(crate) struct Prepared {
     /// Descriptors `args` name, passed on to the process alone (see
     /// [`warden_sandbox::launch::Prepared::fds`]).
     pub fds: Vec<OwnedFd>,
-    /// Sandboxed: its errors caused by the sandbox are marked.
-    pub sandboxed: bool,
+    /// Sandboxed: its errors caused by the sandbox are marked, and reported
+    /// here.
+    pub sandboxed: Option<SandboxReport>,
     /// The sandbox's egress proxy and cgroup, kept as long as the process runs.
     pub proxy: Option<launch::Held>,
 }
@@ -49,7 +50,7 @@ pub(crate) fn prepare(
         clear_env: false,
         cwd: cwd.map(Into::into),
         fds: Vec::new(),
-        sandboxed: false,
+        sandboxed: None,
         proxy: None,
     };
     let Some(sandbox) = sandbox else { return Ok(plain(env)) };
@@ -76,7 +77,7 @@ pub(crate) fn prepare(
                 clear_env: true,
                 cwd: prepared.cwd,
                 fds: prepared.fds,
-                sandboxed: true,
+                sandboxed: Some(report.clone()),
                 proxy: Some(prepared.held),
             })
         }

@@ -44,7 +44,7 @@ impl StdioLink {
         let connection = dispatch.connection().clone();
         tokio::spawn(pipes::write_all(outbox, pipes.stdin));
         tokio::spawn(stderr::pump(connection.name().into(), pipes.stderr, tail.clone()));
-        let reader = tokio::spawn(pipes::read_all(pipes.stdout, dispatch, command.sandboxed));
+        let reader = tokio::spawn(pipes::read_all(pipes.stdout, dispatch, command.sandboxed.take()));
         let proxy = command.proxy.take().map(Box::new);
         Ok(StdioLink { process, reader, connection, tail, grace, _proxy: proxy })
     }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use prometheus_client::metrics::counter::Counter;
 use warden_pipeline::{Call, Guard, Verdict};
 
 use crate::Metrics;
@@ -22,18 +23,28 @@ pub struct MeteredGuard {
     inner: Arc<dyn Guard>,
     metrics: Arc<Metrics>,
     kind: GuardKind,
+    /// The policy's `decision="allow"` series, found once: most calls are
+    /// allowed, and then counting one is an atomic addition, no lookup.
+    allowed: Option<Counter>,
 }
 
 impl MeteredGuard {
     /// `inner`, counted in `metrics` as `kind`.
     pub fn new(inner: Arc<dyn Guard>, metrics: Arc<Metrics>, kind: GuardKind) -> MeteredGuard {
-        MeteredGuard { inner, metrics, kind }
+        let allowed = (kind == GuardKind::Policy).then(|| {
+            metrics.policy.get_or_create(&Labels([("decision", Some(Value::Word("allow"))), ("rule", None)])).clone()
+        });
+        MeteredGuard { inner, metrics, kind, allowed }
     }
 }
 
 impl Guard for MeteredGuard {
     fn decide(&self, call: &Call<'_>) -> Verdict {
         let verdict = self.inner.decide(call);
+        if let (Verdict::Allow, Some(allowed)) = (&verdict, &self.allowed) {
+            allowed.inc();
+            return verdict;
+        }
         let (decision, rule) = match &verdict {
             Verdict::Allow => ("allow", None),
             Verdict::Deny { rule, .. } => ("deny", Some(rule)),

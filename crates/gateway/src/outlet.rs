@@ -1,6 +1,7 @@
 //! Where a session's messages for the client go.
 
 use tokio::sync::mpsc;
+use warden_jsonrpc::IdText;
 
 /// One message for the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,7 +13,7 @@ pub struct Outbound {
     /// request, and requests or notifications from the upstream serving it
     /// while that upstream serves nothing else of this session. The HTTP
     /// front sends such messages on that request's stream.
-    pub request: Option<String>,
+    pub request: Option<IdText>,
     /// Whether this is the response to `request`: the last message for it.
     pub is_response: bool,
 }

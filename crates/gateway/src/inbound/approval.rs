@@ -143,7 +143,7 @@ async fn keep_informed(session: &SessionParts, request: &str, token: Option<&str
     for progress in 0u64.. {
         ticks.tick().await;
         let params = format!(r#"{{"progressToken":{token},"progress":{progress},"message":{message}}}"#);
-        session.link.send_related(notification("notifications/progress", Some(&params)), Some(request.to_owned()));
+        session.link.send_related(notification("notifications/progress", Some(&params)), Some(request));
     }
 }
 

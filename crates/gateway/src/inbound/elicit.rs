@@ -72,7 +72,7 @@ pub(super) async fn elicit(
         json_string(&message)
     );
     let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"elicitation/create","params":{params}}}"#);
-    session.link.send_related(text, Some(request.to_owned()));
+    session.link.send_related(text, Some(request));
     let Ok(frame) = answered.await else { return std::future::pending().await };
     drop(asking);
     let by = format!("elicitation:{}", client.name.as_deref().unwrap_or("client"));

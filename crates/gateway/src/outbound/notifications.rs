@@ -52,9 +52,9 @@ pub(super) fn upstream_notification(
                 && !wants_log(session.replay.level().as_deref(), frame.params()) => {}
         Some(Method::TaskStatus) => {
             session.replay.record_task_status(index, frame.params());
-            session.link.send_related(frame.into_text(), session.maps.request_of(connection, related))
+            session.link.send_related(frame.into_text(), session.maps.request_of(connection, related).as_deref())
         }
-        _ => session.link.send_related(frame.into_text(), session.maps.request_of(connection, related)),
+        _ => session.link.send_related(frame.into_text(), session.maps.request_of(connection, related).as_deref()),
     }
 }
 
@@ -72,7 +72,7 @@ fn upstream_progress(session: &SessionParts, frame: Frame) {
     };
     let mut splice = Splice::new();
     splice.replace(frame.span_of(params.progress_token.get()), original);
-    session.link.send_related(splice.apply(frame.text()), Some(request));
+    session.link.send_related(splice.apply(frame.text()), Some(&request));
 }
 
 /// An upstream gives up on a request it made to the client.
@@ -95,7 +95,7 @@ fn upstream_cancelled(session: &SessionParts, connection: &Arc<Connection>, fram
     let Some(client_id) = client_id else { return };
     let mut splice = Splice::new();
     splice.replace(frame.span_of(params.request_id.get()), client_id.to_string());
-    session.link.send_related(splice.apply(frame.text()), session.maps.sole_request_on(connection));
+    session.link.send_related(splice.apply(frame.text()), session.maps.sole_request_on(connection).as_deref());
 }
 
 /// An upstream's list changed: reload it so routing stays right, then

@@ -49,7 +49,7 @@ pub(super) fn upstream_request(
         during: during.clone(),
     };
     lock(&session.maps.server_requests).insert(client_id, request);
-    session.link.send_related(splice.apply(frame.text()), during);
+    session.link.send_related(splice.apply(frame.text()), during.as_deref());
 }
 
 fn progress_span(frame: &Frame) -> Option<std::ops::Range<usize>> {

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use tokio::sync::watch;
-use warden_jsonrpc::{ErrorCode, Frame, error_response, notification};
+use warden_jsonrpc::{ErrorCode, Frame, IdText, error_response, notification};
 
 use crate::catalog::ItemKind;
 use crate::outlet::{Outbound, Outlet};
@@ -55,7 +55,7 @@ impl ClientLink {
 
     /// Queues the response to the client's request `frame`.
     pub fn respond(&self, frame: &Frame, text: String) {
-        let request = frame.id().map(str::to_owned);
+        let request = frame.id().map(IdText::from);
         self.outlet.deliver(Outbound { text, request, is_response: true });
     }
 
@@ -67,8 +67,8 @@ impl ClientLink {
 
     /// Queues a message for the client that belongs to the client request
     /// `request` (its id as JSON text), when known.
-    pub fn send_related(&self, text: String, request: Option<String>) {
-        self.outlet.deliver(Outbound { text, request, is_response: false });
+    pub fn send_related(&self, text: String, request: Option<&str>) {
+        self.outlet.deliver(Outbound { text, request: request.map(IdText::from), is_response: false });
     }
 
     /// Tells the front that the client cancelled its request `request` (id

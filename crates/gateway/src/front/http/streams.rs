@@ -231,17 +231,18 @@ impl Streams {
             && is_response
             && let Some(id) = &request
         {
-            inner.calls.remove(id);
+            inner.calls.remove(&**id);
         }
         let number = match request {
             _ if self.sse_transport => STANDALONE,
-            Some(id) if is_response => inner.requests.remove(&id).unwrap_or(STANDALONE),
-            Some(id) => match inner.requests.get(&id).and_then(|number| inner.streams.get(number).map(|s| (number, s)))
-            {
-                // A client that takes only JSON gets the rest on the GET stream.
-                Some((number, stream)) if stream.sse => *number,
-                _ => STANDALONE,
-            },
+            Some(id) if is_response => inner.requests.remove(&*id).unwrap_or(STANDALONE),
+            Some(id) => {
+                match inner.requests.get(&*id).and_then(|number| inner.streams.get(number).map(|s| (number, s))) {
+                    // A client that takes only JSON gets the rest on the GET stream.
+                    Some((number, stream)) if stream.sse => *number,
+                    _ => STANDALONE,
+                }
+            }
             None => STANDALONE,
         };
         let last = is_response && number != STANDALONE;

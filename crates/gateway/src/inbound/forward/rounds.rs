@@ -141,7 +141,7 @@ fn ask_client(
     let (answer, answered) = oneshot::channel();
     lock(&session.maps.own_requests).insert(id, answer);
     lock(&session.maps.input_keys).insert(id, key.to_owned());
-    session.link.send_related(warden_jsonrpc::request(&id.to_string(), method, params), Some(client_id.to_owned()));
+    session.link.send_related(warden_jsonrpc::request(&id.to_string(), method, params), Some(client_id));
     answered
 }
 

@@ -1,11 +1,11 @@
 use super::*;
 
 fn response(id: &str, text: &str) -> Outbound {
-    Outbound { text: text.to_owned(), request: Some(id.to_owned()), is_response: true }
+    Outbound { text: text.to_owned(), request: Some(id.into()), is_response: true }
 }
 
 fn related(id: &str, text: &str) -> Outbound {
-    Outbound { text: text.to_owned(), request: Some(id.to_owned()), is_response: false }
+    Outbound { text: text.to_owned(), request: Some(id.into()), is_response: false }
 }
 
 fn unrelated(text: &str) -> Outbound {

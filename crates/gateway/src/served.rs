@@ -12,8 +12,12 @@
 
 use std::cell::RefCell;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
+
+use tokio::task::futures::TaskLocalFuture;
 
 use warden_jsonrpc::{IdText, Method};
 
@@ -37,32 +41,54 @@ tokio::task_local! {
 
 /// Handles a client request (`handling`, with id `id`) as one observed
 /// operation, in `span` when it is traced.
-pub(crate) async fn scope(
+///
+/// A plain function returning [`Scoped`], not an `async fn`: an `async fn`
+/// keeps its arguments in its state beside what it awaits, and the request's
+/// future would be held there twice (and once more by an `async` block
+/// around it), which the runtime then copies whole when it boxes the task.
+pub(crate) fn scope<'m, F: Future<Output = ()>>(
     observer: Arc<dyn Observer>,
-    method: &Method,
+    method: &'m Method,
     id: Option<&str>,
     span: Option<SpanPlace>,
-    handling: impl Future<Output = ()>,
-) {
+    handling: F,
+) -> Scoped<'m, F> {
     let arrived = Instant::now();
     let noted = Noted { arrived, id: id.map(IdText::from), span, error: None, approval: None, recorded: false };
-    let noted = NOTED
-        .scope(RefCell::new(noted), async {
-            handling.await;
-            NOTED.with(|noted| {
-                let noted = noted.borrow();
-                (!noted.recorded).then(|| (noted.error, noted.span.clone(), noted.id.clone()))
-            })
-        })
-        .await;
-    if let Some((error, span, id)) = noted {
-        let operation = Operation {
-            error,
-            span: span.as_ref(),
-            request_id: id.as_deref(),
-            ..Operation::new(method, arrived.elapsed())
-        };
-        observer.served(&operation);
+    Scoped { handling: NOTED.scope(RefCell::new(noted), handling), observer, method, arrived }
+}
+
+pin_project_lite::pin_project! {
+    /// A request's handling with its record in scope (see [`scope`]): when
+    /// it ends, what nobody recorded is recorded.
+    pub(crate) struct Scoped<'m, F: Future<Output = ()>> {
+        #[pin]
+        handling: TaskLocalFuture<RefCell<Noted>, F>,
+        observer: Arc<dyn Observer>,
+        method: &'m Method,
+        arrived: Instant,
+    }
+}
+
+impl<F: Future<Output = ()>> Future for Scoped<'_, F> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut this = self.project();
+        if this.handling.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        let Some(noted) = this.handling.take_value().map(RefCell::into_inner) else { return Poll::Ready(()) };
+        if !noted.recorded {
+            let operation = Operation {
+                error: noted.error,
+                span: noted.span.as_ref(),
+                request_id: noted.id.as_deref(),
+                ..Operation::new(this.method, this.arrived.elapsed())
+            };
+            this.observer.served(&operation);
+        }
+        Poll::Ready(())
     }
 }
 

@@ -122,6 +122,7 @@ fn key_end(b: &[u8], i: usize) -> Option<usize> {
 /// The end of a string whose opening quote is before `i`.
 fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
     loop {
+        i = plain_run(b, i);
         match *b.get(i)? {
             b'"' => return Some(i + 1),
             b'\\' => match *b.get(i + 1)? {
@@ -137,9 +138,38 @@ fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
 
 /// [`string_end`] for a string with no escape (a key read borrowed).
 fn plain_string_end(b: &[u8], i: usize) -> Option<usize> {
-    let rest = b.get(i..)?;
-    let at = rest.iter().position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)?;
-    (rest[at] == b'"').then_some(i + at + 1)
+    let at = plain_run(b, i);
+    (*b.get(at)? == b'"').then_some(at + 1)
+}
+
+/// The index of the first byte at or after `i` that ends a run of plain
+/// string bytes (a quote, a backslash or a control character), or the
+/// length of `b`. Eight bytes a step: the bytes of a word that are a quote
+/// or a backslash are those where it XORed with the byte is zero, and
+/// `(w - 0x20..20) & !w & 0x80..80` marks those below 0x20; a borrow only
+/// carries a mark upwards from a byte that is itself marked, so the lowest
+/// mark is always a true one.
+fn plain_run(b: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |w: u64, n: u8| w.wrapping_sub(ONES * u64::from(n)) & !w & HIGH;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let marks = below(w ^ (ONES * u64::from(b'"')), 1) | below(w ^ (ONES * u64::from(b'\\')), 1) | below(w, 0x20);
+        if marks != 0 {
+            return i + (marks.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&byte) = b.get(i) {
+        if byte == b'"' || byte == b'\\' || byte < 0x20 {
+            return i;
+        }
+        i += 1;
+    }
+    i
 }
 
 fn literal_end(b: &[u8], i: usize, literal: &[u8]) -> Option<usize> {
@@ -215,7 +245,38 @@ pub(crate) fn one_byte_changes(seed: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::members;
+    use super::{members, plain_run};
+
+    /// Eight bytes a step finds exactly what one byte a step does: at every
+    /// start of texts that put each special byte (and neighbours of it, and
+    /// non-ASCII bytes) at every place in a word.
+    #[test]
+    fn a_plain_run_ends_where_a_byte_by_byte_scan_does() {
+        let slow = |b: &[u8], i: usize| {
+            (i..b.len()).find(|&at| b[at] == b'"' || b[at] == b'\\' || b[at] < 0x20).unwrap_or(b.len())
+        };
+        let specials = [b'"', b'\\', 0x00, 0x01, 0x1f];
+        let others = [b'a', 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff];
+        for length in 0..20 {
+            for &filler in &others {
+                let mut text = vec![filler; length];
+                assert_eq!(plain_run(&text, 0), length);
+                for at in 0..length {
+                    for &special in &specials {
+                        text[at] = special;
+                        // A second special byte after the first never hides it.
+                        if at + 3 < length {
+                            text[at + 3] = b'"';
+                        }
+                        for start in 0..=length {
+                            assert_eq!(plain_run(&text, start), slow(&text, start), "{text:?} from {start}");
+                        }
+                        text.fill(filler);
+                    }
+                }
+            }
+        }
+    }
 
     fn by_scan(text: &str) -> Option<Vec<(String, String)>> {
         let mut out = Vec::new();

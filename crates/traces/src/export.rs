@@ -86,7 +86,10 @@ impl Exporter {
         nested(&mut queue.filling, 2, encode);
         queue.spans += 1;
         if queue.spans == BATCH {
-            let full = std::mem::take(&mut queue.filling);
+            // The next batch is about as long: room for it at once, not
+            // grown (and copied) a dozen times on the way.
+            let room = queue.filling.len() + queue.filling.len() / 8;
+            let full = std::mem::replace(&mut queue.filling, Vec::with_capacity(room));
             queue.full.push_back(full);
             queue.spans = 0;
             self.wake.notify_one();

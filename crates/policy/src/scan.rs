@@ -208,16 +208,7 @@ impl<'v, 's> Memo<'v, 's> {
     /// An empty memory that remembers only SQL analyses, as the engine did
     /// before slots and scans: for the reference evaluation.
     pub(crate) fn reference() -> Memo<'v, 'static> {
-        Memo {
-            scans: &NO_SCANS,
-            remember_arguments: false,
-            of: None,
-            arguments: [(0, None); REMEMBERED],
-            remembered: 0,
-            sql: Vec::new(),
-            scanned: Vec::new(),
-            facts: Facts::default(),
-        }
+        Memo { remember_arguments: false, ..Memo::new(&NO_SCANS) }
     }
 
     /// The groups this evaluation tests under.

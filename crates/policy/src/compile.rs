@@ -21,7 +21,7 @@ use crate::known::annotations_for;
 use crate::paths::{PathEnv, canonicalize};
 use crate::protect::default_protected_paths;
 use crate::scan::Scans;
-use crate::trigger::{FactBook, Trigger};
+use crate::trigger::Trigger;
 use warden_config::RoleCategory;
 
 use crate::categories::{RoleTable, category_name};
@@ -89,8 +89,6 @@ pub struct PolicyEngine {
     pub(crate) escalations: HashMap<usize, Escalation>,
     /// The string tests that run together (see [`crate::scan`]).
     pub(crate) scans: Scans,
-    /// The facts the rules' triggers ask about (see [`crate::trigger`]).
-    pub(crate) facts: FactBook,
 }
 
 /// One compiled rule.
@@ -352,9 +350,8 @@ pub(crate) fn compile_policy(
     let role_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| !r.roles.is_empty())).collect();
     let call_rules = (0..rules.len()).filter(|&i| rules.get(i).is_some_and(|r| r.roles.is_empty())).collect();
     let scans = conditions.scans();
-    let mut facts = FactBook::default();
     for rule in &mut rules {
-        rule.trigger = rule.args.as_ref().and_then(|cond| Trigger::of(cond, &scans, &mut facts));
+        rule.trigger = rule.args.as_ref().and_then(|cond| Trigger::of(cond, &scans));
     }
     index.add_triggers(rules.iter().map(|rule| rule.trigger.as_ref()));
     Ok(PolicyEngine {
@@ -379,7 +376,6 @@ pub(crate) fn compile_policy(
         warnings,
         escalations: escalations(policy),
         scans,
-        facts,
     })
 }
 

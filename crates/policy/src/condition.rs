@@ -193,7 +193,7 @@ impl Test {
 
 /// Whether `text` has `needle` anywhere (see [`has`]), by its group's scan
 /// when it has one (see [`crate::scan`]).
-pub(crate) fn contains<'v>(
+fn contains<'v>(
     text: &'v str,
     needle: &str,
     ignore_case: bool,

@@ -811,17 +811,11 @@ impl PolicyEngine {
             }
         }
         if let Some(cond) = &rule.args
-            && (self.cannot_apply(rule, view, memo) || !cond.holds(view.args, memo))
+            && !cond.holds(view.args, memo)
         {
             return Err(Miss::Args);
         }
         Ok(())
-    }
-
-    /// Whether `rule`'s trigger says its `args` cannot hold for the call
-    /// (see [`crate::trigger`]); never for the reference evaluation.
-    fn cannot_apply<'a>(&self, rule: &CompiledRule, view: &CallView<'a>, memo: &mut Memo<'a, '_>) -> bool {
-        memo.shortcuts() && rule.trigger.as_ref().is_some_and(|trigger| !trigger.may_hold(&self.facts, view.args, memo))
     }
 }
 

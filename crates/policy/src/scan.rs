@@ -22,7 +22,6 @@ use serde_json::Value;
 use warden_sql::{Dialect, SqlFacts};
 
 use crate::condition::{ArgPath, REGEX_SIZE_LIMIT};
-use crate::trigger::Facts;
 
 /// Compiled-program size limit of one group's set of regular expressions
 /// (each alone has [`REGEX_SIZE_LIMIT`]).
@@ -186,8 +185,6 @@ pub(crate) struct Memo<'v, 's> {
     sql: Vec<(&'v str, Dialect, Option<SqlFacts>)>,
     /// Per (group, value): `None` once one test ran alone, then the scan.
     scanned: Vec<(u32, &'v str, Option<Vec<bool>>)>,
-    /// The facts triggers asked about (see [`crate::trigger`]).
-    facts: Facts,
 }
 
 impl<'v, 's> Memo<'v, 's> {
@@ -201,7 +198,6 @@ impl<'v, 's> Memo<'v, 's> {
             remembered: 0,
             sql: Vec::new(),
             scanned: Vec::new(),
-            facts: Facts::default(),
         }
     }
 
@@ -214,17 +210,6 @@ impl<'v, 's> Memo<'v, 's> {
     /// The groups this evaluation tests under.
     pub(crate) fn scans(&self) -> &'s Scans {
         self.scans
-    }
-
-    /// The facts worked out so far.
-    pub(crate) fn facts(&mut self) -> &mut Facts {
-        &mut self.facts
-    }
-
-    /// Whether this evaluation takes the compiled shortcuts (slots, scans,
-    /// triggers): not the reference's.
-    pub(crate) fn shortcuts(&self) -> bool {
-        self.remember_arguments
     }
 
     /// The value at `path` in `args` (`None`: absent or `null`), looked up

@@ -19,7 +19,7 @@ use smallvec::SmallVec;
 use crate::condition::ArgPath;
 use crate::fold::{Place, has};
 use crate::scan::Memo;
-use crate::trigger::{Key, Trigger, some_string};
+use crate::trigger::{Clause, Trigger};
 
 /// Rule indices admitted by sieves (unsorted, maybe repeated).
 pub(crate) type Admitted = SmallVec<[u32; 16]>;
@@ -46,8 +46,8 @@ struct ByArgument {
 impl Sieve {
     /// Files `rule` under each fact of `trigger`.
     pub(crate) fn file(&mut self, rule: u32, trigger: &Trigger) {
-        for key in trigger.keys() {
-            let arg = key.arg();
+        for clause in trigger.clauses() {
+            let arg = clause.arg();
             let at = match self.arguments.iter().position(|by| by.arg.slot == arg.slot) {
                 Some(at) => at,
                 None => {
@@ -61,15 +61,15 @@ impl Sieve {
                 }
             };
             let Some(by) = self.arguments.get_mut(at) else { continue };
-            match key {
-                Key::Present(_) => by.present.push(rule),
-                Key::Needle(_, member) => match by.groups.iter_mut().find(|(group, _)| *group == member.group) {
+            match clause {
+                Clause::Present(_) => by.present.push(rule),
+                Clause::Needle(_, member) => match by.groups.iter_mut().find(|(group, _)| *group == member.group) {
                     Some((_, filed)) => filed.push((member.index, rule)),
                     None => by.groups.push((member.group, vec![(member.index, rule)])),
                 },
-                Key::Alone(_, needle) => match by.alone.iter_mut().find(|(known, _)| known == needle) {
+                Clause::Alone(_, needle) => match by.alone.iter_mut().find(|(known, _)| known == needle) {
                     Some((_, filed)) => filed.push(rule),
-                    None => by.alone.push((needle.to_owned(), vec![rule])),
+                    None => by.alone.push((needle.clone(), vec![rule])),
                 },
             }
         }
@@ -80,25 +80,47 @@ impl Sieve {
         for by in &self.arguments {
             let Some(value) = memo.argument(&by.arg, args) else { continue };
             admitted.extend_from_slice(&by.present);
-            let scans = memo.scans();
+            let texts: SmallVec<[&'v str; 4]> = strings(value).collect();
             for (group, filed) in &by.groups {
-                if !some_string(Some(value), |text| scans.any(*group, text)) {
+                let scans = memo.scans();
+                if !texts.iter().any(|text| scans.any(*group, text)) {
                     continue;
                 }
-                for &(index, rule) in filed {
-                    let found = some_string(Some(value), |text| {
-                        memo.hits(*group, text).is_none_or(|bits| bits.get(index as usize).copied().unwrap_or(true))
-                    });
-                    if found {
-                        admitted.push(rule);
+                // Which of the group's needles some string has, each string
+                // scanned once (and remembered for the conditions after).
+                let mut found: SmallVec<[bool; 64]> = SmallVec::new();
+                for text in &texts {
+                    let Some(bits) = memo.hits(*group, text) else {
+                        // Not compiled: no answer, so every rule is admitted.
+                        admitted.extend(filed.iter().map(|&(_, rule)| rule));
+                        found.clear();
+                        break;
+                    };
+                    found.resize(found.len().max(bits.len()), false);
+                    for (seen, hit) in found.iter_mut().zip(bits) {
+                        *seen |= *hit;
                     }
                 }
+                admitted.extend(
+                    filed.iter().filter(|&&(index, _)| found.get(index as usize) == Some(&true)).map(|&(_, rule)| rule),
+                );
             }
             for (needle, filed) in &by.alone {
-                if some_string(Some(value), |text| has(text, needle, false, Place::Anywhere)) {
+                if texts.iter().any(|text| has(text, needle, false, Place::Anywhere)) {
                     admitted.extend_from_slice(filed);
                 }
             }
         }
     }
+}
+
+/// The strings a `contains` test may look at in `value`: the value itself,
+/// or an array's string items (with `some` or `each`).
+fn strings(value: &Value) -> impl Iterator<Item = &str> {
+    let (one, items) = match value {
+        Value::String(text) => (Some(text.as_str()), None),
+        Value::Array(items) => (None, Some(items.iter().filter_map(Value::as_str))),
+        _ => (None, None),
+    };
+    one.into_iter().chain(items.into_iter().flatten())
 }

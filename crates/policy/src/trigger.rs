@@ -1,5 +1,4 @@
-//! What must be true of a call for a rule's `args` to hold, tested before
-//! the condition itself.
+//! What must be true of a call for a rule's `args` to hold.
 //!
 //! A policy often has many rules on one tool whose conditions do not hold
 //! for most calls: fifty `contains` needles on `text` that a call's text has
@@ -8,15 +7,14 @@
 //! short list of facts about the call, at least one of which is true
 //! whenever the condition holds:
 //! - an argument is present;
-//! - some string of an argument has a needle of a group (the group's
-//!   automaton answers for all its needles in one search, see
-//!   [`crate::scan`]), and then the needle itself;
+//! - some string of an argument has a needle of a compiled group (the
+//!   group's automaton answers for all its needles in one search, see
+//!   [`crate::scan`]);
 //! - some string of an argument has a needle tested alone on it.
 //!
-//! The facts of a policy are numbered once, so one evaluation works each
-//! out at most once and remembers it in two bits ([`Facts`]): a rule whose
-//! trigger is false costs a few bit tests, and its condition is not looked
-//! at.
+//! Rules are filed under the facts of their triggers (see [`crate::sieve`]),
+//! so the facts of a call are worked out once per list, and a rule whose
+//! trigger is false is never looked at.
 //!
 //! A trigger is a necessary condition, never a sufficient one: when it is
 //! true the condition is tested as before, so decisions cannot change; a
@@ -31,14 +29,10 @@
 //!   shortest); `any` holds only if some part does: the union of the parts'
 //!   triggers (none if one part has none); `not` has none.
 
-use std::collections::HashMap;
-
-use serde_json::Value;
 use smallvec::SmallVec;
 
-use crate::condition::{ArgPath, Cond, Test, contains};
-use crate::fold::{Place, has};
-use crate::scan::{Member, Memo, Scans};
+use crate::condition::{ArgPath, Cond, Test};
+use crate::scan::{Member, Scans};
 
 /// The most clauses a trigger lists; a condition that would need more has
 /// none (it is tested whole each time).
@@ -50,175 +44,59 @@ pub(crate) struct Trigger {
     clauses: SmallVec<[Clause; 2]>,
 }
 
-/// One clause of a trigger; each names its fact's number in [`FactBook`].
+/// One fact of a trigger.
 #[derive(Debug, Clone)]
-enum Clause {
-    /// The argument is present.
-    Present { fact: u32, arg: ArgPath },
-    /// A needle of a compiled group on an argument: the group's fact (some
-    /// string there has one of its needles) first, then this needle itself.
-    Needle { group: u32, arg: ArgPath, needle: String, member: Member },
-    /// A needle tested alone on an argument.
-    Alone { fact: u32, arg: ArgPath, needle: String },
+pub(crate) enum Clause {
+    /// The argument is present (not absent, not `null`).
+    Present(ArgPath),
+    /// Some string of the argument has this needle of a compiled group.
+    Needle(ArgPath, Member),
+    /// Some string of the argument has this needle, tested alone.
+    Alone(ArgPath, String),
 }
 
-/// What a clause is filed under (see [`crate::sieve`]).
-pub(crate) enum Key<'t> {
-    /// The argument's presence.
-    Present(&'t ArgPath),
-    /// A needle of a compiled group on the argument.
-    Needle(&'t ArgPath, Member),
-    /// A needle tested alone on the argument.
-    Alone(&'t ArgPath, &'t str),
-}
-
-impl Key<'_> {
+impl Clause {
     /// The argument the clause is about.
     pub(crate) fn arg(&self) -> &ArgPath {
         match self {
-            Key::Present(arg) | Key::Needle(arg, _) | Key::Alone(arg, _) => arg,
+            Clause::Present(arg) | Clause::Needle(arg, _) | Clause::Alone(arg, _) => arg,
         }
     }
-}
 
-/// What a fact says of the call.
-#[derive(Debug, Clone)]
-enum FactKind {
-    /// The argument is present (not absent, not `null`).
-    Present(ArgPath),
-    /// Some string there has a needle of this compiled group.
-    GroupHit { arg: ArgPath, group: u32 },
-    /// Some string there has this needle (tested alone).
-    Has { arg: ArgPath, needle: String },
-}
-
-/// The facts a policy's triggers ask about, numbered.
-#[derive(Debug, Default)]
-pub(crate) struct FactBook {
-    kinds: Vec<FactKind>,
-    /// (kind, slot, group, needle) → number.
-    numbers: HashMap<(u8, u32, u32, String), u32>,
-}
-
-impl FactBook {
-    /// The number of `kind`, given one if new.
-    fn number(&mut self, kind: FactKind) -> u32 {
-        let key = match &kind {
-            FactKind::Present(arg) => (0, arg.slot, 0, String::new()),
-            FactKind::GroupHit { arg, group } => (1, arg.slot, *group, String::new()),
-            FactKind::Has { arg, needle } => (2, arg.slot, 0, needle.clone()),
-        };
-        let next = u32::try_from(self.kinds.len()).unwrap_or(u32::MAX);
-        let number = *self.numbers.entry(key).or_insert(next);
-        if number == next {
-            self.kinds.push(kind);
-        }
-        number
-    }
-
-    /// Whether fact `number` holds for `args`, worked out once per
-    /// evaluation.
-    fn holds<'v>(&self, number: u32, args: &'v Value, memo: &mut Memo<'v, '_>) -> bool {
-        if let Some(known) = memo.facts().get(number) {
-            return known;
-        }
-        let holds = match self.kinds.get(number as usize) {
-            Some(FactKind::Present(arg)) => memo.argument(arg, args).is_some(),
-            Some(FactKind::GroupHit { arg, group }) => {
-                let scans = memo.scans();
-                some_string(memo.argument(arg, args), |text| scans.any(*group, text))
-            }
-            Some(FactKind::Has { arg, needle }) => {
-                some_string(memo.argument(arg, args), |text| has(text, needle, false, Place::Anywhere))
-            }
-            // Not a number of this book: assume it holds (never skip a rule).
-            None => true,
-        };
-        memo.facts().set(number, holds);
-        holds
-    }
-}
-
-/// Whether `value` is a string for which `test` holds, or an array with one
-/// among its items.
-pub(crate) fn some_string<'v>(value: Option<&'v Value>, mut test: impl FnMut(&'v str) -> bool) -> bool {
-    match value {
-        Some(Value::String(text)) => test(text),
-        Some(Value::Array(items)) => items.iter().any(|item| item.as_str().is_some_and(&mut test)),
-        _ => false,
-    }
-}
-
-/// Two bits per fact of one evaluation: whether it was worked out, and
-/// whether it holds. Inline for the first 256 facts.
-#[derive(Debug, Default)]
-pub(crate) struct Facts {
-    known: SmallVec<[u64; 4]>,
-    holds: SmallVec<[u64; 4]>,
-}
-
-impl Facts {
-    /// What fact `number` was found to be, if it was.
-    fn get(&self, number: u32) -> Option<bool> {
-        let (word, bit) = ((number / 64) as usize, 1u64 << (number % 64));
-        let known = self.known.get(word).is_some_and(|w| w & bit != 0);
-        known.then(|| self.holds.get(word).is_some_and(|w| w & bit != 0))
-    }
-
-    fn set(&mut self, number: u32, holds: bool) {
-        let (word, bit) = ((number / 64) as usize, 1u64 << (number % 64));
-        if self.known.len() <= word {
-            self.known.resize(word + 1, 0);
-            self.holds.resize(word + 1, 0);
-        }
-        if let (Some(known), Some(value)) = (self.known.get_mut(word), self.holds.get_mut(word)) {
-            *known |= bit;
-            if holds {
-                *value |= bit;
-            }
+    /// Whether two clauses are the same (so a union lists it once).
+    fn same(&self, other: &Clause) -> bool {
+        match (self, other) {
+            (Clause::Present(a), Clause::Present(b)) => a.slot == b.slot,
+            (Clause::Needle(a, x), Clause::Needle(b, y)) => a.slot == b.slot && x == y,
+            (Clause::Alone(a, x), Clause::Alone(b, y)) => a.slot == b.slot && x == y,
+            _ => false,
         }
     }
 }
 
 impl Trigger {
-    /// The trigger of `cond`, its facts numbered in `book`; `None` when it
-    /// has none (it may hold for any call, or would need too many clauses).
-    pub(crate) fn of(cond: &Cond, scans: &Scans, book: &mut FactBook) -> Option<Trigger> {
-        let clauses = clauses(cond, scans, book)?;
-        Some(Trigger { clauses: clauses.into_iter().collect() })
+    /// The trigger of `cond` under the compiled groups `scans`; `None` when
+    /// it has none (it may hold for any call, or would need too many
+    /// clauses).
+    pub(crate) fn of(cond: &Cond, scans: &Scans) -> Option<Trigger> {
+        Some(Trigger { clauses: clauses(cond, scans)?.into_iter().collect() })
     }
 
-    /// Whether the condition may hold for `args`: `false` only when it
-    /// cannot.
-    pub(crate) fn may_hold<'v>(&self, book: &FactBook, args: &'v Value, memo: &mut Memo<'v, '_>) -> bool {
-        self.clauses.iter().any(|clause| match clause {
-            Clause::Present { fact, .. } | Clause::Alone { fact, .. } => book.holds(*fact, args, memo),
-            Clause::Needle { group, arg, needle, member } => {
-                book.holds(*group, args, memo)
-                    && some_string(memo.argument(arg, args), |text| contains(text, needle, false, Some(*member), memo))
-            }
-        })
-    }
-
-    /// What each clause is filed under.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = Key<'_>> {
-        self.clauses.iter().map(|clause| match clause {
-            Clause::Present { arg, .. } => Key::Present(arg),
-            Clause::Needle { arg, member, .. } => Key::Needle(arg, *member),
-            Clause::Alone { arg, needle, .. } => Key::Alone(arg, needle),
-        })
+    /// Its clauses, any one of which may hold.
+    pub(crate) fn clauses(&self) -> &[Clause] {
+        &self.clauses
     }
 }
 
 /// The clauses of `cond` (see the module's rules); `None`: no trigger.
-fn clauses(cond: &Cond, scans: &Scans, book: &mut FactBook) -> Option<Vec<Clause>> {
+fn clauses(cond: &Cond, scans: &Scans) -> Option<Vec<Clause>> {
     match cond {
         Cond::Not(_) => None,
-        Cond::All(parts) => parts.iter().filter_map(|part| clauses(part, scans, book)).min_by_key(Vec::len),
+        Cond::All(parts) => parts.iter().filter_map(|part| clauses(part, scans)).min_by_key(Vec::len),
         Cond::Any(parts) => {
             let mut union: Vec<Clause> = Vec::new();
             for part in parts {
-                for clause in clauses(part, scans, book)? {
+                for clause in clauses(part, scans)? {
                     if !union.iter().any(|known| known.same(&clause)) {
                         union.push(clause);
                     }
@@ -232,34 +110,11 @@ fn clauses(cond: &Cond, scans: &Scans, book: &mut FactBook) -> Option<Vec<Clause
         Cond::Test { arg, test, .. } => match test {
             Test::Exists(false) | Test::NotContains { .. } => None,
             Test::Contains { needle, ignore_case: false, member } => Some(vec![match member {
-                Some(member) if scans.compiled(member.group) => Clause::Needle {
-                    group: book.number(FactKind::GroupHit { arg: arg.clone(), group: member.group }),
-                    arg: arg.clone(),
-                    needle: needle.clone(),
-                    member: *member,
-                },
-                _ => Clause::Alone {
-                    fact: book.number(FactKind::Has { arg: arg.clone(), needle: needle.clone() }),
-                    arg: arg.clone(),
-                    needle: needle.clone(),
-                },
+                Some(member) if scans.compiled(member.group) => Clause::Needle(arg.clone(), *member),
+                _ => Clause::Alone(arg.clone(), needle.clone()),
             }]),
-            _ => Some(vec![Clause::Present { fact: book.number(FactKind::Present(arg.clone())), arg: arg.clone() }]),
+            _ => Some(vec![Clause::Present(arg.clone())]),
         },
-    }
-}
-
-impl Clause {
-    /// Whether two clauses are the same (so a union lists it once).
-    fn same(&self, other: &Clause) -> bool {
-        match (self, other) {
-            (Clause::Present { fact: a, .. }, Clause::Present { fact: b, .. })
-            | (Clause::Alone { fact: a, .. }, Clause::Alone { fact: b, .. }) => a == b,
-            (Clause::Needle { group: a, member: x, .. }, Clause::Needle { group: b, member: y, .. }) => {
-                a == b && x == y
-            }
-            _ => false,
-        }
     }
 }
 
@@ -268,7 +123,8 @@ mod tests {
     use super::*;
     use crate::condition::CondCompiler;
     use crate::scan::Memo;
-    use serde_json::json;
+    use crate::sieve::{Admitted, Sieve};
+    use serde_json::{Value, json};
     use warden_config::{Condition, Policy};
 
     fn compile(yaml: &str) -> (Cond, Scans) {
@@ -281,13 +137,24 @@ mod tests {
         (cond, compiler.scans())
     }
 
-    fn trigger(cond: &Cond, scans: &Scans) -> Option<(Trigger, FactBook)> {
-        let mut book = FactBook::default();
-        Trigger::of(cond, scans, &mut book).map(|trigger| (trigger, book))
+    /// A sieve holding `cond`'s rule alone, when it has a trigger.
+    fn sieve(cond: &Cond, scans: &Scans) -> Option<Sieve> {
+        let trigger = Trigger::of(cond, scans)?;
+        let mut sieve = Sieve::default();
+        sieve.file(0, &trigger);
+        Some(sieve)
     }
 
-    /// Whenever the condition holds, the trigger does (on calls chosen to
-    /// reach every kind of fact, absent, null, wrong types and arrays).
+    /// Whether the sieve admits its rule for `args`.
+    fn admits(sieve: &Sieve, scans: &Scans, args: &Value) -> bool {
+        let mut admitted = Admitted::new();
+        sieve.admit(args, &mut Memo::new(scans), &mut admitted);
+        admitted.contains(&0)
+    }
+
+    /// Whenever the condition holds, its trigger admits the rule (on calls
+    /// chosen to reach every kind of fact, absent, null, wrong types and
+    /// arrays).
     #[test]
     fn a_trigger_holds_whenever_its_condition_does() {
         let conditions = [
@@ -326,15 +193,13 @@ mod tests {
         ];
         for yaml in conditions {
             let (cond, scans) = compile(yaml);
-            let Some((trigger, book)) = trigger(&cond, &scans) else { continue };
+            let Some(sieve) = sieve(&cond, &scans) else { continue };
             for args in &calls {
-                let mut memo = Memo::new(&scans);
-                let holds = cond.holds(args, &mut memo);
-                let mut fresh = Memo::new(&scans);
-                let may = trigger.may_hold(&book, args, &mut fresh);
-                assert!(may || !holds, "{yaml} holds for {args} but its trigger says it cannot");
-                // Asked again, the remembered facts answer the same.
-                assert_eq!(trigger.may_hold(&book, args, &mut fresh), may, "{yaml} on {args}");
+                let holds = cond.holds(args, &mut Memo::new(&scans));
+                assert!(
+                    admits(&sieve, &scans, args) || !holds,
+                    "{yaml} holds for {args} but its trigger says it cannot"
+                );
             }
         }
     }
@@ -348,20 +213,28 @@ mod tests {
             "{any: [{arg: x, equals: 1}, {not: {arg: y, equals: 1}}]}",
         ] {
             let (cond, scans) = compile(yaml);
-            assert!(trigger(&cond, &scans).is_none(), "{yaml}");
+            assert!(Trigger::of(&cond, &scans).is_none(), "{yaml}");
         }
         // `all` takes the part that has one.
         let (cond, scans) = compile("{all: [{arg: x, exists: false}, {arg: y, gt: 1}]}");
-        assert!(trigger(&cond, &scans).is_some());
+        assert!(Trigger::of(&cond, &scans).is_some());
     }
 
     #[test]
     fn a_trigger_is_false_for_what_no_part_can_match() {
-        let (cond, scans) = compile("{any: [{arg: text, contains: forbidden}, {arg: n, gt: 3}]}");
-        let (trigger, book) = trigger(&cond, &scans).unwrap();
-        let may = |args: Value| trigger.may_hold(&book, &args, &mut Memo::new(&scans));
-        assert!(!may(json!({"text": "hello"})));
-        assert!(may(json!({"text": "hello", "n": 1})), "n is present");
-        assert!(may(json!({"text": "a forbidden word"})));
+        // A needle alone on its argument, then two in a compiled group.
+        for yaml in [
+            "{any: [{arg: text, contains: forbidden}, {arg: n, gt: 3}]}",
+            "{any: [{arg: text, contains: forbidden}, {arg: text, contains: other}, {arg: n, gt: 3}]}",
+        ] {
+            let (cond, scans) = compile(yaml);
+            let sieve = sieve(&cond, &scans).unwrap();
+            let may = |args: Value| admits(&sieve, &scans, &args);
+            assert!(!may(json!({"text": "hello"})), "{yaml}");
+            assert!(!may(json!({"text": ["hello", "there"], "m": 1})), "{yaml}");
+            assert!(may(json!({"text": "hello", "n": 1})), "n is present: {yaml}");
+            assert!(may(json!({"text": "a forbidden word"})), "{yaml}");
+            assert!(may(json!({"text": ["x", "forbidden"]})), "an item has it: {yaml}");
+        }
     }
 }

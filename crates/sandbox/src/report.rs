@@ -32,9 +32,10 @@ pub trait Reporter: Send + Sync {
     fn unsandboxed(&self, server: &str, warning: &str);
 
     /// Records that a tool error of sandboxed `server` was marked as a
-    /// refusal of its sandbox (see [`crate::annotate`]): a file operation
-    /// the sandbox stopped, with no kernel signal but the error the tool
-    /// reported. Nothing by default.
+    /// refusal of its sandbox (see [`crate::annotate`]), of what `refusal`
+    /// says it stopped. A refused file operation has no other signal than
+    /// this error; a refused connection was also reported by the egress
+    /// proxy ([`Reporter::denied`]). Nothing by default.
     fn blocked(&self, server: &str, refusal: Refusal) {
         let _ = (server, refusal);
     }

@@ -220,7 +220,8 @@ impl Reporter for SandboxDenials {
     }
 
     fn blocked(&self, server: &str, refusal: Refusal) {
-        // Its tool result, marked, is in the audit with the call.
+        // Its tool result, marked, is in the audit with the call; a refused
+        // connection was counted when the egress proxy refused it.
         if let (Some(metrics), Refusal::Filesystem) = (&self.metrics, refusal) {
             metrics.sandbox_refused(server, "filesystem");
         }

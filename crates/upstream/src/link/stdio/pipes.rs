@@ -5,7 +5,7 @@ use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
 use warden_jsonrpc::{Line, LineReader};
 use warden_sandbox::SandboxReport;
-use warden_sandbox::annotate::{Refusal, annotate_line};
+use warden_sandbox::annotate::annotate_line;
 
 use crate::connection::Outgoing;
 use crate::dispatch::Dispatch;
@@ -39,8 +39,7 @@ pub(crate) async fn write_all(mut outbox: mpsc::UnboundedReceiver<Outgoing>, std
 
 /// Reads the process's stdout until it ends, handing every line to `dispatch`.
 /// From a `sandboxed` process, tool errors the sandbox caused are marked, and
-/// the file operations it refused reported (its refused connections the
-/// egress proxy reports itself).
+/// each marked refusal is reported.
 pub(crate) async fn read_all(stdout: ChildStdout, dispatch: Dispatch, sandboxed: Option<SandboxReport>) {
     let name = dispatch.connection().name().to_owned();
     let mut lines = LineReader::new(stdout, dispatch.limit());
@@ -49,7 +48,7 @@ pub(crate) async fn read_all(stdout: ChildStdout, dispatch: Dispatch, sandboxed:
             Ok(Line::Text(line)) => {
                 match sandboxed.as_ref().and_then(|report| Some((report, annotate_line(line.as_bytes())?))) {
                     Some((report, marked)) => {
-                        for refusal in marked.refusals.iter().filter(|refusal| **refusal == Refusal::Filesystem) {
+                        for refusal in &marked.refusals {
                             report.blocked(&name, *refusal);
                         }
                         dispatch.text(String::from_utf8_lossy(&marked.line).into_owned())

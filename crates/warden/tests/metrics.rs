@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::approvals::{approvals, call_echo, pending};
 use support::http::{HttpWarden, send};
+use support::metrics::{listener, sample};
 use support::{Client, PATIENCE, fixtures, scratch_dir};
 
 const TOKEN: &str = "metrics-token-0123456789";
@@ -47,12 +48,6 @@ fn authorized(addr: &str) -> String {
     body
 }
 
-/// The value of the sample whose name and labels are `series` exactly (as
-/// rendered, labels in Warden's order).
-fn sample(text: &str, series: &str) -> Option<f64> {
-    text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.split(' ').next()?.parse().ok())
-}
-
 /// Runs the test's calls through `client`: two allowed, three denied, one
 /// escalated and approved with the CLI, one to the other server.
 fn make_calls(client: &mut Client, dir: &Path) {
@@ -78,11 +73,7 @@ fn make_calls(client: &mut Client, dir: &Path) {
 fn stdio_serves_what_warden_did_on_its_own_listener_to_the_token_only() {
     let dir = scratch_dir("metrics-stdio");
     let mut client = Client::serve_initialized(&config(&dir, true));
-    client.wait_stderr("warden: metrics at http://");
-    let stderr = client.stderr();
-    let addr =
-        stderr.split("warden: metrics at http://").nth(1).and_then(|rest| rest.split("/metrics").next()).unwrap();
-    let addr = addr.to_owned();
+    let addr = listener(&mut client);
     make_calls(&mut client, &dir);
 
     // Who may read it: the token, on this listener's own host.
@@ -168,10 +159,7 @@ fn the_breakers_state_is_the_calls_it_refuses_at_the_scrape() {
     let extra =
         format!("breaker: {{identicalCalls: 2, withinSeconds: 3600}}\nmetrics: {{listen: 0, token: {TOKEN}}}\n");
     let mut client = Client::serve_initialized(&fixtures(&[("fx", &[]), ("other", &[])], &extra));
-    client.wait_stderr("warden: metrics at http://");
-    let stderr = client.stderr();
-    let addr = stderr.split("warden: metrics at http://").nth(1).and_then(|rest| rest.split("/metrics").next());
-    let addr = addr.unwrap().to_owned();
+    let addr = listener(&mut client);
     client.wait_for_tool("fx__echo");
     client.wait_for_tool("other__echo");
     let open = |text: &str, server: &str| sample(text, &format!("warden_breaker_open{{server=\"{server}\"}}"));
@@ -292,10 +280,8 @@ fn encode(text: &str) -> String {
 fn a_real_prometheus_scrapes_warden_and_answers_with_what_the_test_did() {
     let dir = scratch_dir("metrics-prometheus");
     let mut client = Client::serve_initialized(&config(&dir, true));
-    client.wait_stderr("warden: metrics at http://");
-    let stderr = client.stderr();
-    let target = stderr.split("warden: metrics at http://").nth(1).and_then(|rest| rest.split("/metrics").next());
-    let Some(prometheus) = Prometheus::start(&dir, target.unwrap()) else { return };
+    let target = listener(&mut client);
+    let Some(prometheus) = Prometheus::start(&dir, &target) else { return };
     make_calls(&mut client, &dir);
 
     prometheus.wait_for(r#"up{job="warden"}"#, 1.0);

@@ -136,11 +136,8 @@ impl Drop for World {
 /// The value of the metric sample `series` (name and labels, as rendered)
 /// that `client`'s Warden serves now.
 fn metric(client: &mut Client, series: &str) -> Option<f64> {
-    client.wait_stderr("warden: metrics at http://");
-    let stderr = client.stderr();
-    let addr = stderr.split("warden: metrics at http://").nth(1).and_then(|rest| rest.split("/metrics").next())?;
-    let text = support::http::send(addr, "GET", "/metrics", &[], b"").body();
-    text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.split(' ').next()?.parse().ok())
+    let addr = support::metrics::listener(client);
+    support::metrics::sample(&support::http::send(&addr, "GET", "/metrics", &[], b"").body(), series)
 }
 
 /// Calls a probe tool: `Ok(text)` or `Err(text)` for an `isError` result.

@@ -6,6 +6,7 @@
 pub mod approvals;
 pub mod browser;
 pub mod http;
+pub mod metrics;
 pub mod servers;
 pub mod tls;
 

@@ -84,15 +84,8 @@ pub(crate) fn nested(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u
     if length < 0x80 {
         out[at] = length as u8;
     } else {
-        // A varint of a usize takes at most 10 bytes: written on the stack.
-        let (mut prefix, mut used, mut rest) = ([0u8; 10], 0, length as u64);
-        while rest >= 0x80 {
-            prefix[used] = (rest as u8) | 0x80;
-            rest >>= 7;
-            used += 1;
-        }
-        prefix[used] = rest as u8;
-        out.splice(at..at + 1, prefix[..=used].iter().copied());
+        let (prefix, used) = varint_bytes(length as u64);
+        out.splice(at..at + 1, prefix[..used].iter().copied());
     }
 }
 
@@ -100,12 +93,21 @@ fn tag(out: &mut Vec<u8>, field: u32, wire: u8) {
     varint(out, (u64::from(field) << 3) | u64::from(wire));
 }
 
-fn varint(out: &mut Vec<u8>, mut value: u64) {
+fn varint(out: &mut Vec<u8>, value: u64) {
+    let (bytes, used) = varint_bytes(value);
+    out.extend_from_slice(&bytes[..used]);
+}
+
+/// `value` as a varint, on the stack (at most 10 bytes), and its length.
+fn varint_bytes(mut value: u64) -> ([u8; 10], usize) {
+    let (mut bytes, mut used) = ([0u8; 10], 0);
     while value >= 0x80 {
-        out.push((value as u8) | 0x80);
+        bytes[used] = (value as u8) | 0x80;
         value >>= 7;
+        used += 1;
     }
-    out.push(value as u8);
+    bytes[used] = value as u8;
+    (bytes, used + 1)
 }
 
 pub(crate) fn bytes(out: &mut Vec<u8>, field: u32, value: &[u8]) {

@@ -282,17 +282,12 @@ impl<'v, 's> Memo<'v, 's> {
         if !self.scans.compiled(member.group) {
             return alone();
         }
-        let seen =
-            self.scanned.iter().position(|(group, value, _)| *group == member.group && std::ptr::eq(*value, text));
-        let Some(at) = seen else {
+        let seen = self.scanned.iter().any(|(group, value, _)| *group == member.group && std::ptr::eq(*value, text));
+        if !seen {
             self.scanned.push((member.group, text, None));
             return alone();
-        };
-        let Some(entry) = self.scanned.get_mut(at) else { return alone() };
-        if entry.2.is_none() {
-            entry.2 = self.scans.run(member.group, text);
         }
-        match &entry.2 {
+        match self.hits(member.group, text) {
             Some(bits) => bits.get(member.index as usize).copied().unwrap_or_else(alone),
             None => alone(),
         }

@@ -371,3 +371,53 @@ fn patterns_on_one_argument_decide_together_as_alone() {
     }
     assert!(by_rule > compared / 2, "{by_rule} of {compared} calls matched a rule");
 }
+
+/// What a hostile client might send to slip past a rule that the
+/// engine's shortcuts (argument slots, the needle groups' automata, the
+/// triggers' sieve) would leave out: the needle spelled with escapes, the
+/// key spelled with escapes, the argument named twice, the needle in an
+/// array item, beside other needles, across a dotted path. Each is decided
+/// as the reference decides it, by the guard (with the shortcuts) and with
+/// the trace (without them), and the plain spellings are denied.
+#[test]
+fn hostile_spellings_are_decided_as_the_reference_decides_them() {
+    let text = json!({"policy": {"default": "allow", "rules": [
+        {"name": "no-drop", "if": {"tool": ["q*"], "args": {"any": [
+            {"arg": "sql", "contains": "DROP"}, {"arg": "sql", "contains": "TRUNCATE"},
+            {"arg": "cmds", "contains": "rm -rf", "some": true}, {"arg": "opts.mode", "equals": "force"}]}}, "then": "deny"},
+        {"name": "no-secret", "if": {"args": {"arg": "note", "contains": "secret"}}, "then": "deny"},
+    ]}})
+    .to_string();
+    let engine = PolicyEngine::compile(&common::config(&text), None).unwrap();
+    let denied = [
+        r#"{"sql": "DROP TABLE t"}"#,
+        r#"{"sql": "\u0044ROP TABLE t"}"#,
+        r#"{"s\u0071l": "DROP TABLE t"}"#,
+        r#"{"sql": "ok", "sql": "DROP TABLE t"}"#,
+        r#"{"sql": "x TRUNCATE y DROP"}"#,
+        r#"{"cmds": ["ls", "rm -rf /"]}"#,
+        r#"{"opts": {"mode": "force"}}"#,
+        r#"{"opts.mode": "force"}"#,
+        r#"{"note": "a secret", "sql": "SELECT 1"}"#,
+    ];
+    let others = [
+        r#"{"sql": "DROP TABLE t", "sql": "ok"}"#,
+        r#"{"sql": ["DROP TABLE t"]}"#,
+        r#"{"sql": {"DROP": 1}}"#,
+        r#"{"cmds": "rm -rf /"}"#,
+        r#"{"cmds": [["rm -rf /"]]}"#,
+        r#"{"sql": "drop table t"}"#,
+        r#"{"sql": null, "note": null}"#,
+    ];
+    for args in denied.iter().chain(&others) {
+        for tool in ["query", "other"] {
+            let reference = engine.evaluate_scanning_all("db", tool, Some(args), false);
+            assert_eq!(engine.evaluate_untraced("db", tool, Some(args)), reference, "guard: {tool} {args}");
+            assert_eq!(engine.evaluate("db", tool, Some(args)).action, reference.action, "traced: {tool} {args}");
+        }
+    }
+    for args in denied {
+        let decided = engine.evaluate_untraced("db", "query", Some(args));
+        assert_eq!(decided.action.to_string(), "deny", "{args}: {decided:?}");
+    }
+}

@@ -77,6 +77,7 @@ use smallvec::SmallVec;
 
 use crate::candidates::Selection;
 use crate::compile::{CompiledRule, PolicyEngine, Request};
+use crate::decode;
 use crate::domains::{host_of, web_host_of};
 use crate::paths::{PathEnv, all_within, all_within_any, canonicalize, protected_by};
 use crate::scan::Memo;
@@ -84,7 +85,7 @@ use warden_config::RoleCategory;
 
 use crate::identifiers::identifiers;
 use crate::loose_paths::{self, may_hold_paths};
-use crate::roles::{Annotation, RoleValues, extract, type_name};
+use crate::roles::{Annotation, RoleValues, extract};
 use crate::shape;
 use crate::verdict::{Decision, Evaluation, Outcome, RoleReason, most_restrictive};
 use warden_jsonrpc::Method;
@@ -217,7 +218,7 @@ impl PolicyEngine {
                     format!("server '{server}' is trusted"),
                 );
             }
-            let args = match parse_arguments(arguments) {
+            let args = match decode::arguments(arguments) {
                 Ok(args) => args,
                 Err(why) => break 'decided Outcome::new(Decision::Deny, "invalid-arguments", why),
             };
@@ -310,7 +311,7 @@ impl PolicyEngine {
         let decoded = if unread && shape::acceptable(arguments) {
             Ok(Value::Object(Map::new()))
         } else {
-            parse_arguments(arguments)
+            decode::arguments(arguments)
         };
         let args = match decoded {
             Ok(args) => args,
@@ -859,19 +860,6 @@ fn glob_hits(set: &globset::GlobSet, name: &str) -> Vec<bool> {
         }
     }
     hits
-}
-
-/// The arguments as a JSON object (absent, blank or `null`: empty).
-fn parse_arguments(arguments: Option<&str>) -> Result<Value, String> {
-    let Some(text) = arguments.filter(|t| !t.trim().is_empty()) else {
-        return Ok(Value::Object(Map::new()));
-    };
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(Value::Object(map)),
-        Ok(Value::Null) => Ok(Value::Object(Map::new())),
-        Ok(other) => Err(format!("the arguments must be a JSON object, not {}", type_name(&other))),
-        Err(err) => Err(format!("the arguments are not valid JSON: {err}")),
-    }
 }
 
 impl Guard for PolicyEngine {

@@ -38,6 +38,7 @@ mod cases;
 mod categories;
 mod compile;
 mod condition;
+mod decode;
 mod domains;
 mod error;
 mod evaluate;

@@ -5,13 +5,17 @@
 //! must be a JSON object (or absent, blank or `null`), else the call is
 //! denied (`invalid-arguments`). [`acceptable`] walks the text with the
 //! same parser and the same callbacks as decoding it into a
-//! [`serde_json::Value`] would, so it accepts exactly what decoding accepts,
-//! but keeps nothing and so allocates nothing. When it says no (or cannot
+//! [`serde_json::Value`] would, so it accepts exactly what decoding accepts
+//! (see [`crate::decode`]: no key may be named twice), but keeps nothing
+//! and so allocates nothing (up to 16 keys in an object). When it says no (or cannot
 //! be sure), the caller decodes the arguments, whose error names the problem.
 
 use std::fmt;
 
+use std::collections::HashSet;
+
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use smallvec::SmallVec;
 
 /// The key `serde_json::Value` decodes specially with the `raw_value`
 /// feature (its value is parsed again as JSON): left to the full decoding.
@@ -102,7 +106,23 @@ impl<'de> Visitor<'de> for Walk {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Walked, A::Error> {
-        while map.next_key::<Walked>()?.is_some() {
+        // Keys are borrowed (a text with an escape is left to decoding): a
+        // key named twice is refused, as decoding refuses it (see
+        // `crate::decode`); past a few keys, a set keeps the check linear.
+        let mut keys: SmallVec<[&'de str; 16]> = SmallVec::new();
+        let mut many: HashSet<&'de str> = HashSet::new();
+        while let Some(key) = map.next_key::<&'de str>()? {
+            let twice = if many.is_empty() && keys.len() < 16 {
+                let seen = keys.contains(&key);
+                keys.push(key);
+                seen
+            } else {
+                many.extend(keys.drain(..));
+                !many.insert(key)
+            };
+            if twice {
+                return Err(de::Error::custom("a key named twice"));
+            }
             map.next_value::<Walked>()?;
         }
         Ok(Walked(true))
@@ -111,13 +131,12 @@ impl<'de> Visitor<'de> for Walk {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::Value;
-
     use super::*;
 
-    /// What the engine's decoding accepts: an object, or nothing, or `null`.
+    /// What the engine's decoding accepts: an object (no key named twice),
+    /// or nothing, or `null`.
     fn decodes_to_object(text: &str) -> bool {
-        text.trim().is_empty() || matches!(serde_json::from_str::<Value>(text), Ok(Value::Object(_) | Value::Null))
+        crate::decode::arguments(Some(text)).is_ok()
     }
 
     #[test]
@@ -148,6 +167,10 @@ mod tests {
             &format!("{{\"a\": {}1{}}}", "[".repeat(128), "]".repeat(128)),
             r#"{"$serde_json::private::RawValue": "[1]"}"#,
             r#"{"a": "\u0041"}"#,
+            r#"{"a": 1, "a": 2}"#,
+            r#"{"a": {"b": 1, "c": [{"d": 1, "d": 1}]}}"#,
+            &format!("{{{}\"k0\": 0}}", (0..40).map(|i| format!("\"k{i}\": {i}, ")).collect::<String>()),
+            &format!("{{{}\"k40\": 0}}", (0..40).map(|i| format!("\"k{i}\": {i}, ")).collect::<String>()),
         ];
         for text in texts {
             if acceptable(Some(text)) {

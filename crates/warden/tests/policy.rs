@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::json;
-use support::{Client, fixtures};
+use support::{Client, fixture_requests, fixtures};
 
 fn refusal(result: &serde_json::Value) -> String {
     assert_eq!(result["isError"], true, "{result}");
@@ -337,4 +337,38 @@ fn rules_sharing_a_name_are_named_by_position() {
     assert_eq!(client.call_text("fx__echo", json!({"text": "ok then"})), "ok then");
     let refused = refusal(&client.call_tool("fx__echo", json!({"text": "no"})));
     assert_eq!(refused, "Denied by policy 'echoes (rule #2)': only ok");
+}
+
+/// Arguments that name a key twice are read as their last value by some
+/// servers and as their first by others (cJSON): whichever the policy
+/// judged, another server could run the other. Whenever the policy reads
+/// them (a rule's condition, a path-like string), they are refused and
+/// never reach the server.
+#[test]
+fn arguments_that_name_a_key_twice_are_refused_before_the_server() {
+    let config = fixtures(
+        &[("fx", &[])],
+        "policy:\n  rules:\n    - {name: no-drop, if: {tool: [echo], args: {arg: text, contains: DROP}}, then: deny}\n",
+    );
+    let mut client = Client::serve_initialized(&config);
+    client.wait_for_tool("fx__echo");
+    let before = fixture_requests(&client.call_text("fx__stats", json!({})));
+    let hostile = [
+        (2, "fx__echo", r#"{"text": "DROP TABLE t", "text": "ok"}"#),
+        (3, "fx__echo", r#"{"text": "ok", "nested": {"a": 1, "a": 2}}"#),
+        // A tool no rule concerns, with a protected path in the value the
+        // policy's decoding would have dropped (it kept the last).
+        (4, "fx__large", r#"{"bytes": 3, "note": "~/.ssh/id_rsa", "note": "ok"}"#),
+    ];
+    for (id, tool, arguments) in hostile {
+        client.send_raw(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+        ));
+        let answer = client.response(&json!(id));
+        let text = refusal(&answer.value["result"]);
+        assert!(text.starts_with("Denied by policy 'invalid-arguments'") && text.contains("twice"), "{text}");
+    }
+    // Only the stats calls reached the fixture.
+    assert_eq!(fixture_requests(&client.call_text("fx__stats", json!({}))), before + 1);
+    assert_eq!(client.call_text("fx__echo", json!({"text": "ok"})), "ok");
 }

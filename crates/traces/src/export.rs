@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use warden_sync::lock;
 
-use crate::otlp::{export_request, nested};
+use bytes::Bytes;
+
+use crate::otlp::{HEADROOM, export_request, nested_long};
 
 /// Spans kept while the collector is slow; beyond, new ones are dropped
 /// (and counted) rather than held without bound.
@@ -35,8 +37,9 @@ pub struct Destination {
 }
 
 /// The queue of finished spans: each encoded straight into the batch it
-/// will be sent in (as `ScopeSpans.spans` fields), so a span costs no
-/// buffer of its own and no copy when its batch is sent.
+/// will be sent in (as `ScopeSpans.spans` fields, after room for the
+/// request's header), so a span costs no buffer of its own and no copy
+/// when its batch is sent.
 #[derive(Debug, Default)]
 pub(crate) struct Exporter {
     queue: std::sync::Mutex<Queue>,
@@ -82,8 +85,11 @@ impl Exporter {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
+        if queue.filling.is_empty() {
+            queue.filling.resize(HEADROOM, 0);
+        }
         // ScopeSpans.spans
-        nested(&mut queue.filling, 2, encode);
+        nested_long(&mut queue.filling, 2, encode);
         queue.spans += 1;
         if queue.spans == BATCH {
             // The next batch is about as long: room for it at once, not
@@ -117,7 +123,7 @@ impl Exporter {
             }
             loop {
                 let Some(batch) = lock(&self.queue).take() else { break };
-                let sent = post(&client, &to, export_request(&to.service, &batch)).await;
+                let sent = post(&client, &to, export_request(&to.service, batch)).await;
                 match (sent, failing) {
                     (Ok(()), true) => {
                         failing = false;
@@ -142,7 +148,7 @@ impl Exporter {
     }
 }
 
-async fn post(client: &reqwest::Client, to: &Destination, body: Vec<u8>) -> Result<(), String> {
+async fn post(client: &reqwest::Client, to: &Destination, body: Bytes) -> Result<(), String> {
     let mut request = client.post(&to.url).header("content-type", "application/x-protobuf").body(body);
     for (name, value) in &to.headers {
         request = request.header(name, value);
@@ -168,10 +174,11 @@ mod tests {
         let mut queue = lock(&exporter.queue);
         assert_eq!(queue.len(), BATCH + 3);
         // Each span is a `ScopeSpans.spans` field: tag 0x12, length 4, the bytes.
+        // After the room for the request's header.
         let first = queue.take().expect("a full batch");
-        assert_eq!(first.len(), BATCH * 6);
-        assert_eq!(&first[..6], b"\x12\x04span");
-        assert_eq!(queue.take().map(|rest| rest.len()), Some(3 * 6), "then the one being filled");
+        assert_eq!(first.len(), HEADROOM + BATCH * 6);
+        assert_eq!(&first[HEADROOM..HEADROOM + 6], b"\x12\x04span");
+        assert_eq!(queue.take().map(|rest| rest.len()), Some(HEADROOM + 3 * 6), "then the one being filled");
         assert_eq!(queue.take(), None);
         drop(queue);
         for _ in 0..MAX_QUEUED + 5 {

@@ -110,20 +110,31 @@ impl SpanContext {
 
     /// The `traceparent` value that names this span as the parent.
     pub fn traceparent(&self) -> String {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut out = String::with_capacity(55);
-        out.push_str("00-");
-        let push_hex = |bytes: &[u8], out: &mut String| {
-            for byte in bytes {
-                out.push(char::from(DIGITS[usize::from(byte >> 4)]));
-                out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+        self.write_traceparent(&mut out);
+        out
+    }
+
+    /// Appends [`traceparent`](Self::traceparent)'s value to `out`: 55
+    /// characters, hex digits and dashes only (nothing to escape in JSON).
+    pub fn write_traceparent(&self, out: &mut String) {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        // Written on the stack, then appended at once.
+        let mut text = *b"00-00000000000000000000000000000000-0000000000000000-00";
+        // The trace id's digits go after "00-", the span id's after the next dash.
+        let mut hex = |bytes: &[u8], from: usize| {
+            for (i, byte) in bytes.iter().enumerate() {
+                text[from + 2 * i] = DIGITS[usize::from(byte >> 4)];
+                text[from + 2 * i + 1] = DIGITS[usize::from(byte & 0xf)];
             }
         };
-        push_hex(&self.trace_id, &mut out);
-        out.push('-');
-        push_hex(&self.span_id, &mut out);
-        out.push_str(if self.sampled { "-01" } else { "-00" });
-        out
+        hex(&self.trace_id, 3);
+        hex(&self.span_id, 36);
+        if self.sampled {
+            text[54] = b'1';
+        }
+        // Hex digits and dashes: ASCII throughout.
+        out.push_str(std::str::from_utf8(&text).unwrap_or_default());
     }
 }
 
@@ -318,6 +329,9 @@ mod tests {
         assert_eq!(context.traceparent(), text);
         let unsampled = SpanContext::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00").unwrap();
         assert!(!unsampled.sampled);
+        assert_eq!(unsampled.traceparent(), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00");
+        let edges = SpanContext { trace_id: [0xff; 16], span_id: [0x01; 8], sampled: true };
+        assert_eq!(edges.traceparent(), "00-ffffffffffffffffffffffffffffffff-0101010101010101-01");
         // A later version with more fields is read by the ones it shares.
         assert!(SpanContext::parse("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra").is_some());
     }

@@ -88,7 +88,7 @@ pub(super) async fn dispatch(
     let mut splice = splice;
     let span = served::span().and_then(|within| hooks.observer.child(&within));
     if let Some(span) = &span {
-        super::trace_context::inject(frame, &mut splice, &span.context.traceparent());
+        super::trace_context::inject(frame, &mut splice, &span.context);
     }
     let sent = Instant::now();
     let forwarded = forward(session, frame, serial, upstream, splice, token).await;

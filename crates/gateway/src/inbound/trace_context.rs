@@ -3,7 +3,7 @@
 //! revision place them): read from a client's request, and written into
 //! the request Warden forwards, so the server's span joins Warden's.
 
-use warden_jsonrpc::{Frame, Members, Splice, Text, json_string};
+use warden_jsonrpc::{Frame, Members, Splice, Text};
 
 use crate::pipeline::SpanContext;
 
@@ -21,10 +21,21 @@ fn trace_members(meta: &str) -> Result<(Option<&str>, Option<&str>), ()> {
     Ok((meta.optional("traceparent")?, meta.optional("tracestate")?))
 }
 
+/// Whether `params` (valid JSON, as a frame's are) may name `_meta`: a text
+/// without `_meta` and without an escape (`"\u005fmeta"`) cannot, and for
+/// most requests this is all that is read of them.
+fn may_name_meta(params: &str) -> bool {
+    params.contains("_meta") || params.as_bytes().contains(&b'\\')
+}
+
 /// The client's span (a valid `traceparent`) and its `tracestate`, if the
 /// request names them.
 pub(crate) fn read(frame: &Frame) -> (Option<SpanContext>, Option<String>) {
-    let members = frame.params().and_then(|params| meta_of(params).ok().flatten()).map(trace_members);
+    let members = frame
+        .params()
+        .filter(|params| may_name_meta(params))
+        .and_then(|params| meta_of(params).ok().flatten())
+        .map(trace_members);
     let Some(Ok((traceparent, tracestate))) = members else { return (None, None) };
     fn text(raw: Option<&str>) -> Option<Text<'_>> {
         raw.and_then(|raw| serde_json::from_str(raw).ok())
@@ -35,40 +46,51 @@ pub(crate) fn read(frame: &Frame) -> (Option<SpanContext>, Option<String>) {
     (parent, state)
 }
 
-/// Adds to `splice` what sets `traceparent` to `value` in the forwarded
+/// Adds to `splice` what sets `traceparent` to `span`'s in the forwarded
 /// request's `params._meta`: its value replaced, or the key added to
 /// `_meta`, or `_meta` added to the params. A request without params (or
 /// whose params or `_meta` are not objects) is left as it is.
-pub(crate) fn inject(frame: &Frame, splice: &mut Splice, value: &str) {
+pub(crate) fn inject(frame: &Frame, splice: &mut Splice, span: &SpanContext) {
     let Some(params) = frame.params() else { return };
-    // Params Warden cannot read as one object (a key twice, say) are left alone.
-    let Ok(meta) = meta_of(params) else { return };
+    // Params Warden cannot read as one object (a key twice, say) are left
+    // alone; valid ones that cannot name `_meta` need no reading.
+    let meta = if may_name_meta(params) { meta_of(params) } else { Ok(None) };
+    let Ok(meta) = meta else { return };
     match meta {
         Some(meta) => {
             let Ok((traceparent, _)) = trace_members(meta) else { return };
             match traceparent {
                 Some(old) => {
-                    splice.replace(frame.span_of(old), json_string(value));
+                    let mut value = String::with_capacity(57);
+                    push_quoted(&mut value, span);
+                    splice.replace(frame.span_of(old), value);
                 }
-                None => insert_first(frame.span_of(meta).start, meta, "", value, "", splice),
+                None => insert_first(frame.span_of(meta).start, meta, "", span, "", splice),
             }
         }
-        None => insert_first(frame.span_of(params).start, params, "\"_meta\":{", value, "}", splice),
+        None => insert_first(frame.span_of(params).start, params, "\"_meta\":{", span, "}", splice),
     }
 }
 
-/// Inserts `"traceparent":"<value>"` (between `open` and `close`) as the
+/// `span`'s traceparent as a JSON string (its characters need no escape).
+fn push_quoted(out: &mut String, span: &SpanContext) {
+    out.push('"');
+    span.write_traceparent(out);
+    out.push('"');
+}
+
+/// Inserts `"traceparent":"<span's>"` (between `open` and `close`) as the
 /// first member of the object `object`, whose text starts at `start` in the
 /// frame: written once, in one string.
-fn insert_first(start: usize, object: &str, open: &str, value: &str, close: &str, splice: &mut Splice) {
+fn insert_first(start: usize, object: &str, open: &str, span: &SpanContext, close: &str, splice: &mut Splice) {
     if !object.starts_with('{') {
         return;
     }
     let empty = object[1..].trim_start().starts_with('}');
-    let mut member = String::with_capacity(open.len() + value.len() + close.len() + 20);
+    let mut member = String::with_capacity(open.len() + close.len() + 72);
     member.push_str(open);
     member.push_str("\"traceparent\":");
-    member.push_str(&json_string(value));
+    push_quoted(&mut member, span);
     member.push_str(close);
     if !empty {
         member.push(',');
@@ -86,7 +108,7 @@ mod tests {
     fn injected(text: &str) -> String {
         let frame = Frame::parse(text.to_owned()).unwrap();
         let mut splice = Splice::new();
-        inject(&frame, &mut splice, OURS);
+        inject(&frame, &mut splice, &SpanContext::parse(OURS).unwrap());
         let out = splice.apply(frame.text());
         serde_json::from_str::<serde_json::Value>(&out).expect("still JSON");
         out
@@ -102,6 +124,15 @@ mod tests {
         assert_eq!(state.as_deref(), Some("k=v"));
         let invalid = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"00-zz","tracestate":"k=v"}}}"#;
         assert_eq!(read(&Frame::parse(invalid.to_owned()).unwrap()), (None, None));
+        // `_meta` spelled with an escape is still `_meta`: the shortcut that
+        // skips params without the word must not skip it.
+        let escaped = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","\u005fmeta":{{"traceparent":"{PARENT}"}}}}}}"#
+        );
+        let (parent, _) = read(&Frame::parse(escaped.clone()).unwrap());
+        assert_eq!(parent.map(|p| p.traceparent()).as_deref(), Some(PARENT));
+        assert!(injected(&escaped).contains(&format!(r#""traceparent":"{OURS}""#)), "replaced, not added beside");
+        assert!(!injected(&escaped).contains(PARENT));
     }
 
     #[test]
@@ -118,6 +149,8 @@ mod tests {
         assert!(empty.contains(&format!(r#""_meta":{{"traceparent":"{OURS}" }}"#)), "{empty}");
         let none = injected(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#);
         assert!(none.contains(&format!(r#""params":{{"_meta":{{"traceparent":"{OURS}"}},"name":"x"}}"#)), "{none}");
+        let array = r#"{"jsonrpc":"2.0","id":1,"method":"x/y","params":[1,2]}"#;
+        assert_eq!(injected(array), array, "params that are not an object are left alone");
         let bare = injected(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}"#);
         assert!(bare.contains(&format!(r#""params":{{"_meta":{{"traceparent":"{OURS}"}}}}"#)), "{bare}");
         for unchanged in [
@@ -127,7 +160,7 @@ mod tests {
         ] {
             let frame = Frame::parse(unchanged.to_owned()).unwrap();
             let mut splice = Splice::new();
-            inject(&frame, &mut splice, OURS);
+            inject(&frame, &mut splice, &SpanContext::parse(OURS).unwrap());
             assert_eq!(splice.apply(frame.text()), unchanged);
         }
     }

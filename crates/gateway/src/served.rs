@@ -17,8 +17,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use tokio::task::futures::TaskLocalFuture;
-
 use warden_jsonrpc::{IdText, Method};
 
 use crate::pipeline::{ApprovalWait, ErrorType, Observer, Operation, SpanPlace, Target};
@@ -35,9 +33,10 @@ struct Noted {
     recorded: bool,
 }
 
-tokio::task_local! {
-    static NOTED: RefCell<Noted>;
-}
+// Set (as a pointer to the record inside the request's [`Scoped`]) only
+// while the request's handling is polled: entering costs a pointer, where
+// a Tokio task-local would swap the whole record in and out at each poll.
+scoped_tls::scoped_thread_local!(static NOTED: RefCell<Noted>);
 
 /// Handles a client request (`handling`, with id `id`) as one observed
 /// operation, in `span` when it is traced.
@@ -55,7 +54,7 @@ pub(crate) fn scope<'m, F: Future<Output = ()>>(
 ) -> Scoped<'m, F> {
     let arrived = Instant::now();
     let noted = Noted { arrived, id: id.map(IdText::from), span, error: None, approval: None, recorded: false };
-    Scoped { handling: NOTED.scope(RefCell::new(noted), handling), observer, method, arrived }
+    Scoped { handling, noted: RefCell::new(noted), observer, method, arrived }
 }
 
 pin_project_lite::pin_project! {
@@ -63,7 +62,8 @@ pin_project_lite::pin_project! {
     /// it ends, what nobody recorded is recorded.
     pub(crate) struct Scoped<'m, F: Future<Output = ()>> {
         #[pin]
-        handling: TaskLocalFuture<RefCell<Noted>, F>,
+        handling: F,
+        noted: RefCell<Noted>,
         observer: Arc<dyn Observer>,
         method: &'m Method,
         arrived: Instant,
@@ -74,12 +74,13 @@ impl<F: Future<Output = ()>> Future for Scoped<'_, F> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let mut this = self.project();
-        if this.handling.as_mut().poll(cx).is_pending() {
+        let this = self.project();
+        let handling = this.handling;
+        if NOTED.set(this.noted, || handling.poll(cx)).is_pending() {
             return Poll::Pending;
         }
-        let Some(noted) = this.handling.take_value().map(RefCell::into_inner) else { return Poll::Ready(()) };
-        if !noted.recorded {
+        let mut noted = this.noted.borrow_mut();
+        if !std::mem::replace(&mut noted.recorded, true) {
             let operation = Operation {
                 error: noted.error,
                 span: noted.span.as_ref(),
@@ -94,17 +95,17 @@ impl<F: Future<Output = ()>> Future for Scoped<'_, F> {
 
 /// Notes that the request was answered with a JSON-RPC error with `code`.
 pub(crate) fn failed(code: i64) {
-    let _ = NOTED.try_with(|noted| noted.borrow_mut().error = Some(ErrorType::Code(code)));
+    with_noted(|noted| noted.borrow_mut().error = Some(ErrorType::Code(code)));
 }
 
 /// Notes how the request's approval ended: `outcome` by `channel`, now.
 pub(crate) fn approval(outcome: &'static str, channel: &str) {
-    let _ = NOTED.try_with(|noted| noted.borrow_mut().approval = Some((outcome, channel.into(), Instant::now())));
+    with_noted(|noted| noted.borrow_mut().approval = Some((outcome, channel.into(), Instant::now())));
 }
 
 /// The request's span, when it is traced.
 pub(crate) fn span() -> Option<SpanPlace> {
-    NOTED.try_with(|noted| noted.borrow().span.clone()).ok().flatten()
+    with_noted(|noted| noted.borrow().span.clone()).flatten()
 }
 
 /// Records the request as the pipeline ran it: to `server`, naming
@@ -118,7 +119,7 @@ pub(crate) fn record(
     decision: Option<(&str, &str)>,
     error: Option<ErrorType>,
 ) {
-    let _ = NOTED.try_with(|noted| {
+    with_noted(|noted| {
         let mut noted = noted.borrow_mut();
         let approval = noted.approval.as_ref().map(|(outcome, channel, at)| ApprovalWait {
             outcome,
@@ -138,4 +139,9 @@ pub(crate) fn record(
         observer.served(&operation);
         noted.recorded = true;
     });
+}
+
+/// Runs `f` on the record of the request being polled; `None` outside one.
+fn with_noted<T>(f: impl FnOnce(&RefCell<Noted>) -> T) -> Option<T> {
+    NOTED.is_set().then(|| NOTED.with(f))
 }

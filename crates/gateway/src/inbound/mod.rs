@@ -42,7 +42,10 @@ pub(crate) async fn request(session: &Arc<SessionParts>, frame: Frame) {
     if observer.is_watching() {
         let span = begin(&*observer, &frame);
         let id = frame.id();
-        crate::served::scope(observer, &method, id, span, serve(session, &frame, &method)).await;
+        // Pinned where it is built: the scope holds a reference, and the
+        // handling's future (kilobytes) is not copied into it.
+        let handling = std::pin::pin!(serve(session, &frame, &method));
+        crate::served::scope(observer, &method, id, span, handling).await;
     } else {
         serve(session, &frame, &method).await;
     }

@@ -1,12 +1,12 @@
 //! One live connection to an upstream: ids, pending requests, the write queue.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::task::{Context, Poll};
 
+use rustc_hash::FxHashMap;
 use tokio::sync::{Notify, mpsc, oneshot};
 use warden_jsonrpc::Frame;
 
@@ -43,7 +43,7 @@ pub(crate) trait Poster: Send + Sync {
 struct Pending {
     /// Set once the connection is gone: new requests fail at once.
     closed: Option<UpstreamError>,
-    waiting: HashMap<u64, oneshot::Sender<Reply>>,
+    waiting: FxHashMap<u64, oneshot::Sender<Reply>>,
 }
 
 /// A live, initialized connection to one upstream process.

@@ -48,23 +48,34 @@ pub async fn serve_stdio<E: std::fmt::Display>(
     // upstreams must go too, not linger as orphans.
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
-    let result = loop {
-        let line = tokio::select! {
-            line = lines.next() => line,
-            _ = &mut writer => {
-                // Stdout is closed: nobody is listening any more.
-                client_gone = true;
-                break Ok(());
+    let result = {
+        // What ends the session besides the end of stdin, as one future made
+        // once: a signal's `recv` made anew for every line costs more than
+        // reading the line. True when stdout is closed.
+        let stop = async {
+            tokio::select! {
+                _ = &mut writer => true,
+                _ = terminate.recv() => false,
+                _ = interrupt.recv() => false,
             }
-            _ = terminate.recv() => break Ok(()),
-            _ = interrupt.recv() => break Ok(()),
         };
-        match line {
-            Ok(Line::Text(text)) => era.handle(text),
-            Ok(Line::TooLong { bytes, head, tail }) => session.reject_oversized(bytes, &head, &tail),
-            Ok(Line::NotUtf8) => session.reject_not_utf8(),
-            Ok(Line::Eof) => break Ok(()),
-            Err(err) => break Err(err),
+        let mut stop = std::pin::pin!(stop);
+        loop {
+            let line = tokio::select! {
+                line = lines.next() => line,
+                gone = &mut stop => {
+                    // Stdout closed: nobody is listening any more.
+                    client_gone = gone;
+                    break Ok(());
+                }
+            };
+            match line {
+                Ok(Line::Text(text)) => era.handle(text),
+                Ok(Line::TooLong { bytes, head, tail }) => session.reject_oversized(bytes, &head, &tail),
+                Ok(Line::NotUtf8) => session.reject_not_utf8(),
+                Ok(Line::Eof) => break Ok(()),
+                Err(err) => break Err(err),
+            }
         }
     };
     tracing::info!(session = session.id(), "client disconnected; stopping upstreams");

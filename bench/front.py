@@ -14,8 +14,10 @@ Prints, as medians over the rounds:
   - the core's targets, as ratios to those floors measured in the same run
     (the hop, CPU per call over HTTP and over stdio, a 2026-07-28 call
     against a 2025 one, the TypeScript pair through warden against the same
-    pair through the bare relay), and the allocations per forwarded call
-    when bench/allocations.sh counted them;
+    pair through the bare relay), the allocations per forwarded call when
+    bench/allocations.sh counted them, and the user-space instructions per
+    call (none, metrics, traces, the bare relay) when bench/instructions.sh
+    counted them;
   - the official TypeScript SDK client against server-everything, directly
     and through `warden wrap` (targets: p50 <= 1.05x, calls/s with 16 in
     flight >= 0.95x), beside the same pair through a bare stdio relay, the
@@ -153,3 +155,13 @@ if allocs:
             print(f"  allocations per forwarded call, {label[6:]}: {allocs[label]:.1f}{target}")
 else:
     print("  allocations per forwarded call: not counted (bench/allocations.sh needs heaptrack)")
+# Deterministic where the CPU times are not: user-space instructions per call.
+instructions = {r["label"][13:]: r["instructions_per_call"] for r in rows if r.get("phase") == "instructions"}
+if "none" in instructions:
+    line = ", ".join(f"{case} {instructions[case]:,}" for case in ("none", "metrics", "traces", "relay") if case in instructions)
+    print(f"  user-space instructions per forwarded call (callgrind): {line}")
+    for case in ("metrics", "traces"):
+        if case in instructions:
+            print(f"    {case} on vs off: {instructions[case] / instructions['none']:.3f}x")
+else:
+    print("  instructions per forwarded call: not counted (bench/instructions.sh needs valgrind)")

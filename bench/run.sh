@@ -63,6 +63,7 @@
 #   SKIP_HTTP=1  skip the HTTP runs (warden's HTTP front, supergateway, two hops)
 #   SKIP_AUDIT=1 skip the audit runs
 #   SKIP_ALLOC=1 skip counting allocations per call (bench/allocations.sh, needs heaptrack)
+#   SKIP_INSTR=1 skip counting instructions per call (bench/instructions.sh, needs valgrind)
 #   AUDIT_ONLY=1 run only the audit runs (and no memory or policy timing)
 #   AUDIT_CALLS  calls per phase for the audit runs (default: CALLS)
 #   DISK_WRITES  durable appends measured per round for the disk's own latency (default 1000)
@@ -612,6 +613,16 @@ if [[ "${SKIP_ALLOC:-0}" != 1 && "$AUDIT_ONLY" != 1 ]]; then
     fi
 fi
 
+# User-space instructions per forwarded call (callgrind), unless SKIP_INSTR=1.
+if [[ "${SKIP_INSTR:-0}" != 1 && "$AUDIT_ONLY" != 1 ]]; then
+    if command -v valgrind >/dev/null; then
+        echo "counting instructions per call (bench/instructions.sh)..." >&2
+        "$root/bench/instructions.sh" "$bin" >>"$results" || echo "run.sh: bench/instructions.sh failed" >&2
+    else
+        echo "run.sh: valgrind is not installed: instructions per call are not counted" >&2
+    fi
+fi
+
 stop_server "$trace_sink_pid"
 
 python3 - "$results" "$CALLS" "$NODE_CALLS" "$CONCURRENCY" "$WARMUP" "$HTTP_CALLS" "$SKIP_HTTP" "$hop_ok" \
@@ -623,7 +634,7 @@ grouped = {}
 rss = {}
 for r in rows:
     upstream, _, mode = r["label"].partition("/")
-    if r["phase"] == "allocations":
+    if r["phase"] in ("allocations", "instructions"):
         continue  # reported by bench/front.py
     if r["phase"] == "idle_rss":
         rss[mode] = r

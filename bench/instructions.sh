@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Counts the user-space instructions Warden executes per forwarded call,
+# with valgrind's callgrind (Debian package `valgrind`): a figure that does
+# not move with the machine's load, where calls per second and CPU time on
+# a shared 2-core VM vary by ±15% from one run to the next. It does not see
+# the kernel's share (system calls, wake-ups), which `bench/run.sh`'s CPU
+# times do.
+#
+# Each case runs twice, with CALLS and 3 x CALLS calls in each of
+# warden-bench's two phases (one call at a time, then 16 in flight), and
+# the difference is divided by the calls it added, so start-up and
+# shutdown cancel out. Prints one JSON line per case: {"label":
+# "instructions/<case>", "phase": "instructions", "instructions_per_call": N}.
+#
+# Cases, all `warden serve` with the fixture behind it over stdio: `none`
+# (nothing watching), `metrics` (the Prometheus listener on), `traces`
+# (every request traced, exported to a local sink); and `relay`, the bare
+# relay (`warden-bench --relay-bare`), the floor of any stdio hop.
+#
+# usage: bench/instructions.sh BIN_DIR [CALLS]   (BIN_DIR: the release binaries)
+set -euo pipefail
+
+bin="$1"
+calls="${2:-2000}"
+command -v valgrind >/dev/null || { echo "instructions.sh: valgrind is not installed" >&2; exit 2; }
+tmp="$(mktemp -d)"
+trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$tmp"' EXIT
+
+"$bin/warden-bench" --serve-bare 127.0.0.1:0 >"$tmp/sink.log" 2>&1 &
+for _ in $(seq 100); do
+    grep -q 'http://' "$tmp/sink.log" && break
+    sleep 0.1
+done
+sink="$(grep -o 'http://[^ ]*' "$tmp/sink.log" | head -1)"
+[[ -n "$sink" ]] || { echo "instructions.sh: the trace sink did not start" >&2; exit 1; }
+
+servers="$(printf 'servers:\n  fixture:\n    transport: {kind: stdio, command: "%s", args: []}\n' "$bin/warden-fixture")"
+printf '%s\n' "$servers" >"$tmp/none.yaml"
+printf '%s\nmetrics: {listen: "127.0.0.1:0", open: true}\n' "$servers" >"$tmp/metrics.yaml"
+printf '%s\ntracing: {otlp: "%s", sampleRatio: 1}\n' "$servers" "${sink%/mcp}/v1/traces" >"$tmp/traces.yaml"
+
+# instructions CASE N: what callgrind counted in the measured process over N calls per phase.
+instructions() {
+    local out="$tmp/$1-$2.callgrind" measured
+    case "$1" in
+        relay) measured=("$bin/warden-bench" --relay-bare -- "$bin/warden-fixture") ;;
+        *) measured=("$bin/warden" serve --config "$tmp/$1.yaml") ;;
+    esac
+    "$bin/warden-bench" --calls "$2" --warmup 100 --concurrency 16 -- \
+        valgrind --tool=callgrind --callgrind-out-file="$out" "${measured[@]}" >"$tmp/$1-$2.log" 2>&1
+    callgrind_annotate --auto=no "$out" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 } END { print total }'
+}
+
+for case in none metrics traces relay; do
+    few="$(instructions "$case" "$calls")"
+    many="$(instructions "$case" $((3 * calls)))"
+    [[ -n "$few" && -n "$many" ]] || { echo "instructions.sh: no callgrind totals for $case" >&2; exit 1; }
+    printf '{"label": "instructions/%s", "phase": "instructions", "instructions_per_call": %d}\n' \
+        "$case" $(((many - few) / (4 * calls)))
+done

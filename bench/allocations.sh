@@ -10,8 +10,13 @@
 # --http`, one 2025 session) and http2026 (the same front, MCP 2026-07-28
 # requests served by the lane).
 #
+# Warden runs on mimalloc, which heaptrack does not see: the counts are
+# taken with the system allocator (WARDEN_ALLOCATOR=system), which the same
+# code calls exactly as often.
+#
 # usage: bench/allocations.sh BIN_DIR [CALLS]   (BIN_DIR: the release binaries)
 set -euo pipefail
+export WARDEN_ALLOCATOR=system
 
 bin="$1"
 calls="${2:-500}"

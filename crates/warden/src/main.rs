@@ -1,5 +1,6 @@
 //! The `warden` command.
 
+mod allocator;
 mod approvals;
 mod cli;
 mod commands;
@@ -14,6 +15,9 @@ mod table;
 
 use clap::Parser;
 use cli::Command;
+
+#[global_allocator]
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 fn main() -> std::process::ExitCode {
     // Inside a sandbox, before anything else (no runtime, no logging): the

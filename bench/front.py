@@ -163,5 +163,14 @@ if "none" in instructions:
     for case in ("metrics", "traces"):
         if case in instructions:
             print(f"    {case} on vs off: {instructions[case] / instructions['none']:.3f}x")
+    if "relay" in instructions:
+        print(f"    stdio vs the bare relay: {instructions['none'] / instructions['relay']:.1f}x")
+if "http2025" in instructions:
+    line = ", ".join(f"{case} {instructions[case]:,}" for case in ("http2025", "http2026", "bridge") if case in instructions)
+    print(f"  user-space instructions per forwarded call over HTTP (callgrind): {line}")
+    if "http2026" in instructions:
+        print(f"    2026-07-28 vs 2025: {instructions['http2026'] / instructions['http2025']:.3f}x")
+    if "bridge" in instructions:
+        print(f"    2025 vs the bare bridge: {instructions['http2025'] / instructions['bridge']:.2f}x")
 else:
     print("  instructions per forwarded call: not counted (bench/instructions.sh needs valgrind)")

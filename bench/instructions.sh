@@ -15,7 +15,10 @@
 # Cases, all `warden serve` with the fixture behind it over stdio: `none`
 # (nothing watching), `metrics` (the Prometheus listener on), `traces`
 # (every request traced, exported to a local sink); and `relay`, the bare
-# relay (`warden-bench --relay-bare`), the floor of any stdio hop.
+# relay (`warden-bench --relay-bare`), the floor of any stdio hop. Over
+# HTTP: `http2025` (`warden serve --http`, one 2025 session), `http2026`
+# (the same front, MCP 2026-07-28 requests served by the lane) and
+# `bridge`, the bare HTTP-to-stdio bridge (`warden-bench --bridge-bare`).
 #
 # usage: bench/instructions.sh BIN_DIR [CALLS]   (BIN_DIR: the release binaries)
 set -euo pipefail
@@ -39,8 +42,35 @@ printf '%s\n' "$servers" >"$tmp/none.yaml"
 printf '%s\nmetrics: {listen: "127.0.0.1:0", open: true}\n' "$servers" >"$tmp/metrics.yaml"
 printf '%s\ntracing: {otlp: "%s", sampleRatio: 1}\n' "$servers" "${sink%/mcp}/v1/traces" >"$tmp/traces.yaml"
 
+# instructions_http CASE N: the same, for a server on HTTP that warden-bench
+# calls (stopped with SIGINT, on which callgrind writes its counts).
+instructions_http() {
+    local out="$tmp/$1-$2.callgrind" log="$tmp/$1-$2.log" measured era=() url="" pid
+    case "$1" in
+        bridge) measured=("$bin/warden-bench" --bridge-bare 127.0.0.1:0 -- "$bin/warden-fixture") ;;
+        *) measured=("$bin/warden" serve --config "$tmp/none.yaml" --http 127.0.0.1:0) ;;
+    esac
+    [[ $1 == http2026 ]] && era=(--modern)
+    valgrind --tool=callgrind --callgrind-out-file="$out" "${measured[@]}" >"$log" 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do
+        url="$(grep -o 'http://[^ ]*/mcp' "$log" | head -1 || true)"
+        [[ -n "$url" ]] && break
+        sleep 0.1
+    done
+    [[ -n "$url" ]] || { echo "instructions.sh: $1 did not start" >&2; tail -5 "$log" >&2; return 1; }
+    "$bin/warden-bench" --calls "$2" --warmup 100 --concurrency 16 --url "$url" "${era[@]}" >"$tmp/$1-$2.bench" 2>&1
+    kill -INT "$pid"
+    wait "$pid" || true
+    callgrind_annotate --auto=no "$out" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 } END { print total }'
+}
+
 # instructions CASE N: what callgrind counted in the measured process over N calls per phase.
 instructions() {
+    if [[ $1 == http2025 || $1 == http2026 || $1 == bridge ]]; then
+        instructions_http "$@"
+        return
+    fi
     local out="$tmp/$1-$2.callgrind" measured
     case "$1" in
         relay) measured=("$bin/warden-bench" --relay-bare -- "$bin/warden-fixture") ;;
@@ -51,7 +81,7 @@ instructions() {
     callgrind_annotate --auto=no "$out" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 } END { print total }'
 }
 
-for case in none metrics traces relay; do
+for case in none metrics traces relay http2025 http2026 bridge; do
     few="$(instructions "$case" "$calls")"
     many="$(instructions "$case" $((3 * calls)))"
     [[ -n "$few" && -n "$many" ]] || { echo "instructions.sh: no callgrind totals for $case" >&2; exit 1; }

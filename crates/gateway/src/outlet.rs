@@ -16,6 +16,10 @@ pub struct Outbound {
     pub request: Option<IdText>,
     /// Whether this is the response to `request`: the last message for it.
     pub is_response: bool,
+    /// Where the `result` is in `text`, when this is an upstream's result
+    /// passed on: a front that rewrites it (the 2026-07-28 lane) need not
+    /// parse the message again to find it.
+    pub result: Option<std::ops::Range<usize>>,
 }
 
 /// Takes every message a session has for its client, in order. Called from

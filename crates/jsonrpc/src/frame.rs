@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 
 use crate::codes::ErrorCode;
 use crate::method::Method;
+use crate::params::{ParamMembers, ParamSpans, ParamsReader};
 use crate::text::Text;
 
 /// What kind of message a frame is.
@@ -32,9 +33,33 @@ pub struct Frame {
     text: String,
     kind: Kind,
     method: Option<Method>,
-    id: Option<Range<usize>>,
-    params: Option<Range<usize>>,
-    payload: Option<Range<usize>>,
+    id: Span,
+    params: Span,
+    payload: Span,
+    /// The params' members that stages read, when the parse found them.
+    param_spans: Option<ParamSpans>,
+}
+
+/// Where a part of a frame's text is: `u32` offsets, `(0, 0)` for none (no
+/// part of a message is empty, or starts where it does). A frame is moved
+/// from stage to stage, and held small it is moved in registers, not by a
+/// call to `memcpy`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    /// The span of `range`, in a text of at most `u32::MAX` bytes.
+    pub(crate) fn of(range: Option<Range<usize>>) -> Span {
+        range.map_or_else(Span::default, |range| Span { start: range.start as u32, end: range.end as u32 })
+    }
+
+    /// The range, unless this is none.
+    pub(crate) fn range(self) -> Option<Range<usize>> {
+        (self.end != 0).then_some(self.start as usize..self.end as usize)
+    }
 }
 
 /// Why a line is not a valid JSON-RPC message.
@@ -66,6 +91,9 @@ struct Envelope<'a> {
     params: Option<&'a str>,
     result: Option<&'a str>,
     error: Option<&'a str>,
+    /// The members of object params that stages read, when the scan found
+    /// them (serde_json's reading finds none).
+    param_spans: Option<ParamSpans>,
 }
 
 impl<'a> Envelope<'a> {
@@ -73,10 +101,21 @@ impl<'a> Envelope<'a> {
     /// must decide (a member named twice, a method that is not a plain
     /// string, anything the scan declines).
     fn scanned(text: &'a str) -> Option<Envelope<'a>> {
+        let b = text.as_bytes();
         let mut envelope = Envelope::default();
         let mut twice = false;
         let mut method = None;
-        crate::scan::members(text, |key, value| {
+        crate::scan::members_at(text, |key, at| {
+            // Object params are read member by member on the way, for the
+            // stages that read their name, arguments or `_meta`.
+            let end = if key == "params" && b.get(at) == Some(&b'{') {
+                let mut reader = ParamsReader::new(text);
+                let end = crate::scan::object_end(text, at, |key, value| reader.note(key, value))?;
+                envelope.param_spans = reader.finish();
+                end
+            } else {
+                crate::scan::value_end(b, at)?
+            };
             let slot = match key {
                 "jsonrpc" => &mut envelope.jsonrpc,
                 "id" => &mut envelope.id,
@@ -84,9 +123,10 @@ impl<'a> Envelope<'a> {
                 "params" => &mut envelope.params,
                 "result" => &mut envelope.result,
                 "error" => &mut envelope.error,
-                _ => return,
+                _ => return Some(end),
             };
-            twice |= slot.replace(value).is_some();
+            twice |= slot.replace(&text[at..end]).is_some();
+            Some(end)
         })?;
         if twice {
             return None;
@@ -128,6 +168,7 @@ impl<'a> From<SerdeEnvelope<'a>> for Envelope<'a> {
             params: read.params.map(RawValue::get),
             result: read.result.map(RawValue::get),
             error: read.error.map(RawValue::get),
+            param_spans: None,
         }
     }
 }
@@ -165,9 +206,12 @@ impl Frame {
         if trimmed.len() != text.len() {
             text = trimmed.to_owned();
         }
-        let (kind, method, id, params, payload) = {
+        if u32::try_from(text.len()).is_err() {
+            return Err(FrameError::new(ErrorCode::InvalidRequest, "a message must be shorter than 4 GiB", None));
+        }
+        let (kind, method, id, params, payload, param_spans) = {
             let envelope = Self::envelope(&text)?;
-            let span = |raw: Option<&str>| raw.map(|raw| span_in(&text, raw));
+            let span = |raw: Option<&str>| Span::of(raw.map(|raw| span_in(&text, raw)));
             let kind = Self::classify(&envelope)?;
             (
                 kind,
@@ -175,9 +219,10 @@ impl Frame {
                 span(envelope.id),
                 span(envelope.params),
                 span(envelope.result.or(envelope.error)),
+                envelope.param_spans,
             )
         };
-        Ok(Frame { text, kind, method, id, params, payload })
+        Ok(Frame { text, kind, method, id, params, payload, param_spans })
     }
 
     fn envelope(text: &str) -> Result<Envelope<'_>, FrameError> {
@@ -258,22 +303,36 @@ impl Frame {
 
     /// The id as JSON text (`7`, `"abc"`), if the message has one.
     pub fn id(&self) -> Option<&str> {
-        self.id.clone().map(|span| &self.text[span])
+        self.id.range().map(|span| &self.text[span])
     }
 
     /// The byte range of the id, for splicing.
     pub fn id_span(&self) -> Option<Range<usize>> {
-        self.id.clone()
+        self.id.range()
     }
 
     /// The params as JSON text.
     pub fn params(&self) -> Option<&str> {
-        self.params.clone().map(|span| &self.text[span])
+        self.params.range().map(|span| &self.text[span])
+    }
+
+    /// The members `name`, `arguments`, `_meta` and `task` of the params,
+    /// as found while the message was parsed. `None` when it did not read
+    /// them (params that are not an object, a key with an escape, one of
+    /// the four named twice): the caller reads [`Frame::params`] itself,
+    /// and decides what those mean.
+    pub fn param_members(&self) -> Option<ParamMembers<'_>> {
+        self.param_spans.map(|spans| spans.members(&self.text))
     }
 
     /// The `result` of a response, or the `error` of an error response, as JSON text.
     pub fn payload(&self) -> Option<&str> {
-        self.payload.clone().map(|span| &self.text[span])
+        self.payload.range().map(|span| &self.text[span])
+    }
+
+    /// The byte range of the payload ([`Frame::payload`]), for splicing.
+    pub fn payload_span(&self) -> Option<Range<usize>> {
+        self.payload.range()
     }
 
     /// The byte range of `part`, which must be a slice of this frame's text
@@ -284,7 +343,7 @@ impl Frame {
 
     /// The message with its id replaced by `id` (JSON text).
     pub fn with_id(&self, id: &str) -> String {
-        match self.id.clone() {
+        match self.id.range() {
             Some(span) => {
                 // Exactly the length: a body made of it then takes the bytes
                 // as it is, with no allocation (`Bytes::from` a full vector).
@@ -302,7 +361,7 @@ impl Frame {
     /// frame: only the id's bytes change, and nothing is parsed again.
     pub fn with_id_frame(&self, id: &str) -> Frame {
         debug_assert!(is_valid_id(id), "ids are strings or numbers");
-        let Some(old) = self.id.clone() else { return self.clone() };
+        let Some(old) = self.id.range() else { return self.clone() };
         let shift = |span: Option<Range<usize>>| {
             span.map(|span| {
                 if span.start >= old.end {
@@ -312,13 +371,15 @@ impl Frame {
                 }
             })
         };
+        let moved = id.len() as isize - old.len() as isize;
         Frame {
             text: self.with_id(id),
             kind: self.kind,
             method: self.method.clone(),
-            id: Some(old.start..old.start + id.len()),
-            params: shift(self.params.clone()),
-            payload: shift(self.payload.clone()),
+            id: Span::of(Some(old.start..old.start + id.len())),
+            params: Span::of(shift(self.params.range())),
+            payload: Span::of(shift(self.payload.range())),
+            param_spans: self.param_spans.map(|spans| spans.shifted(old.end, moved)),
         }
     }
 }
@@ -375,6 +436,52 @@ mod tests {
             }
         }
         assert!(scanned > 1_000, "{scanned}");
+    }
+
+    /// The params' members found on the way are those a reading of the
+    /// params alone finds, on requests and every one-byte change of them;
+    /// and a key written with an escape, or one of them named twice, leaves
+    /// the reading to the caller.
+    #[test]
+    fn param_members_are_the_params_own() {
+        let seeds = [
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t","arguments":{"x":[1,{"y":2}]},"_meta":{"progressToken":1}}}"#,
+            r#"{"params":{"task":{"ttl":5},"name":"p","arguments":null},"jsonrpc":"2.0","id":7,"method":"prompts/get"}"#,
+        ];
+        let mut read = 0;
+        for text in seeds.iter().flat_map(|seed| crate::scan::one_byte_changes(seed)) {
+            let Ok(frame) = Frame::parse(text.as_str()) else { continue };
+            let Some(found) = frame.param_members() else { continue };
+            read += 1;
+            let members = crate::Members::parse(frame.params().expect("params")).expect("valid params");
+            let own = |key: &str| members.get_once(key).expect("named once");
+            let expected =
+                ParamMembers { name: own("name"), arguments: own("arguments"), meta: own("_meta"), task: own("task") };
+            assert_eq!(found, expected, "{text}");
+        }
+        assert!(read > 500, "{read}");
+        for unread in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","name":"u"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#,
+        ] {
+            assert_eq!(Frame::parse(unread).expect("valid").param_members(), None, "{unread}");
+        }
+    }
+
+    #[test]
+    fn a_new_id_moves_the_param_members() {
+        let text = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a","arguments":{"n":1}}}"#;
+        let before = r#"{"params":{"name":"a","_meta":{}},"jsonrpc":"2.0","method":"tools/call","id":"long-id-1"}"#;
+        for text in [text, before] {
+            let frame = Frame::parse(text).unwrap();
+            for id in ["\"wm12\"", "3"] {
+                let renamed = frame.with_id_frame(id);
+                let parsed = Frame::parse(frame.with_id(id)).unwrap();
+                assert_eq!(renamed.param_members(), parsed.param_members());
+                assert!(renamed.param_members().and_then(|members| members.name).is_some());
+            }
+        }
     }
 
     #[test]

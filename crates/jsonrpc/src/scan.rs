@@ -16,6 +16,18 @@
 /// declines: serde_json must decide.
 pub(crate) fn members<'a>(text: &'a str, mut each: impl FnMut(&'a str, &'a str)) -> Option<()> {
     let b = text.as_bytes();
+    members_at(text, |key, at| {
+        let end = value_end(b, at)?;
+        each(key, &text[at..end]);
+        Some(end)
+    })
+}
+
+/// [`members`] for a reader that reads each value itself: `each` gets a
+/// member's key and the index its value starts at, and returns the index
+/// the value ends at (`None` declines the whole text).
+pub(crate) fn members_at<'a>(text: &'a str, mut each: impl FnMut(&'a str, usize) -> Option<usize>) -> Option<()> {
+    let b = text.as_bytes();
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;
@@ -35,8 +47,7 @@ pub(crate) fn members<'a>(text: &'a str, mut each: impl FnMut(&'a str, &'a str))
                 return None;
             }
             i = ws(b, i + 1);
-            let end = value_end(b, i)?;
-            each(key, &text[i..end]);
+            let end = each(key, i)?;
             i = ws(b, end);
             match b.get(i)? {
                 b',' => i = ws(b, i + 1),
@@ -51,8 +62,43 @@ pub(crate) fn members<'a>(text: &'a str, mut each: impl FnMut(&'a str, &'a str))
     (ws(b, i) == b.len()).then_some(())
 }
 
+/// The end of the object that starts at `i` (a `{`), calling `each` with
+/// the key (as written: it may hold escapes) and value (JSON text) of every
+/// member, in order. What it accepts is exactly what [`value_end`] accepts
+/// of an object.
+pub(crate) fn object_end<'a>(text: &'a str, mut i: usize, mut each: impl FnMut(&'a str, &'a str)) -> Option<usize> {
+    let b = text.as_bytes();
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(i + 1);
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(b, i + 1)?;
+        let key = &text[i + 1..key_end - 1];
+        i = ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = ws(b, i + 1);
+        let end = value_end(b, i)?;
+        each(key, &text[i..end]);
+        i = ws(b, end);
+        match b.get(i)? {
+            b',' => i = ws(b, i + 1),
+            b'}' => return Some(i + 1),
+            _ => return None,
+        }
+    }
+}
+
 /// The end of the JSON value that starts at `i` (no whitespace before it).
-fn value_end(b: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn value_end(b: &[u8], mut i: usize) -> Option<usize> {
     // One bit per open container, innermost lowest: 1 for an object.
     let mut open: u128 = 0;
     let mut depth = 0u32;
@@ -120,6 +166,7 @@ fn key_end(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The end of a string whose opening quote is before `i`.
+#[inline(always)]
 fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
     loop {
         i = plain_run(b, i);
@@ -214,8 +261,17 @@ fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
     Some(i)
 }
 
-/// Past the whitespace JSON allows at `i`.
-fn ws(b: &[u8], mut i: usize) -> usize {
+/// Past the whitespace JSON allows at `i`. Mostly there is none: one
+/// comparison says so (every byte above a space is not whitespace).
+#[inline(always)]
+fn ws(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(&byte) if byte > b' ' => i,
+        _ => ws_run(b, i),
+    }
+}
+
+fn ws_run(b: &[u8], mut i: usize) -> usize {
     while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         i += 1;
     }

@@ -33,6 +33,11 @@ impl Splice {
         self.edits.is_empty()
     }
 
+    /// Whether a replacement falls inside `span` or overlaps it.
+    pub fn touches(&self, span: &Range<usize>) -> bool {
+        self.edits.iter().any(|(edit, _)| edit.start < span.end && span.start < edit.end)
+    }
+
     /// Applies the replacements to `base`.
     ///
     /// # Panics

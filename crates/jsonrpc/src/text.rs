@@ -13,6 +13,22 @@ use serde::de::{Deserialize, Deserializer, Visitor};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Text<'a>(pub Cow<'a, str>);
 
+impl<'a> Text<'a> {
+    /// The string that the JSON text `raw` (one value) holds, or `None`
+    /// when it is not a string. Borrowed, without serde, when it has no
+    /// escape: the common case, a name or a level, costs one pass over it.
+    pub fn read(raw: &'a str) -> Option<Text<'a>> {
+        let plain = raw
+            .strip_prefix('"')
+            .and_then(|rest| rest.strip_suffix('"'))
+            .filter(|inner| !inner.bytes().any(|byte| byte == b'"' || byte == b'\\' || byte < 0x20));
+        match plain {
+            Some(inner) => Some(Text(Cow::Borrowed(inner))),
+            None => serde_json::from_str(raw).ok(),
+        }
+    }
+}
+
 impl Deref for Text<'_> {
     type Target = str;
 
@@ -62,5 +78,31 @@ mod tests {
         let escaped: Option<Text> = serde_json::from_str(r#""tools\/call""#).unwrap();
         assert!(matches!(escaped, Some(Text(Cow::Owned(ref text))) if text == "tools/call"));
         assert!(serde_json::from_str::<Text>("1").is_err());
+    }
+
+    /// `read` takes exactly what serde_json takes as a string, and reads it
+    /// the same, borrowing when there is no escape.
+    #[test]
+    fn read_is_serde_jsons_string() {
+        for raw in [
+            r#""echo""#,
+            r#""""#,
+            r#""é ok""#,
+            r#""a\"b""#,
+            r#""tools\/call""#,
+            r#""\u0041""#,
+            r#""a"b""#,
+            "\"tab\there\"",
+            r#"""#,
+            r#"1"#,
+            r#"null"#,
+            r#" "x" "#,
+            r#""x"#,
+            r#"x""#,
+        ] {
+            let by_serde = serde_json::from_str::<Text>(raw).ok();
+            assert_eq!(Text::read(raw), by_serde, "{raw}");
+        }
+        assert!(matches!(Text::read(r#""echo""#), Some(Text(Cow::Borrowed("echo")))));
     }
 }

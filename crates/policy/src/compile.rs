@@ -7,6 +7,8 @@
 //! section, and reported together.
 
 use std::collections::{HashMap, HashSet};
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -52,7 +54,7 @@ pub struct PolicyEngine {
     pub(crate) default: Decision,
     /// Deny unannotated tools.
     pub(crate) strict: bool,
-    pub(crate) trusted: HashSet<String>,
+    pub(crate) trusted: FxHashSet<String>,
     /// Canonical protected paths.
     pub(crate) protected: Vec<PathBuf>,
     /// Canonical sandbox directory.
@@ -63,7 +65,7 @@ pub struct PolicyEngine {
     pub(crate) bases: HashMap<String, Vec<PathBuf>>,
     pub(crate) allowed_domains: HashMap<String, DomainSet>,
     /// Server → tool → annotation.
-    pub(crate) annotations: HashMap<String, HashMap<String, Annotation>>,
+    pub(crate) annotations: FxHashMap<String, FxHashMap<String, Annotation>>,
     /// Every rule, in order.
     pub(crate) rules: Vec<CompiledRule>,
     /// Indices (into `rules`) of the rules with roles, in order.
@@ -283,7 +285,7 @@ pub(crate) fn compile_policy(
         }
     }
     let mut conditions = CondCompiler::new(policy);
-    let mut annotations: HashMap<String, HashMap<String, Annotation>> = HashMap::new();
+    let mut annotations: FxHashMap<String, FxHashMap<String, Annotation>> = FxHashMap::default();
     for (server, known, tools) in annotations_for(config) {
         tracing::debug!(server, known, "shipped argument annotations apply");
         for (tool, annotation) in tools {
@@ -406,7 +408,7 @@ fn relative_bases(config: &Config, env: &PathEnv) -> HashMap<String, Vec<PathBuf
 fn never_matching(
     config: &Config,
     policy: &Policy,
-    annotations: &HashMap<String, HashMap<String, Annotation>>,
+    annotations: &FxHashMap<String, FxHashMap<String, Annotation>>,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
     let matches = |globs: &[String], name: &str| {

@@ -14,9 +14,9 @@
 //! those, each checked against its other dimension, in policy order.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 use smallvec::SmallVec;
 
@@ -65,9 +65,9 @@ pub(crate) struct Selected {
 #[derive(Debug, Default)]
 struct Dimension {
     /// Pattern text → id, every pattern.
-    ids: HashMap<String, u32>,
+    ids: FxHashMap<String, u32>,
     /// Literal pattern → id.
-    literals: HashMap<String, u32>,
+    literals: FxHashMap<String, u32>,
     /// The other patterns, compiled together.
     globs: GlobSet,
     /// The id of each glob of `globs`, by its index there.

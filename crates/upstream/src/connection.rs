@@ -161,6 +161,12 @@ impl Connection {
         matches!(self.era.get(), Some((Era::Modern, _)))
     }
 
+    /// Whether the server speaks a 2025-era revision: the requests it is
+    /// sent lose the modern envelope (see [`era::meta_without_envelope`]).
+    pub fn is_2025_era(&self) -> bool {
+        matches!(self.era.get(), Some((Era::Mcp2025, _)))
+    }
+
     /// A request adapted to the server's era: enveloped for a modern one,
     /// without the envelope for a 2025-era one; as it is before the handshake.
     fn adapt(&self, text: String) -> String {

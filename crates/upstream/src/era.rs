@@ -108,10 +108,22 @@ fn with_envelope(text: &str, members: &str) -> Option<String> {
     Some(splice.apply(text))
 }
 
+/// Finds [`PROTOCOL_PREFIX`]: whether a text may hold envelope keys.
+static PREFIX: Needle = Needle::new(PROTOCOL_PREFIX);
+
+/// A request's `_meta` (JSON text) without the modern envelope keys, for a
+/// 2025-era server; `None` when it has none to take off (or is not an object).
+pub fn meta_without_envelope(meta: &str) -> Option<String> {
+    if !PREFIX.is_in(meta) {
+        return None;
+    }
+    let mut members = Members::parse(meta).ok()?;
+    members.remove_where(|key| key.starts_with(PROTOCOL_PREFIX)).then(|| members.render(&[], &[]))
+}
+
 /// A request for a 2025-era server: without the modern envelope keys.
 pub fn unenveloped(text: String) -> String {
     // Asked of every request to a 2025-era server.
-    static PREFIX: Needle = Needle::new(PROTOCOL_PREFIX);
     if !PREFIX.is_in(&text) {
         return text;
     }

@@ -78,6 +78,8 @@ unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: as for `dealloc`.
-        unsafe { if system() { System.realloc(ptr, layout, new_size) } else { MiMalloc.realloc(ptr, layout, new_size) } }
+        unsafe {
+            if system() { System.realloc(ptr, layout, new_size) } else { MiMalloc.realloc(ptr, layout, new_size) }
+        }
     }
 }

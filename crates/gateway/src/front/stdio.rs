@@ -9,7 +9,7 @@ use std::os::unix::fs::FileTypeExt;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::net::unix::pipe;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use warden_config::Config;
 use warden_jsonrpc::{Line, LineReader};
 use warden_sandbox::SandboxReport;
@@ -45,37 +45,28 @@ pub async fn serve_stdio<E: std::fmt::Display>(
     let mut lines = LineReader::new(stdin(), config.limits.max_message_bytes);
     let mut client_gone = false;
     // Clients stop servers with SIGTERM (or SIGINT in a terminal): the
-    // upstreams must go too, not linger as orphans.
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    let result = {
-        // What ends the session besides the end of stdin, as one future made
-        // once: a signal's `recv` made anew for every line costs more than
-        // reading the line. True when stdout is closed.
-        let stop = async {
-            tokio::select! {
-                _ = &mut writer => true,
-                _ = terminate.recv() => false,
-                _ = interrupt.recv() => false,
+    // upstreams must go too, not linger as orphans. The signals are awaited
+    // in a task of their own: polling a signal's receiver beside every line
+    // cost more than reading the line, and a oneshot's receiver is one load.
+    let mut signalled = signalled()?;
+    let result = loop {
+        // A line that is there is taken before anything else is polled.
+        let line = tokio::select! {
+            biased;
+            line = lines.next() => line,
+            _ = &mut signalled => break Ok(()),
+            _ = &mut writer => {
+                // Stdout closed: nobody is listening any more.
+                client_gone = true;
+                break Ok(());
             }
         };
-        let mut stop = std::pin::pin!(stop);
-        loop {
-            let line = tokio::select! {
-                line = lines.next() => line,
-                gone = &mut stop => {
-                    // Stdout closed: nobody is listening any more.
-                    client_gone = gone;
-                    break Ok(());
-                }
-            };
-            match line {
-                Ok(Line::Text(text)) => era.handle(text),
-                Ok(Line::TooLong { bytes, head, tail }) => session.reject_oversized(bytes, &head, &tail),
-                Ok(Line::NotUtf8) => session.reject_not_utf8(),
-                Ok(Line::Eof) => break Ok(()),
-                Err(err) => break Err(err),
-            }
+        match line {
+            Ok(Line::Text(text)) => era.handle(text),
+            Ok(Line::TooLong { bytes, head, tail }) => session.reject_oversized(bytes, &head, &tail),
+            Ok(Line::NotUtf8) => session.reject_not_utf8(),
+            Ok(Line::Eof) => break Ok(()),
+            Err(err) => break Err(err),
         }
     };
     tracing::info!(session = session.id(), "client disconnected; stopping upstreams");
@@ -87,6 +78,22 @@ pub async fn serve_stdio<E: std::fmt::Display>(
         let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
     }
     result
+}
+
+/// Resolves when Warden gets SIGTERM or SIGINT (a task that waits for
+/// either; it ends with the runtime).
+fn signalled() -> std::io::Result<oneshot::Receiver<()>> {
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let (tell, told) = oneshot::channel();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
+        }
+        let _ = tell.send(());
+    });
+    Ok(told)
 }
 
 /// Stdin as an async stream. MCP clients start servers with a pipe (most)

@@ -92,18 +92,19 @@ pub(super) async fn dispatch(
     }
     let sent = Instant::now();
     let forwarded = forward(session, frame, serial, upstream, splice, token).await;
-    let (reply, outcome, answer) = match forwarded {
+    // The client gets the upstream's answer, or this error.
+    let (failed, outcome, answer) = match forwarded {
         Forwarded::Cancelled => return,
         Forwarded::Answer(answer) => {
             if creates_task {
                 session.replay.record_task(upstream, &answer);
             }
             let outcome = outcome_of(&answer, call.method, hooks.audit.is_some(), hooks.observer.is_watching());
-            (answer.with_id(frame.id().unwrap_or("null")), outcome, Some(answer))
+            (None, outcome, Some(answer))
         }
         Forwarded::Failed(err) => {
             let text = error_response(frame.id(), ErrorCode::UpstreamUnavailable, &err.to_string(), None);
-            (text, Outcome::Unreachable(err.to_string()), None)
+            (Some(text), Outcome::Unreachable(err.to_string()), None)
         }
     };
     let error = if hooks.observer.is_watching() { error_type(&outcome, answer.as_ref()) } else { None };
@@ -123,7 +124,11 @@ pub(super) async fn dispatch(
     let result = answer.as_ref().filter(|_| *call.method == Method::ToolsCall).and_then(Frame::payload);
     match audit(session, hooks, call, &verdict, &outcome, started, step, result).await {
         Ok(()) => {
-            session.link.respond(frame, reply);
+            match (failed, &answer) {
+                (Some(text), _) => session.link.respond(frame, text),
+                (None, Some(answer)) => session.link.respond_answer(frame, answer),
+                (None, None) => {}
+            }
             observed(decided(&verdict), error);
         }
         Err(why) => {

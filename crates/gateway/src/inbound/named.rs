@@ -23,6 +23,21 @@ struct NamedParams<'a> {
 }
 
 impl<'a> NamedParams<'a> {
+    /// The params of `frame`: as its parse found them, else read by the
+    /// allocation-free member scan, or by serde_json when they are not a
+    /// plain object naming each member once (serde_json then decides, and
+    /// words the error). `None` without params.
+    fn of(frame: &'a Frame) -> Option<Result<NamedParams<'a>, serde_json::Error>> {
+        let not_null = |value: Option<&'a str>| value.filter(|value| *value != "null");
+        if let Some(members) = frame.param_members()
+            && let Some(name) = members.name
+        {
+            let (arguments, meta, task) = (not_null(members.arguments), not_null(members.meta), not_null(members.task));
+            return Some(Ok(NamedParams { name, arguments, meta, task }));
+        }
+        frame.params().map(NamedParams::read)
+    }
+
     /// Reads `params` by the allocation-free member scan, or by serde_json
     /// when they are not a plain object naming each member once (serde_json
     /// then decides, and words the error).
@@ -64,12 +79,12 @@ struct SerdeNamedParams<'a> {
 pub(super) async fn call_named(session: &SessionParts, frame: &Frame, method: &Method) {
     let kind = if *method == Method::ToolsCall { ItemKind::Tool } else { ItemKind::Prompt };
     let noun = if kind == ItemKind::Tool { "tool" } else { "prompt" };
-    let params = match frame.params().map(NamedParams::read).transpose() {
+    let params = match NamedParams::of(frame).transpose() {
         Ok(Some(params)) => params,
         Ok(None) => return session.link.fail(frame, ErrorCode::InvalidParams, "params with a name are required"),
         Err(err) => return session.link.fail(frame, ErrorCode::InvalidParams, &format!("invalid params: {err}")),
     };
-    let Ok(Text(exposed)) = serde_json::from_str::<Text>(params.name) else {
+    let Some(Text(exposed)) = Text::read(params.name) else {
         return session.link.fail(frame, ErrorCode::InvalidParams, "name must be a string");
     };
     let hooks = session.surface.hooks.load_full();

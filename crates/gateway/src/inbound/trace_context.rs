@@ -7,11 +7,15 @@ use warden_jsonrpc::{Frame, Members, Splice, Text};
 
 use crate::pipeline::SpanContext;
 
-/// The `_meta` of request `params`: `Ok(None)` when there is none (or it is
-/// `null`), `Err` when the params are not one object naming `_meta` at most
-/// once (such params are left alone).
-fn meta_of(params: &str) -> Result<Option<&str>, ()> {
-    Members::parse(params).map_err(drop)?.optional("_meta")
+/// The `_meta` of `frame`'s params: `Ok(None)` when there is none (or it
+/// is `null`), `Err` when the params are not one object naming `_meta` at
+/// most once (such params are left alone). Mostly what the parse found;
+/// params it did not read (an escaped key, `"\u005fmeta"` say) are read here.
+fn meta_of(frame: &Frame) -> Result<Option<&str>, ()> {
+    if let Some(members) = frame.param_members() {
+        return Ok(members.meta.filter(|meta| *meta != "null"));
+    }
+    Members::parse(frame.params().ok_or(())?).map_err(drop)?.optional("_meta")
 }
 
 /// The `traceparent` and `tracestate` of `_meta` (as JSON text, `null` as
@@ -21,21 +25,10 @@ fn trace_members(meta: &str) -> Result<(Option<&str>, Option<&str>), ()> {
     Ok((meta.optional("traceparent")?, meta.optional("tracestate")?))
 }
 
-/// Whether `params` (valid JSON, as a frame's are) may name `_meta`: a text
-/// without `_meta` and without an escape (`"\u005fmeta"`) cannot, and for
-/// most requests this is all that is read of them.
-fn may_name_meta(params: &str) -> bool {
-    params.contains("_meta") || params.as_bytes().contains(&b'\\')
-}
-
 /// The client's span (a valid `traceparent`) and its `tracestate`, if the
 /// request names them.
 pub(crate) fn read(frame: &Frame) -> (Option<SpanContext>, Option<String>) {
-    let members = frame
-        .params()
-        .filter(|params| may_name_meta(params))
-        .and_then(|params| meta_of(params).ok().flatten())
-        .map(trace_members);
+    let members = meta_of(frame).ok().flatten().map(trace_members);
     let Some(Ok((traceparent, tracestate))) = members else { return (None, None) };
     fn text(raw: Option<&str>) -> Option<Text<'_>> {
         raw.and_then(|raw| serde_json::from_str(raw).ok())
@@ -52,10 +45,8 @@ pub(crate) fn read(frame: &Frame) -> (Option<SpanContext>, Option<String>) {
 /// whose params or `_meta` are not objects) is left as it is.
 pub(crate) fn inject(frame: &Frame, splice: &mut Splice, span: &SpanContext) {
     let Some(params) = frame.params() else { return };
-    // Params Warden cannot read as one object (a key twice, say) are left
-    // alone; valid ones that cannot name `_meta` need no reading.
-    let meta = if may_name_meta(params) { meta_of(params) } else { Ok(None) };
-    let Ok(meta) = meta else { return };
+    // Params Warden cannot read as one object (a key twice, say) are left alone.
+    let Ok(meta) = meta_of(frame) else { return };
     match meta {
         Some(meta) => {
             let Ok((traceparent, _)) = trace_members(meta) else { return };

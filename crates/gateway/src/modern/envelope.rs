@@ -88,25 +88,39 @@ impl EnvelopeError {
 /// modern, so that [`Envelope::read`] refuses them rather than a 2025
 /// session passing on an envelope a server may read from the second.
 pub fn is_modern(frame: &Frame) -> bool {
-    // Asked of every request on a stdio connection.
-    frame.params().is_some_and(|params| HAS_VERSION_KEY.is_in(params)) && version_of(frame).is_some()
+    // Asked of every request on a stdio connection: where the parse found
+    // the params' `_meta`, only it is searched (and most requests have none).
+    let searched = match frame.param_members() {
+        Some(members) => members.meta,
+        None => frame.params(),
+    };
+    searched.is_some_and(|text| HAS_VERSION_KEY.is_in(text)) && version_of(frame).is_some()
 }
 
 /// The request's `clientInfo` (JSON text), to name the client upstream.
 pub fn client_info(frame: &Frame) -> Option<String> {
-    let params = Members::parse(frame.params()?).ok()?;
-    let meta = Members::parse(params.get("_meta")?).ok()?;
+    let meta = Members::parse(meta_of(frame)?.ok()??).ok()?;
     meta.get(meta::CLIENT_INFO).filter(|raw| raw.trim_start().starts_with('{')).map(str::to_owned)
 }
 
 /// The version the envelope names; `Err` when params name `_meta` twice.
 fn version_of(frame: &Frame) -> Option<Result<Text<'_>, EnvelopeError>> {
-    let params = Members::parse(frame.params()?).ok()?;
-    let meta = match once(&params, "params", "_meta") {
+    let meta = match meta_of(frame)? {
         Ok(meta) => Members::parse(meta?).ok()?,
         Err(twice) => return Some(Err(twice)),
     };
-    serde_json::from_str(meta.get(meta::PROTOCOL_VERSION)?).ok().map(Ok)
+    Text::read(meta.get(meta::PROTOCOL_VERSION)?).map(Ok)
+}
+
+/// The `_meta` of `frame`'s params (JSON text, `null` included): as the
+/// frame's parse found it, else read here. `None` without params or when
+/// they are not an object; `Err` when they name `_meta` twice.
+fn meta_of(frame: &Frame) -> Option<Result<Option<&str>, EnvelopeError>> {
+    if let Some(members) = frame.param_members() {
+        return Some(Ok(members.meta));
+    }
+    let params = Members::parse(frame.params()?).ok()?;
+    Some(once(&params, "params", "_meta"))
 }
 
 /// The client capabilities as sent, values unread until asked about
@@ -145,18 +159,26 @@ impl Envelope {
     /// capabilities are required (whether Warden speaks that version is
     /// [`check_version`](Envelope::check_version)'s call).
     pub fn read(frame: &Frame) -> Result<Envelope, EnvelopeError> {
-        Envelope::of_params(&params_of(frame)?)
+        match frame.param_members() {
+            Some(members) => Envelope::of_meta(members.meta),
+            None => Envelope::of_params(&params_of(frame)?),
+        }
     }
 
     /// [`read`](Envelope::read) from params already read as members, for a
     /// caller that reads other members of them too (one parse for both).
     pub fn of_params(params: &Members<'_>) -> Result<Envelope, EnvelopeError> {
-        let meta = once(params, "params", "_meta")?.ok_or_else(|| {
+        Envelope::of_meta(once(params, "params", "_meta")?)
+    }
+
+    /// [`read`](Envelope::read) from the params' `_meta` (JSON text), named once.
+    fn of_meta(meta: Option<&str>) -> Result<Envelope, EnvelopeError> {
+        let meta = meta.ok_or_else(|| {
             EnvelopeError::invalid(format!("params._meta is required (with {})", meta::PROTOCOL_VERSION))
         })?;
         let meta = Members::parse(meta).map_err(|_| EnvelopeError::invalid("params._meta must be an object"))?;
         let version: Text = once(&meta, "params._meta", meta::PROTOCOL_VERSION)?
-            .and_then(|raw| serde_json::from_str(raw).ok())
+            .and_then(Text::read)
             .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::PROTOCOL_VERSION)))?;
         // Warden's own revisions are named by its constants: nothing to copy.
         let version = match MODERN_VERSIONS.iter().copied().find(|known| *known == &*version) {
@@ -172,7 +194,7 @@ impl Envelope {
             })?
             .read()
             .ok_or_else(|| EnvelopeError::invalid(format!("{} must be an object", meta::CLIENT_CAPABILITIES)))?;
-        let logs = meta.get(meta::LOG_LEVEL).is_some_and(|raw| serde_json::from_str::<Text>(raw).is_ok());
+        let logs = meta.get(meta::LOG_LEVEL).and_then(Text::read).is_some();
         Ok(Envelope { version, capabilities, logs })
     }
 }

@@ -158,7 +158,7 @@ impl Lane {
                 &format!("Method not found: {removed} is not part of MCP 2026-07-28"),
                 None,
             )),
-            "tools/call" | "prompts/get" | "resources/read" if has_member(frame, "requestState") => {
+            "tools/call" | "prompts/get" | "resources/read" if has_request_state(frame) => {
                 self.inner.retry(frame, envelope, id, method.as_str())
             }
             _ => self.inner.start(frame, envelope, id, method),
@@ -178,7 +178,9 @@ impl Inner {
         let exchange = key.and_then(|key| lock(&self.exchanges).get(&key).cloned());
         let Some(exchange) = exchange else { return self.unrouted(message.text) };
         if message.is_response {
-            if exchange.finish(message.text, |text, id| results::complete(text, id, exchange.method.as_str())) {
+            let result = message.result;
+            let method = exchange.method.as_str();
+            if exchange.finish(message.text, |text, id| results::complete(text, result, id, method)) {
                 self.forget(&exchange);
             }
             return;
@@ -342,7 +344,7 @@ impl Inner {
         match exchange.resume(round, responses.as_ref(), state.round) {
             Err(why) => invalid(why),
             Ok((Resumed::Finished(answer), _)) => {
-                let _ = to_client.send(ReplyMessage::Last(results::complete(answer, &client_id, method)));
+                let _ = to_client.send(ReplyMessage::Last(results::complete(answer, None, &client_id, method)));
                 self.forget(&exchange);
                 Reply::new(pieces, None, None)
             }
@@ -425,16 +427,16 @@ fn is_change(method: &str) -> bool {
     )
 }
 
-/// Whether `frame`'s params have member `key`.
-fn has_member(frame: &Frame, key: &str) -> bool {
-    // Most requests are first rounds: no need to read them to know.
-    let quoted = |params: &str| {
-        params
-            .match_indices(key)
-            .any(|(at, _)| params[..at].ends_with('"') && params[at + key.len()..].starts_with('"'))
-    };
-    frame.params().is_some_and(quoted)
-        && frame.params().and_then(|params| Members::parse(params).ok()).is_some_and(|params| params.contains(key))
+/// Whether `frame`'s params have a member `requestState` (a retry).
+fn has_request_state(frame: &Frame) -> bool {
+    // Most requests are first rounds: a search of the text, built once,
+    // says so without reading them.
+    static QUOTED: Needle = Needle::new("\"requestState\"");
+    frame.params().is_some_and(|params| QUOTED.is_in(params))
+        && frame
+            .params()
+            .and_then(|params| Members::parse(params).ok())
+            .is_some_and(|params| params.contains("requestState"))
 }
 
 /// The request as the lane's session takes it: the lane's id, without the

@@ -33,7 +33,14 @@ fn cacheable(method: &str) -> bool {
 /// The 2025-era answer `text` to a request of `method`, rewritten for a
 /// modern client whose request id is `id`. Only the envelope changes; the
 /// result's own members keep their bytes.
-pub fn complete(text: impl Into<String>, id: &str, method: &str) -> String {
+///
+/// `result` is where the result is in `text`, when the sender knows: a plain
+/// result is then rewritten without `text` being parsed again.
+pub fn complete(text: impl Into<String>, result: Option<std::ops::Range<usize>>, id: &str, method: &str) -> String {
+    let text = text.into();
+    if let Some(out) = result.and_then(|span| text.get(span)).and_then(|result| plain_result(result, id, method)) {
+        return out;
+    }
     // The session writes what it answers: a message it cannot read again
     // is Warden's own fault, said as one rather than passed on.
     let Ok(frame) = Frame::parse(text) else {
@@ -41,6 +48,9 @@ pub fn complete(text: impl Into<String>, id: &str, method: &str) -> String {
     };
     match frame.kind() {
         Kind::Response => {
+            if let Some(out) = frame.payload().and_then(|result| plain_result(result, id, method)) {
+                return out;
+            }
             let Some(result) = frame.payload().and_then(|payload| Members::parse(payload).ok()) else {
                 return frame.with_id(id);
             };
@@ -77,6 +87,43 @@ fn push_modern_result(out: &mut String, result: &Members, method: &str) {
             result.render_into(out, extra, &[]);
         }
     }
+}
+
+/// The modern answer around `result`, written without reading it, when its
+/// text shows it has none of the members Warden adds: no `_meta`,
+/// `resultType`, `ttlMs` or `cacheScope`, and no escape that could spell
+/// one. Those go in after its `{`, the rest keeps its bytes. `None`: the
+/// result must be read ([`push_modern_result`]).
+fn plain_result(result: &str, id: &str, method: &str) -> Option<String> {
+    static ADDED: [Needle; 4] = [
+        Needle::new(r#""_meta""#),
+        Needle::new(r#""resultType""#),
+        Needle::new(r#""ttlMs""#),
+        Needle::new(r#""cacheScope""#),
+    ];
+    let inner = result.strip_prefix('{')?;
+    if result.as_bytes().contains(&b'\\') || ADDED.iter().any(|added| added.is_in(result)) {
+        return None;
+    }
+    const HEAD: &str = r#"{"jsonrpc":"2.0","id":"#;
+    const COMPLETE: &str = r#""resultType":"complete""#;
+    const UNCACHED: &str = r#","ttlMs":0,"cacheScope":"private""#;
+    let mut out = String::with_capacity(HEAD.len() + id.len() + result.len() + META.len() + 96);
+    out.push_str(HEAD);
+    out.push_str(id);
+    out.push_str(r#","result":{"#);
+    out.push_str(COMPLETE);
+    if cacheable(method) {
+        out.push_str(UNCACHED);
+    }
+    out.push_str(r#","_meta":"#);
+    out.push_str(&META);
+    if !inner.trim_start().starts_with('}') {
+        out.push(',');
+    }
+    out.push_str(inner);
+    out.push('}');
+    Some(out)
 }
 
 /// A result's own `_meta` with Warden's `serverInfo` added (an upstream's
@@ -120,25 +167,50 @@ mod tests {
     #[test]
     fn results_gain_the_modern_fields() {
         let text = r#"{"jsonrpc":"2.0","id":"wm1","result":{"tools":[{"name":"a","x":1.50}],"_meta":{"k":1}}}"#;
-        let modern: serde_json::Value = serde_json::from_str(&complete(text, "7", "tools/list")).unwrap();
+        let modern: serde_json::Value = serde_json::from_str(&complete(text, None, "7", "tools/list")).unwrap();
         assert_eq!(modern["id"], 7);
         assert_eq!(modern["result"]["resultType"], "complete");
         assert_eq!(modern["result"]["ttlMs"], 0);
         assert_eq!(modern["result"]["cacheScope"], "private");
         assert_eq!(modern["result"]["_meta"]["k"], 1);
         assert_eq!(modern["result"]["_meta"][meta::SERVER_INFO]["name"], "warden");
-        assert!(complete(text, "7", "tools/list").contains(r#""x":1.50"#), "values keep their bytes");
-        let call = complete(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#, "2", "tools/call");
+        assert!(complete(text, None, "7", "tools/list").contains(r#""x":1.50"#), "values keep their bytes");
+        let call = complete(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#, None, "2", "tools/call");
         assert!(!call.contains("ttlMs") && call.contains(r#""resultType":"complete""#));
+    }
+
+    /// A result written around without being read means what the read and
+    /// rendered one means, for every method's fields.
+    #[test]
+    fn a_plain_result_is_the_rendered_one() {
+        for (result, method) in [
+            (r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#, "tools/call"),
+            (r#"{ "tools" : [ ] }"#, "tools/list"),
+            (r#"{}"#, "tools/call"),
+            (r#" {  } "#, "resources/read"),
+        ] {
+            let plain = plain_result(result.trim(), "7", method).expect("plain");
+            let members = Members::parse(result).unwrap();
+            let mut rendered = String::from(r#"{"jsonrpc":"2.0","id":7,"result":"#);
+            push_modern_result(&mut rendered, &members, method);
+            rendered.push('}');
+            let read = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+            assert_eq!(read(&plain), read(&rendered), "{result}");
+        }
+        for read in
+            [r#"{"_meta":{}}"#, r#"{"resultType":"x"}"#, r#"{"\u0074tlMs":1}"#, r#"{"a":{"cacheScope":1}}"#, "[]"]
+        {
+            assert!(plain_result(read, "7", "tools/list").is_none(), "{read}");
+        }
     }
 
     #[test]
     fn unknown_resources_are_invalid_params() {
         let text = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found"}}"#;
-        let modern = complete(text, "\"r\"", "resources/read");
+        let modern = complete(text, None, "\"r\"", "resources/read");
         assert_eq!(error_code(&modern), Some(-32602));
         assert!(modern.contains(r#""id":"r""#));
         let other = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#;
-        assert_eq!(error_code(&complete(other, "3", "x")), Some(-32601));
+        assert_eq!(error_code(&complete(other, None, "3", "x")), Some(-32601));
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use tokio::sync::watch;
-use warden_jsonrpc::{ErrorCode, Frame, IdText, error_response, notification};
+use warden_jsonrpc::{ErrorCode, Frame, IdText, Kind, error_response, notification};
 
 use crate::catalog::ItemKind;
 use crate::outlet::{Outbound, Outlet};
@@ -50,13 +50,23 @@ impl ClientLink {
 
     /// Queues a message for the client that belongs to no request.
     pub fn send(&self, text: String) {
-        self.outlet.deliver(Outbound { text, request: None, is_response: false });
+        self.outlet.deliver(Outbound { text, request: None, is_response: false, result: None });
     }
 
     /// Queues the response to the client's request `frame`.
     pub fn respond(&self, frame: &Frame, text: String) {
         let request = frame.id().map(IdText::from);
-        self.outlet.deliver(Outbound { text, request, is_response: true });
+        self.outlet.deliver(Outbound { text, request, is_response: true, result: None });
+    }
+
+    /// Answers the client's request `frame` with an upstream's `answer`,
+    /// under the request's id; a result's place in it goes along.
+    pub fn respond_answer(&self, frame: &Frame, answer: &Frame) {
+        let Some(id) = frame.id() else { return self.respond(frame, answer.with_id("null")) };
+        let answered = answer.with_id_frame(id);
+        let result = answered.payload_span().filter(|_| answered.kind() == Kind::Response);
+        let request = Some(IdText::from(id));
+        self.outlet.deliver(Outbound { text: answered.into_text(), request, is_response: true, result });
     }
 
     /// Answers the client's request `frame` with an error.
@@ -68,7 +78,7 @@ impl ClientLink {
     /// Queues a message for the client that belongs to the client request
     /// `request` (its id as JSON text), when known.
     pub fn send_related(&self, text: String, request: Option<&str>) {
-        self.outlet.deliver(Outbound { text, request: request.map(IdText::from), is_response: false });
+        self.outlet.deliver(Outbound { text, request: request.map(IdText::from), is_response: false, result: None });
     }
 
     /// Tells the front that the client cancelled its request `request` (id

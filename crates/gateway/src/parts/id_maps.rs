@@ -79,10 +79,14 @@ impl IdMaps {
     /// issued `serial` (none: the request was cancelled).
     pub fn take_in_flight(&self, client_id: &str, serial: u64) -> Option<InFlight> {
         let mut in_flight = lock(&self.in_flight);
-        match in_flight.get(client_id) {
-            Some(entry) if entry.serial == serial => in_flight.remove(client_id),
-            _ => None,
+        // One lookup when it is (nearly always): a later request's entry
+        // under the same id goes back.
+        let (id, entry) = in_flight.remove_entry(client_id)?;
+        if entry.serial == serial {
+            return Some(entry);
         }
+        in_flight.insert(id, entry);
+        None
     }
 
     /// Forgets the approval-withdrawal handle of `client_id` if it is still
@@ -150,7 +154,12 @@ impl IdMaps {
 /// its params (already read by the caller, so the params are scanned once).
 /// None for a `null` token, or one named twice.
 pub(crate) fn progress_token(frame: &warden_jsonrpc::Frame, meta: Option<&str>) -> Option<std::ops::Range<usize>> {
-    let meta = warden_jsonrpc::Members::parse(meta?).ok()?;
+    // A `_meta` (valid JSON, as a frame's are) whose text has neither the
+    // key nor an escape cannot name it: a 2026-07-28 request's envelope is
+    // not read again for nothing.
+    static KEY: warden_jsonrpc::Needle = warden_jsonrpc::Needle::new("progressToken");
+    let meta = meta.filter(|meta| KEY.is_in(meta) || meta.as_bytes().contains(&b'\\'))?;
+    let meta = warden_jsonrpc::Members::parse(meta).ok()?;
     let token = meta.optional("progressToken").ok()??;
     Some(frame.span_of(token))
 }

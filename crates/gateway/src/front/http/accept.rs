@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderName};
 use axum::response::IntoResponse;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -209,7 +209,10 @@ fn is_per_connection(err: &io::Error) -> bool {
 /// The `traceparent` and `tracestate` headers, when `traceparent` is there
 /// (as text; whether it is a valid context is read where it is used).
 fn trace_headers(headers: &axum::http::HeaderMap) -> Option<Arc<(String, Option<String>)>> {
-    let text = |name: &str| headers.get(name).and_then(|value| value.to_str().ok()).map(str::to_owned);
-    let parent = text("traceparent")?;
-    Some(Arc::new((parent, text("tracestate"))))
+    // Names made once: a `&str` name is parsed and checked at every lookup.
+    const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+    const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
+    let text = |name: HeaderName| headers.get(name).and_then(|value| value.to_str().ok()).map(str::to_owned);
+    let parent = text(TRACEPARENT)?;
+    Some(Arc::new((parent, text(TRACESTATE))))
 }

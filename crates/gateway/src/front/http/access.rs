@@ -12,7 +12,7 @@ use super::reply::Refusal;
 pub use warden_pipeline::access::{constant_time_eq, host_name, is_loopback_name};
 
 /// The header a client uses to pick one of the profiles its token allows.
-pub(super) const PROFILE_HEADER: &str = "warden-profile";
+pub(super) const PROFILE_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static("warden-profile");
 
 /// The front's access rules.
 pub(super) struct Access {

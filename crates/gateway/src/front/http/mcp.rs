@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::oneshot;
 use warden_jsonrpc::{Frame, Kind, Method};
@@ -210,7 +210,8 @@ fn stream_opened(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -
     check_version(&headers)?;
     let stream = front.tenants.take(caller.name.as_ref(), Share::Streams, 1)?;
     entry.touch();
-    let last = headers.get("last-event-id").and_then(|value| value.to_str().ok());
+    const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+    let last = headers.get(LAST_EVENT_ID).and_then(|value| value.to_str().ok());
     let events = match entry.streams.attach(last) {
         Ok(events) => events,
         // A stream that is gone and fully delivered: the session's own stream instead.
@@ -266,7 +267,7 @@ fn session_id(headers: &HeaderMap) -> Option<&str> {
 /// A request after `initialize` may name its protocol revision; an unknown
 /// one is refused rather than guessed at.
 fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
-    match headers.get("mcp-protocol-version").map(|value| value.to_str().unwrap_or("")) {
+    match headers.get(super::PROTOCOL_VERSION_HEADER).map(|value| value.to_str().unwrap_or("")) {
         Some(version) if !SUPPORTED_VERSIONS.contains(&version.trim()) => {
             let message =
                 format!("unsupported MCP-Protocol-Version {version:?} (supported: {})", SUPPORTED_VERSIONS.join(", "));

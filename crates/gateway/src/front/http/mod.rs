@@ -48,7 +48,10 @@ use streams::Streams;
 use tenants::{Held, Share, Tenants};
 
 /// The session header of Streamable HTTP (2025 era).
-const SESSION_HEADER: &str = "mcp-session-id";
+const SESSION_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static("mcp-session-id");
+
+/// The revision a request is written in (both eras send it after the handshake).
+const PROTOCOL_VERSION_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static("mcp-protocol-version");
 
 /// What a client refused for lack of room is told to wait, in seconds.
 const RETRY_AFTER_SECS: u64 = 2;

@@ -9,7 +9,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use warden_config::Config;
@@ -18,7 +18,7 @@ use warden_upstream::mirror;
 
 use super::access::Caller;
 use super::reply::Refusal;
-use super::{Front, SESSION_HEADER};
+use super::{Front, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 use crate::modern::{self, Envelope, EnvelopeError, Reply, ReplyMessage};
 
 /// Whether a POST is for the modern era: its body carries the envelope, or
@@ -27,7 +27,7 @@ use crate::modern::{self, Envelope, EnvelopeError, Reply, ReplyMessage};
 pub(super) fn is_modern(headers: &HeaderMap, frame: &Frame) -> bool {
     // The headers first: a modern client names its revision there, and then
     // the body need not be read to know.
-    let version = header_text(headers, "mcp-protocol-version");
+    let version = header_text(headers, PROTOCOL_VERSION_HEADER);
     let opens_session = headers.contains_key(SESSION_HEADER)
         || frame.method().is_some_and(|method| *method == warden_jsonrpc::Method::Initialize);
     if version.is_some_and(|version| !modern::is_2025_era_version(version)) && !opens_session {
@@ -79,12 +79,12 @@ pub(super) async fn post(
 }
 
 /// The envelope, once it and the headers that mirror it agree. The params
-/// are read once, for the envelope and the member `Mcp-Name` mirrors.
+/// are not read again: the parse found their `_meta` and `name` (a
+/// `resources/read`'s `uri` is read here).
 fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> {
-    let params = modern::envelope::params_of(frame)?;
-    let envelope = Envelope::of_params(&params)?;
+    let envelope = Envelope::read(frame)?;
     let mismatch = |message: String| EnvelopeError { code: ErrorCode::HeaderMismatch, message, data: None };
-    match header_text(headers, "mcp-protocol-version") {
+    match header_text(headers, PROTOCOL_VERSION_HEADER) {
         None => return Err(mismatch("Header mismatch: the MCP-Protocol-Version header is required".into())),
         Some(version) if version != envelope.version => {
             return Err(mismatch(format!(
@@ -96,7 +96,7 @@ fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> 
     }
     envelope.check_version()?;
     let method = frame.method().map(|method| method.as_str()).unwrap_or_default();
-    match header_text(headers, "mcp-method") {
+    match header_text(headers, MCP_METHOD) {
         None => return Err(mismatch("Header mismatch: the Mcp-Method header is required".into())),
         Some(value) if value != method => {
             return Err(mismatch(format!(
@@ -107,8 +107,12 @@ fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> 
     }
     if matches!(method, "tools/call" | "prompts/get" | "resources/read") {
         let key = if method == "resources/read" { "uri" } else { "name" };
-        let body = params.get(key).and_then(|raw| serde_json::from_str::<Text>(raw).ok());
-        let Some(value) = header_text(headers, "mcp-name") else {
+        let raw = match frame.param_members() {
+            Some(members) if key == "name" => members.name,
+            _ => frame.params().and_then(|params| Members::parse(params).ok()).and_then(|params| params.get(key)),
+        };
+        let body = raw.and_then(Text::read);
+        let Some(value) = header_text(headers, MCP_NAME) else {
             return Err(mismatch(format!("Header mismatch: the Mcp-Name header is required for {method}")));
         };
         let decoded = mirror::decode_header_value(value)
@@ -130,7 +134,7 @@ async fn check_params(headers: &HeaderMap, frame: &Frame, lane: &crate::modern::
         return Ok(());
     }
     // The name is the body's: `check` compared it with the header already.
-    let Some(name) = header_text(headers, "mcp-name").and_then(mirror::decode_header_value) else { return Ok(()) };
+    let Some(name) = header_text(headers, MCP_NAME).and_then(mirror::decode_header_value) else { return Ok(()) };
     let known = match lane.session().tool_mirrored_schema(&name) {
         Some(known) => known,
         None => {
@@ -142,8 +146,12 @@ async fn check_params(headers: &HeaderMap, frame: &Frame, lane: &crate::modern::
     };
     // Most tools mirror nothing: nothing to parse for them.
     let Some(schema) = known else { return Ok(()) };
-    let params = frame.params().and_then(|params| Members::parse(params).ok());
-    let arguments = params.as_ref().and_then(|params| params.get("arguments"));
+    let arguments = match frame.param_members() {
+        Some(members) => members.arguments,
+        None => {
+            frame.params().and_then(|params| Members::parse(params).ok()).and_then(|params| params.get("arguments"))
+        }
+    };
     for (header, expected) in mirror::param_headers(&schema, arguments) {
         let sent = header_text(headers, &header).map(mirror::decode_header_value);
         let matches = matches!(&sent, Some(Some(sent)) if mirror::same_value(sent, &expected));
@@ -160,8 +168,13 @@ async fn check_params(headers: &HeaderMap, frame: &Frame, lane: &crate::modern::
     Ok(())
 }
 
+/// The headers that mirror a request's method and name (named once: a
+/// `&str` name is parsed and checked at every lookup).
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
 /// A header's value, trimmed, if present and text.
-fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn header_text<'a>(headers: &'a HeaderMap, name: impl header::AsHeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim)
 }
 

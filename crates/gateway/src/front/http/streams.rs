@@ -224,7 +224,7 @@ impl Streams {
     }
 
     fn route(&self, message: Outbound) {
-        let Outbound { text, request, is_response } = message;
+        let Outbound { text, request, is_response, .. } = message;
         let mut inner = self.lock();
         let prime = inner.prime;
         if self.sse_transport

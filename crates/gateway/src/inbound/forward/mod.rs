@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use warden_jsonrpc::{Frame, IdText, Splice};
 use warden_upstream::UpstreamError;
+use warden_upstream::era::meta_without_envelope;
 
 use crate::parts::SessionParts;
 use crate::parts::{InFlight, TokenTarget};
@@ -53,6 +54,9 @@ pub(super) async fn forward(
             lock(&session.maps.tokens).remove(token);
         }
     };
+    if connection.is_2025_era() {
+        take_envelope_off(frame, &mut splice);
+    }
     let id_span = frame.id_span();
     if connection.is_modern()
         && let Some(level) = session.log_level_for(&connection)
@@ -96,5 +100,21 @@ pub(super) async fn forward(
         (None, _) => Forwarded::Cancelled,
         (Some(_), Ok(frame)) => Forwarded::Answer(frame),
         (Some(_), Err(err)) => Forwarded::Failed(err),
+    }
+}
+
+/// Takes a 2026-07-28 client's envelope off `_meta`, for a 2025-era
+/// upstream, in the splice applied anyway: the parse found `_meta`, and the
+/// connection need not read the request again to find it. Where something
+/// else is spliced inside `_meta` (a progress token, a trace parent), the
+/// connection takes it off instead.
+fn take_envelope_off(frame: &Frame, splice: &mut Splice) {
+    let Some(meta) = frame.param_members().and_then(|members| members.meta) else { return };
+    let span = frame.span_of(meta);
+    if splice.touches(&span) {
+        return;
+    }
+    if let Some(without) = meta_without_envelope(meta) {
+        splice.replace(span, without);
     }
 }

@@ -1,15 +1,15 @@
 use super::*;
 
 fn response(id: &str, text: &str) -> Outbound {
-    Outbound { text: text.to_owned(), request: Some(id.into()), is_response: true }
+    Outbound { text: text.to_owned(), request: Some(id.into()), is_response: true, result: None }
 }
 
 fn related(id: &str, text: &str) -> Outbound {
-    Outbound { text: text.to_owned(), request: Some(id.into()), is_response: false }
+    Outbound { text: text.to_owned(), request: Some(id.into()), is_response: false, result: None }
 }
 
 fn unrelated(text: &str) -> Outbound {
-    Outbound { text: text.to_owned(), request: None, is_response: false }
+    Outbound { text: text.to_owned(), request: None, is_response: false, result: None }
 }
 
 fn stream(answer: &mut oneshot::Receiver<Answer>) -> mpsc::UnboundedReceiver<SseEvent> {

@@ -1,0 +1,91 @@
+//! The members of a request's params that Warden's stages read (`name`,
+//! `arguments`, `_meta`, `task`), found while the message is parsed, so that
+//! no stage scans the params again.
+
+use crate::frame::{Span, span_in};
+
+/// Where those members are in a frame's text.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ParamSpans {
+    /// `name`, `arguments`, `_meta`, `task`; none when absent.
+    spans: [Span; 4],
+}
+
+/// The members of a request's params that the stages read, as JSON text
+/// (a `null` value included), from [`Frame::param_members`](crate::Frame::param_members).
+/// Each was named at most once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ParamMembers<'a> {
+    /// `name`: the tool's or prompt's.
+    pub name: Option<&'a str>,
+    /// `arguments`.
+    pub arguments: Option<&'a str>,
+    /// `_meta`.
+    pub meta: Option<&'a str>,
+    /// `task`: the request is task-augmented.
+    pub task: Option<&'a str>,
+}
+
+impl ParamSpans {
+    /// The members, in `text` (the frame's).
+    pub(crate) fn members<'a>(&self, text: &'a str) -> ParamMembers<'a> {
+        let at = |span: Span| span.range().map(|range| &text[range]);
+        ParamMembers {
+            name: at(self.spans[0]),
+            arguments: at(self.spans[1]),
+            meta: at(self.spans[2]),
+            task: at(self.spans[3]),
+        }
+    }
+
+    /// The spans moved by `by` bytes where they start at or after `from`
+    /// (a frame's id was replaced before them).
+    pub(crate) fn shifted(mut self, from: usize, by: isize) -> ParamSpans {
+        let moved = |at: usize| (at as isize + by) as usize;
+        for span in &mut self.spans {
+            if let Some(range) = span.range()
+                && range.start >= from
+            {
+                *span = Span::of(Some(moved(range.start)..moved(range.end)));
+            }
+        }
+        self
+    }
+}
+
+/// Notes the members of a params object as the scan passes them.
+pub(crate) struct ParamsReader<'a> {
+    text: &'a str,
+    spans: ParamSpans,
+    /// A key with an escape (it may spell one of the four), or one of the
+    /// four named twice: the stages read the params themselves.
+    unreadable: bool,
+}
+
+impl<'a> ParamsReader<'a> {
+    /// A reader for the params of the message `text`.
+    pub(crate) fn new(text: &'a str) -> ParamsReader<'a> {
+        ParamsReader { text, spans: ParamSpans::default(), unreadable: false }
+    }
+
+    /// One member: its key as written, its value (a slice of the text).
+    pub(crate) fn note(&mut self, key: &str, value: &str) {
+        let slot = match key {
+            "name" => 0,
+            "arguments" => 1,
+            "_meta" => 2,
+            "task" => 3,
+            _ => {
+                self.unreadable |= key.contains('\\');
+                return;
+            }
+        };
+        let span = Span::of(Some(span_in(self.text, value)));
+        self.unreadable |= std::mem::replace(&mut self.spans.spans[slot], span).range().is_some();
+    }
+
+    /// The spans, unless the params must be read otherwise.
+    pub(crate) fn finish(self) -> Option<ParamSpans> {
+        (!self.unreadable).then_some(self.spans)
+    }
+}

@@ -20,7 +20,7 @@
 # (the same front, MCP 2026-07-28 requests served by the lane) and
 # `bridge`, the bare HTTP-to-stdio bridge (`warden-bench --bridge-bare`).
 #
-# usage: bench/instructions.sh BIN_DIR [CALLS]   (BIN_DIR: the release binaries)
+# usage: [CASES="none http2025 ..."] bench/instructions.sh BIN_DIR [CALLS]   (BIN_DIR: the release binaries)
 set -euo pipefail
 
 bin="$1"
@@ -43,7 +43,8 @@ printf '%s\nmetrics: {listen: "127.0.0.1:0", open: true}\n' "$servers" >"$tmp/me
 printf '%s\ntracing: {otlp: "%s", sampleRatio: 1}\n' "$servers" "${sink%/mcp}/v1/traces" >"$tmp/traces.yaml"
 
 # instructions_http CASE N: the same, for a server on HTTP that warden-bench
-# calls (stopped with SIGINT, on which callgrind writes its counts).
+# calls (stopped with SIGTERM, on which callgrind writes its counts; the
+# bare bridge under valgrind does not stop on SIGINT).
 instructions_http() {
     local out="$tmp/$1-$2.callgrind" log="$tmp/$1-$2.log" measured era=() url="" pid
     case "$1" in
@@ -60,7 +61,7 @@ instructions_http() {
     done
     [[ -n "$url" ]] || { echo "instructions.sh: $1 did not start" >&2; tail -5 "$log" >&2; return 1; }
     "$bin/warden-bench" --calls "$2" --warmup 100 --concurrency 16 --url "$url" "${era[@]}" >"$tmp/$1-$2.bench" 2>&1
-    kill -INT "$pid"
+    kill -TERM "$pid"
     wait "$pid" || true
     callgrind_annotate --auto=no "$out" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 } END { print total }'
 }
@@ -81,7 +82,8 @@ instructions() {
     callgrind_annotate --auto=no "$out" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 } END { print total }'
 }
 
-for case in none metrics traces relay http2025 http2026 bridge; do
+# CASES (environment): which to count, by default all of them.
+for case in ${CASES:-none metrics traces relay http2025 http2026 bridge}; do
     few="$(instructions "$case" "$calls")"
     many="$(instructions "$case" $((3 * calls)))"
     [[ -n "$few" && -n "$many" ]] || { echo "instructions.sh: no callgrind totals for $case" >&2; exit 1; }

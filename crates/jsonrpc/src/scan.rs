@@ -26,47 +26,43 @@ pub(crate) fn members<'a>(text: &'a str, mut each: impl FnMut(&'a str, &'a str))
 /// [`members`] for a reader that reads each value itself: `each` gets a
 /// member's key and the index its value starts at, and returns the index
 /// the value ends at (`None` declines the whole text).
-pub(crate) fn members_at<'a>(text: &'a str, mut each: impl FnMut(&'a str, usize) -> Option<usize>) -> Option<()> {
+pub(crate) fn members_at<'a>(text: &'a str, each: impl FnMut(&'a str, usize) -> Option<usize>) -> Option<()> {
     let b = text.as_bytes();
-    let mut i = ws(b, 0);
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i = ws(b, i + 1);
-    if b.get(i) == Some(&b'}') {
-        i += 1;
-    } else {
-        loop {
-            if b.get(i) != Some(&b'"') {
-                return None;
-            }
-            let key_end = plain_string_end(b, i + 1)?;
-            let key = &text[i + 1..key_end - 1];
-            i = ws(b, key_end);
-            if b.get(i) != Some(&b':') {
-                return None;
-            }
-            i = ws(b, i + 1);
-            let end = each(key, i)?;
-            i = ws(b, end);
-            match b.get(i)? {
-                b',' => i = ws(b, i + 1),
-                b'}' => {
-                    i += 1;
-                    break;
-                }
-                _ => return None,
-            }
-        }
-    }
-    (ws(b, i) == b.len()).then_some(())
+    let end = object_at(text, ws(b, 0), Keys::Plain, each)?;
+    (ws(b, end) == b.len()).then_some(())
 }
 
 /// The end of the object that starts at `i` (a `{`), calling `each` with
 /// the key (as written: it may hold escapes) and value (JSON text) of every
 /// member, in order. What it accepts is exactly what [`value_end`] accepts
 /// of an object.
-pub(crate) fn object_end<'a>(text: &'a str, mut i: usize, mut each: impl FnMut(&'a str, &'a str)) -> Option<usize> {
+pub(crate) fn object_end<'a>(text: &'a str, i: usize, mut each: impl FnMut(&'a str, &'a str)) -> Option<usize> {
+    let b = text.as_bytes();
+    object_at(text, i, Keys::Any, |key, at| {
+        let end = value_end(b, at)?;
+        each(key, &text[at..end]);
+        Some(end)
+    })
+}
+
+/// Which keys an object read by [`object_at`] may have.
+#[derive(Clone, Copy, PartialEq)]
+enum Keys {
+    /// Without escapes: they are read borrowed, as they are.
+    Plain,
+    /// Any valid string, passed on as written.
+    Any,
+}
+
+/// The end of the object at `i`, whose members' values `each` reads (given
+/// the key and where the value starts, it returns where it ends).
+#[inline(always)]
+fn object_at<'a>(
+    text: &'a str,
+    mut i: usize,
+    keys: Keys,
+    mut each: impl FnMut(&'a str, usize) -> Option<usize>,
+) -> Option<usize> {
     let b = text.as_bytes();
     if b.get(i) != Some(&b'{') {
         return None;
@@ -79,15 +75,14 @@ pub(crate) fn object_end<'a>(text: &'a str, mut i: usize, mut each: impl FnMut(&
         if b.get(i) != Some(&b'"') {
             return None;
         }
-        let key_end = string_end(b, i + 1)?;
+        let key_end = if keys == Keys::Plain { plain_string_end(b, i + 1)? } else { string_end(b, i + 1)? };
         let key = &text[i + 1..key_end - 1];
         i = ws(b, key_end);
         if b.get(i) != Some(&b':') {
             return None;
         }
         i = ws(b, i + 1);
-        let end = value_end(b, i)?;
-        each(key, &text[i..end]);
+        let end = each(key, i)?;
         i = ws(b, end);
         match b.get(i)? {
             b',' => i = ws(b, i + 1),

@@ -92,22 +92,23 @@ pub(super) async fn dispatch(
     }
     let sent = Instant::now();
     let forwarded = forward(session, frame, serial, upstream, splice, token).await;
-    // The client gets the upstream's answer, or this error.
-    let (failed, outcome, answer) = match forwarded {
+    // The client gets the upstream's answer, or the error that it failed.
+    let (outcome, reply) = match forwarded {
         Forwarded::Cancelled => return,
         Forwarded::Answer(answer) => {
             if creates_task {
                 session.replay.record_task(upstream, &answer);
             }
             let outcome = outcome_of(&answer, call.method, hooks.audit.is_some(), hooks.observer.is_watching());
-            (None, outcome, Some(answer))
+            (outcome, Ok(answer))
         }
         Forwarded::Failed(err) => {
             let text = error_response(frame.id(), ErrorCode::UpstreamUnavailable, &err.to_string(), None);
-            (Some(text), Outcome::Unreachable(err.to_string()), None)
+            (Outcome::Unreachable(err.to_string()), Err(text))
         }
     };
-    let error = if hooks.observer.is_watching() { error_type(&outcome, answer.as_ref()) } else { None };
+    let answer = reply.as_ref().ok();
+    let error = if hooks.observer.is_watching() { error_type(&outcome, answer) } else { None };
     let operation = Operation {
         target: named,
         server: Some(call.server),
@@ -121,13 +122,12 @@ pub(super) async fn dispatch(
     }
     let step = approved.as_ref().map(Approved::executed);
     // What a tool answered is part of its record; other answers are not.
-    let result = answer.as_ref().filter(|_| *call.method == Method::ToolsCall).and_then(Frame::payload);
+    let result = answer.filter(|_| *call.method == Method::ToolsCall).and_then(Frame::payload);
     match audit(session, hooks, call, &verdict, &outcome, started, step, result).await {
         Ok(()) => {
-            match (failed, &answer) {
-                (Some(text), _) => session.link.respond(frame, text),
-                (None, Some(answer)) => session.link.respond_answer(frame, answer),
-                (None, None) => {}
+            match reply {
+                Ok(answer) => session.link.respond_answer(frame, &answer),
+                Err(text) => session.link.respond(frame, text),
             }
             observed(decided(&verdict), error);
         }

@@ -325,6 +325,19 @@ impl Frame {
         self.param_spans.map(|spans| spans.members(&self.text))
     }
 
+    /// The params' `_meta` (JSON text, `null` included), as the parse found
+    /// it or else read from the params. `None` without params or when they
+    /// are not an object; `Err` when they name `_meta` twice (parsers differ
+    /// on which of two they keep).
+    #[allow(clippy::result_unit_err)]
+    pub fn param_meta(&self) -> Option<Result<Option<&str>, ()>> {
+        if let Some(members) = self.param_members() {
+            return Some(Ok(members.meta));
+        }
+        let params = crate::Members::parse(self.params()?).ok()?;
+        Some(params.get_once("_meta"))
+    }
+
     /// The `result` of a response, or the `error` of an error response, as JSON text.
     pub fn payload(&self) -> Option<&str> {
         self.payload.range().map(|span| &self.text[span])

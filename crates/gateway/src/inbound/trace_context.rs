@@ -12,10 +12,7 @@ use crate::pipeline::SpanContext;
 /// most once (such params are left alone). Mostly what the parse found;
 /// params it did not read (an escaped key, `"\u005fmeta"` say) are read here.
 fn meta_of(frame: &Frame) -> Result<Option<&str>, ()> {
-    if let Some(members) = frame.param_members() {
-        return Ok(members.meta.filter(|meta| *meta != "null"));
-    }
-    Members::parse(frame.params().ok_or(())?).map_err(drop)?.optional("_meta")
+    Ok(frame.param_meta().ok_or(())??.filter(|meta| *meta != "null"))
 }
 
 /// The `traceparent` and `tracestate` of `_meta` (as JSON text, `null` as

@@ -116,11 +116,8 @@ fn version_of(frame: &Frame) -> Option<Result<Text<'_>, EnvelopeError>> {
 /// frame's parse found it, else read here. `None` without params or when
 /// they are not an object; `Err` when they name `_meta` twice.
 fn meta_of(frame: &Frame) -> Option<Result<Option<&str>, EnvelopeError>> {
-    if let Some(members) = frame.param_members() {
-        return Some(Ok(members.meta));
-    }
-    let params = Members::parse(frame.params()?).ok()?;
-    Some(once(&params, "params", "_meta"))
+    let twice = || EnvelopeError::invalid("params names _meta twice");
+    Some(frame.param_meta()?.map_err(|()| twice()))
 }
 
 /// The client capabilities as sent, values unread until asked about

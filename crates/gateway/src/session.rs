@@ -190,12 +190,7 @@ impl Session {
     /// in headers (`x-mcp-header`, 2026-07-28), else `Some(None)`.
     pub fn tool_mirrored_schema(&self, exposed: &str) -> Option<Option<String>> {
         let catalog = self.parts.surface.read_catalog();
-        let definition = catalog.tool_definition(exposed)?;
-        if !definition.contains("x-mcp-header") {
-            return Some(None);
-        }
-        let definition = warden_jsonrpc::Members::parse(definition).ok()?;
-        Some(definition.get("inputSchema").map(str::to_owned))
+        Some(catalog.tool_mirrored_schema(exposed)?.map(str::to_owned))
     }
 
     /// How long a 2026-07-28 request waiting for input stays parked

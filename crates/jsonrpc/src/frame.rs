@@ -460,6 +460,7 @@ mod tests {
         let seeds = [
             r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t","arguments":{"x":[1,{"y":2}]},"_meta":{"progressToken":1}}}"#,
             r#"{"params":{"task":{"ttl":5},"name":"p","arguments":null},"jsonrpc":"2.0","id":7,"method":"prompts/get"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","requestState":"s"}}"#,
         ];
         let mut read = 0;
         for text in seeds.iter().flat_map(|seed| crate::scan::one_byte_changes(seed)) {
@@ -468,8 +469,14 @@ mod tests {
             read += 1;
             let members = crate::Members::parse(frame.params().expect("params")).expect("valid params");
             let own = |key: &str| members.get_once(key).expect("named once");
-            let expected =
-                ParamMembers { name: own("name"), arguments: own("arguments"), meta: own("_meta"), task: own("task") };
+            let others = members.keys().any(|key| !["name", "arguments", "_meta", "task"].contains(&key));
+            let expected = ParamMembers {
+                name: own("name"),
+                arguments: own("arguments"),
+                meta: own("_meta"),
+                task: own("task"),
+                others,
+            };
             assert_eq!(found, expected, "{text}");
         }
         assert!(read > 500, "{read}");

@@ -9,6 +9,8 @@ use crate::frame::{Span, span_in};
 pub(crate) struct ParamSpans {
     /// `name`, `arguments`, `_meta`, `task`; none when absent.
     spans: [Span; 4],
+    /// Whether the params have other members too.
+    others: bool,
 }
 
 /// The members of a request's params that the stages read, as JSON text
@@ -24,6 +26,9 @@ pub struct ParamMembers<'a> {
     pub meta: Option<&'a str>,
     /// `task`: the request is task-augmented.
     pub task: Option<&'a str>,
+    /// Whether the params have members besides these four: without, a stage
+    /// that looks for another (a retry's `requestState`) need not search.
+    pub others: bool,
 }
 
 impl ParamSpans {
@@ -35,6 +40,7 @@ impl ParamSpans {
             arguments: at(self.spans[1]),
             meta: at(self.spans[2]),
             task: at(self.spans[3]),
+            others: self.others,
         }
     }
 
@@ -77,6 +83,7 @@ impl<'a> ParamsReader<'a> {
             "task" => 3,
             _ => {
                 self.unreadable |= key.contains('\\');
+                self.spans.others = true;
                 return;
             }
         };

@@ -37,6 +37,9 @@ struct Exposed {
     original: Arc<str>,
     /// The item's JSON with its name replaced by the exposed one.
     raw: String,
+    /// Where `raw`'s `inputSchema` is, when it mirrors arguments in headers
+    /// (`x-mcp-header`, 2026-07-28): found once, not at every call.
+    mirrored_schema: Option<std::ops::Range<usize>>,
 }
 
 /// Tools or prompts by client-facing name.
@@ -220,10 +223,13 @@ impl Catalog {
         Self::route(&self.tools, exposed)
     }
 
-    /// A tool's definition as the client sees it (JSON text).
-    pub fn tool_definition(&self, exposed: &str) -> Option<&str> {
+    /// For the tool the client knows as `exposed`: `None` if it is not
+    /// listed, else its `inputSchema` (JSON text) if that mirrors arguments
+    /// in headers (`x-mcp-header`, 2026-07-28), else `Some(None)`.
+    pub fn tool_mirrored_schema(&self, exposed: &str) -> Option<Option<&str>> {
         let index = &self.tools;
-        Some(index.entries[*index.by_name.get(exposed)?].raw.as_str())
+        let entry = &index.entries[*index.by_name.get(exposed)?];
+        Some(entry.mirrored_schema.clone().map(|span| &entry.raw[span]))
     }
 
     /// Where a client-facing prompt name leads.
@@ -395,7 +401,8 @@ impl Catalog {
                 }
                 let raw = if exposed == item.key { item.raw.get().to_owned() } else { rename(&item.raw, &exposed) };
                 index.by_name.insert(exposed.clone(), index.entries.len());
-                index.entries.push(Exposed { upstream, original: Arc::from(item.key.as_str()), raw });
+                let mirrored_schema = mirrored_schema(&raw);
+                index.entries.push(Exposed { upstream, original: Arc::from(item.key.as_str()), raw, mirrored_schema });
             }
         }
         index
@@ -438,6 +445,16 @@ impl Catalog {
         }
         items
     }
+}
+
+/// Where a tool's `inputSchema` is in its definition `raw`, if it mirrors
+/// arguments in headers; most tools mirror none, and their schema is not read.
+fn mirrored_schema(raw: &str) -> Option<std::ops::Range<usize>> {
+    if !raw.contains("x-mcp-header") {
+        return None;
+    }
+    let schema = warden_jsonrpc::Members::parse(raw).ok()?.get("inputSchema")?;
+    Some(span_in(raw, schema))
 }
 
 /// `raw` with its top-level `name` replaced by `name`, every other byte kept.

@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use warden_jsonrpc::{Frame, Members, Method, Needle, json_string};
+use warden_jsonrpc::{Frame, Members, Method, json_string};
 
 use super::envelope::Capabilities;
 use super::reply::{ReplyMessage, ReplySender};
@@ -222,13 +222,12 @@ impl Exchange {
     }
 }
 
-/// The `progressToken` a request's params carry in `_meta` (JSON text).
-pub(super) fn progress_token_of(params: Option<&str>) -> Option<String> {
-    // Most requests ask for no progress: no need to read them to know.
-    static PROGRESS_TOKEN: Needle = Needle::new("progressToken");
-    let params = params.filter(|params| PROGRESS_TOKEN.is_in(params))?;
-    let meta = Members::parse(params).ok()?.get("_meta").and_then(|meta| Members::parse(meta).ok())?;
-    meta.get("progressToken").map(str::to_owned)
+/// The `progressToken` a request carries in its params' `_meta` (JSON
+/// text), as the session finds it: none for `null` or one named twice.
+pub(super) fn progress_token_of(frame: &Frame) -> Option<String> {
+    let meta = frame.param_meta()?.ok()?;
+    let token = crate::parts::progress_token(frame, meta)?;
+    Some(frame.text()[token].to_owned())
 }
 
 /// Where a progress notification's token is.

@@ -300,7 +300,7 @@ impl Inner {
             to_client: Some(to_client),
             capabilities: envelope.capabilities,
             logs: envelope.logs,
-            progress_token: progress_token_of(frame.params()),
+            progress_token: progress_token_of(frame),
             generation: 0,
         };
         let params = frame.params().filter(|_| may_need_input(method.as_str())).map(str::to_owned);
@@ -338,7 +338,7 @@ impl Inner {
             to_client: Some(to_client.clone()),
             capabilities: envelope.capabilities,
             logs: envelope.logs,
-            progress_token: progress_token_of(frame.params()),
+            progress_token: progress_token_of(frame),
             generation: 0,
         };
         match exchange.resume(round, responses.as_ref(), state.round) {
@@ -429,9 +429,12 @@ fn is_change(method: &str) -> bool {
 
 /// Whether `frame`'s params have a member `requestState` (a retry).
 fn has_request_state(frame: &Frame) -> bool {
-    // Most requests are first rounds: a search of the text, built once,
-    // says so without reading them.
+    // Most requests are first rounds: params with no member but the usual
+    // ones, or a search of the text, built once, say so without reading them.
     static QUOTED: Needle = Needle::new("\"requestState\"");
+    if frame.param_members().is_some_and(|members| !members.others) {
+        return false;
+    }
     frame.params().is_some_and(|params| QUOTED.is_in(params))
         && frame
             .params()
@@ -451,7 +454,8 @@ fn inner_request(frame: &Frame, internal: &str, method: &str) -> Option<Frame> {
         return None;
     }
     // Most requests carry neither: only their id changes, nothing is read again.
-    if !RETRY_MEMBERS.iter().any(|member| member.is_in(params)) {
+    let usual = frame.param_members().is_some_and(|members| !members.others);
+    if usual || !RETRY_MEMBERS.iter().any(|member| member.is_in(params)) {
         return Some(frame.with_id_frame(internal));
     }
     let mut params = Members::parse(params).ok()?;

@@ -151,13 +151,26 @@ fn modern_error(frame: &Frame, id: &str) -> String {
 /// The JSON-RPC error code of an answer, if it is an error.
 pub fn error_code(text: &str) -> Option<i64> {
     static ERROR: Needle = Needle::new(r#""error""#);
-    // Asked of every answer: most are results, and need no parse.
-    if !ERROR.is_in(text) {
+    // Asked of every answer: most are results Warden wrote (see
+    // `plain_result`), whose head says so, or else have no error key.
+    if written_result(text) || !ERROR.is_in(text) {
         return None;
     }
     let frame = Frame::parse(text).ok().filter(|frame| frame.kind() == Kind::ErrorResponse)?;
     let error = Members::parse(frame.payload()?).ok()?;
     error.get("code")?.trim().parse().ok()
+}
+
+/// Whether `text` starts as the results Warden writes: the `jsonrpc`
+/// member, an id that is a number or a string without escapes, then
+/// `result` (a message names each member once: it has no `error`).
+fn written_result(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix(r#"{"jsonrpc":"2.0","id":"#) else { return false };
+    let id_end = match rest.strip_prefix('"') {
+        Some(string) => string.find(['"', '\\']).filter(|&end| string.as_bytes()[end] == b'"').map(|end| end + 2),
+        None => rest.find(|c: char| !matches!(c, '0'..='9' | '-' | '+' | '.' | 'e' | 'E')),
+    };
+    id_end.is_some_and(|end| end > 0 && rest[end..].starts_with(r#","result":"#))
 }
 
 #[cfg(test)]
@@ -202,6 +215,26 @@ mod tests {
         {
             assert!(plain_result(read, "7", "tools/list").is_none(), "{read}");
         }
+    }
+
+    /// The shortcut reads a result only where the whole message is one.
+    #[test]
+    fn a_written_result_is_known_by_its_head() {
+        for (text, result) in [
+            (r#"{"jsonrpc":"2.0","id":7,"result":{"error":1}}"#, true),
+            (r#"{"jsonrpc":"2.0","id":"a,b","result":{}}"#, true),
+            (r#"{"jsonrpc":"2.0","id":-1.5e3,"result":{}}"#, true),
+            (r#"{"jsonrpc":"2.0","id":"a\",\"result\":","error":{"code":1}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"x"}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":,"result":{}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":null,"result":{}}"#, false),
+            (r#"{"id":7,"result":{}}"#, false),
+        ] {
+            assert_eq!(written_result(text), result, "{text}");
+        }
+        let tricky = r#"{"jsonrpc":"2.0","id":"a\",\"result\":","error":{"code":-32601,"message":"x"}}"#;
+        assert_eq!(error_code(tricky), Some(-32601));
+        assert_eq!(error_code(r#"{"jsonrpc":"2.0","id":7,"result":{"error":{"code":1}}}"#), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 pub mod catalog;
 pub mod front;
+mod in_place;
 mod inbound;
 pub mod modern;
 pub mod origin;

@@ -30,6 +30,11 @@ pub fn scope<F: Future>(origin: Origin, future: F) -> impl Future<Output = F::Ou
     ORIGIN.scope(origin, future)
 }
 
+/// Runs `poll` (one poll of a client's work) with `origin` as the origin.
+pub(crate) fn within<R>(origin: Origin, poll: impl FnOnce() -> R) -> R {
+    ORIGIN.sync_scope(origin, poll)
+}
+
 /// The origin of the work that is running, if known.
 pub fn current() -> Option<Origin> {
     ORIGIN.try_with(Origin::clone).ok()

@@ -130,13 +130,8 @@ impl Session {
     /// for the caller to run where it awaits the answer (see [`Work`]).
     pub fn request_work(&self, frame: Frame) -> Work {
         let parts = self.parts.clone();
-        let work = async move { inbound::request(&parts, frame).await };
-        // The work keeps the origin it was started under; on stdio there is
-        // none, and nothing to wrap.
-        match crate::origin::current() {
-            Some(origin) => Work::new(crate::origin::scope(origin, work)),
-            None => Work::new(work),
-        }
+        // The work keeps the origin it was started under (on stdio there is none).
+        Work::made(crate::origin::current(), move || async move { inbound::request(&parts, frame).await })
     }
 
     /// Answers a message that exceeded the size limit. Its id is recovered

@@ -6,18 +6,31 @@
 //! the work is dropped unfinished (the answer turned into an event stream
 //! and the handler returned it, or the client hung up), it goes on in a
 //! task of its own, so nothing a request started is ever cut off half-way.
+//!
+//! The work keeps the [`Origin`] it was started under and sets it around
+//! each poll, wherever it is polled: wrapped in a scope future instead, the
+//! request's future would be moved into it, kilobytes copied per request.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::origin::Origin;
+
 /// One request's work; see the module docs.
-pub struct Work(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
+pub struct Work {
+    future: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    origin: Option<Origin>,
+}
 
 impl Work {
-    /// The work of `future`.
-    pub(crate) fn new(future: impl Future<Output = ()> + Send + 'static) -> Work {
-        Work(Some(Box::pin(future)))
+    /// The work of the future `make` returns, made in its box (see
+    /// [`crate::in_place`]), run under `origin` when there is one.
+    pub(crate) fn made<F: Future<Output = ()> + Send + 'static>(
+        origin: Option<Origin>,
+        make: impl FnOnce() -> F,
+    ) -> Work {
+        Work { future: Some(crate::in_place::boxed(make)), origin }
     }
 }
 
@@ -25,10 +38,14 @@ impl Future for Work {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let Some(future) = self.0.as_mut() else { return Poll::Ready(()) };
-        let done = future.as_mut().poll(cx);
+        let this = &mut *self;
+        let Some(future) = this.future.as_mut() else { return Poll::Ready(()) };
+        let done = match &this.origin {
+            Some(origin) => crate::origin::within(origin.clone(), || future.as_mut().poll(cx)),
+            None => future.as_mut().poll(cx),
+        };
         if done.is_ready() {
-            self.0 = None;
+            this.future = None;
         }
         done
     }
@@ -36,39 +53,49 @@ impl Future for Work {
 
 impl Drop for Work {
     fn drop(&mut self) {
-        if let Some(rest) = self.0.take()
+        if let Some(rest) = self.future.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
-            runtime.spawn(rest);
+            match self.origin.take() {
+                Some(origin) => runtime.spawn(crate::origin::scope(origin, rest)),
+                None => runtime.spawn(rest),
+            };
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::net::{IpAddr, Ipv4Addr};
+    use std::sync::{Arc, Mutex};
 
     use super::*;
 
+    /// A work dropped unfinished finishes in a task of its own, under the
+    /// origin it was started with, as it ran under it before.
     #[tokio::test]
-    async fn work_dropped_unfinished_goes_on_in_its_own_task() {
-        let finished = Arc::new(AtomicBool::new(false));
+    async fn work_dropped_unfinished_goes_on_in_its_own_task_under_its_origin() {
+        let address = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 7));
+        let origin = Origin { address: Some(address), trace: None };
+        let seen = Arc::new(Mutex::new(Vec::new()));
         let (go, wait) = tokio::sync::oneshot::channel::<()>();
-        let work = Work::new({
-            let finished = finished.clone();
+        let work = Work::made(Some(origin), || {
+            let seen = seen.clone();
             async move {
+                seen.lock().unwrap().push(crate::origin::client_address());
                 let _ = wait.await;
-                finished.store(true, Ordering::SeqCst);
+                seen.lock().unwrap().push(crate::origin::client_address());
             }
         });
         let mut work = Box::pin(work);
         let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
         assert!(first.is_pending());
+        assert_eq!(crate::origin::client_address(), None, "the origin is set only while the work is polled");
         drop(work);
         let _ = go.send(());
         for _ in 0..100 {
-            if finished.load(Ordering::SeqCst) {
+            if seen.lock().unwrap().len() == 2 {
+                assert_eq!(*seen.lock().unwrap(), [Some(address), Some(address)]);
                 return;
             }
             tokio::task::yield_now().await;

@@ -113,7 +113,9 @@ async fn serve(tcp: TcpStream, front: Arc<Front>, client: Client, timeout: Durat
             .flatten()
             .filter(|(token, limit)| !connections.claim(&connection, token, *limit))
             .map(|(token, limit)| too_many_connections(&token, limit));
-        async move {
+        // Made in its box: hyper keeps the request's future while it runs,
+        // and a future of kilobytes would be copied whole into its place.
+        crate::in_place::boxed(move || async move {
             if let Some(refused) = refused {
                 return Ok::<_, Infallible>(refused);
             }
@@ -131,7 +133,7 @@ async fn serve(tcp: TcpStream, front: Arc<Front>, client: Client, timeout: Durat
                     frame
                 }))
             }))
-        }
+        })
     });
     let mut builder = http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(timeout).keep_alive(true);

@@ -125,12 +125,15 @@ pub(super) async fn resolve(session: &SessionParts, kind: ItemKind, exposed: &st
         return Some(route);
     }
     // Boxed: only calls made before the upstreams are listed wait here.
-    if Box::pin(await_unloaded(session)).await { lookup(session) } else { None }
+    Box::pin(await_unloaded(session)).await;
+    // Looked up again even when there was nothing left to wait for: a load
+    // that finished after the first look is what made it so.
+    lookup(session)
 }
 
 /// Waits for upstreams that are starting, or ready but not yet listed, and
-/// loads their surfaces. Returns whether there were any.
-pub(crate) async fn await_unloaded(session: &SessionParts) -> bool {
+/// loads their surfaces.
+pub(crate) async fn await_unloaded(session: &SessionParts) {
     let unloaded: Vec<(usize, warden_upstream::Upstream)> = {
         let upstreams = session.live_upstreams();
         let catalog = session.surface.read_catalog();
@@ -154,7 +157,6 @@ pub(crate) async fn await_unloaded(session: &SessionParts) -> bool {
         }
     });
     futures_util::future::join_all(waits).await;
-    !unloaded.is_empty()
 }
 
 /// Why the server a name may belong to is not running, if it is not:

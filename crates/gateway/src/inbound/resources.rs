@@ -89,7 +89,10 @@ async fn resource_owner(session: &SessionParts, uri: &str) -> Option<usize> {
     if let Some(owner) = session.surface.read_catalog().resource_owner(uri) {
         return Some(owner);
     }
-    if await_unloaded(session).await { session.surface.read_catalog().resource_owner(uri) } else { None }
+    await_unloaded(session).await;
+    // Looked up again even when there was nothing left to wait for: a load
+    // that finished after the first look is what made it so.
+    session.surface.read_catalog().resource_owner(uri)
 }
 
 /// Completion is routed by its reference: a prompt by name (renamed for

@@ -32,7 +32,7 @@ pub use id_text::IdText;
 pub use lines::{Line, LineReader};
 pub use method::Method;
 pub use needle::Needle;
-pub use object::Members;
+pub use object::{Members, without_members};
 pub use oversized::guess_id;
 pub use params::ParamMembers;
 pub use splice::{Splice, json_string};

@@ -135,6 +135,47 @@ impl<'a> Members<'a> {
     }
 }
 
+/// `object` (an object's JSON text) without the members whose key `drop`
+/// selects, every byte of the kept members as it was (the whitespace
+/// between them aside); `None` when none is dropped or the text is not an
+/// object. What [`Members::remove_where`] and [`Members::render`] make, in
+/// one pass that copies the kept members whole instead of writing each key
+/// again (a 2025-era server's request loses the 2026-07-28 envelope so).
+pub fn without_members(object: &str, mut drop: impl FnMut(&str) -> bool) -> Option<String> {
+    let mut kept: SmallVec<[std::ops::Range<usize>; 8]> = SmallVec::new();
+    let mut dropped = false;
+    let b = object.as_bytes();
+    let scanned = crate::scan::members_at(object, |key, at| {
+        let end = crate::scan::value_end(b, at)?;
+        if drop(key) {
+            dropped = true;
+        } else {
+            // The member from its key's opening quote to its value's end.
+            let start = key.as_ptr() as usize - object.as_ptr() as usize - 1;
+            kept.push(start..end);
+        }
+        Some(end)
+    });
+    if scanned.is_none() {
+        // A key with an escape (or a text the scan declines): decoded.
+        let mut members = Members::parse(object).ok()?;
+        return members.remove_where(drop).then(|| members.render(&[], &[]));
+    }
+    if !dropped {
+        return None;
+    }
+    let mut out = String::with_capacity(2 + kept.iter().map(|member| member.len() + 1).sum::<usize>());
+    out.push('{');
+    for (i, member) in kept.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&object[member]);
+    }
+    out.push('}');
+    Some(out)
+}
+
 struct MembersVisitor;
 
 impl<'de> Visitor<'de> for MembersVisitor {
@@ -185,6 +226,42 @@ mod tests {
             }
         }
         assert!(cases > 20_000, "{cases}");
+    }
+
+    /// The one-pass removal means what reading, removing and rendering
+    /// means, on every one-byte change of an envelope-like object.
+    #[test]
+    fn without_members_is_remove_where_and_render() {
+        let seeds = [
+            r#"{"io.m/v":"2026-07-28","k" : {"io.m/x":1},"io.m/c":{},"progressToken":7}"#,
+            r#" { "a" : [ ] , "io.m/b" : "d\"\u00e9" } "#,
+            r#"{"\u0069o.m/v":1,"x":2}"#,
+            r#"{"io.m/only":true}"#,
+        ];
+        let drop = |key: &str| key.starts_with("io.m/");
+        let mut cases = 0;
+        for text in seeds.iter().flat_map(|seed| crate::scan::one_byte_changes(seed)) {
+            let reference = Members::parse(&text)
+                .ok()
+                .and_then(|mut members| members.remove_where(drop).then(|| members.render(&[], &[])));
+            let fast = super::without_members(&text, drop);
+            let read = |text: &str| serde_json::from_str::<serde_json::Value>(text).expect("valid JSON");
+            match (&reference, &fast) {
+                (Some(reference), Some(fast)) => {
+                    cases += 1;
+                    assert_eq!(read(reference), read(fast), "{text}");
+                }
+                (None, None) => {}
+                _ => panic!("{text}: {reference:?} against {fast:?}"),
+            }
+        }
+        assert!(cases > 300, "{cases}");
+        assert_eq!(
+            super::without_members(r#"{"io.m/v":1, "a" :1.50 ,"io.m/w":2,"b":{}}"#, drop).as_deref(),
+            Some(r#"{"a" :1.50,"b":{}}"#)
+        );
+        assert_eq!(super::without_members(r#"{"a":1}"#, drop), None);
+        assert_eq!(super::without_members(r#"{"io.m/v":1}"#, drop).as_deref(), Some("{}"));
     }
 
     #[test]

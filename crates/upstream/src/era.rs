@@ -117,8 +117,7 @@ pub fn meta_without_envelope(meta: &str) -> Option<String> {
     if !PREFIX.is_in(meta) {
         return None;
     }
-    let mut members = Members::parse(meta).ok()?;
-    members.remove_where(|key| key.starts_with(PROTOCOL_PREFIX)).then(|| members.render(&[], &[]))
+    warden_jsonrpc::without_members(meta, |key| key.starts_with(PROTOCOL_PREFIX))
 }
 
 /// A request for a 2025-era server: without the modern envelope keys.

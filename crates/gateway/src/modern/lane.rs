@@ -432,7 +432,7 @@ fn has_request_state(frame: &Frame) -> bool {
     // Most requests are first rounds: params with no member but the usual
     // ones, or a search of the text, built once, say so without reading them.
     static QUOTED: Needle = Needle::new("\"requestState\"");
-    if frame.param_members().is_some_and(|members| !members.others) {
+    if only_usual_members(frame) {
         return false;
     }
     frame.params().is_some_and(|params| QUOTED.is_in(params))
@@ -440,6 +440,12 @@ fn has_request_state(frame: &Frame) -> bool {
             .params()
             .and_then(|params| Members::parse(params).ok())
             .is_some_and(|params| params.contains("requestState"))
+}
+
+/// Whether the parse found the params to have no member but `name`,
+/// `arguments`, `_meta` and `task`: then they carry no retry member.
+fn only_usual_members(frame: &Frame) -> bool {
+    frame.param_members().is_some_and(|members| !members.others)
 }
 
 /// The request as the lane's session takes it: the lane's id, without the
@@ -454,8 +460,7 @@ fn inner_request(frame: &Frame, internal: &str, method: &str) -> Option<Frame> {
         return None;
     }
     // Most requests carry neither: only their id changes, nothing is read again.
-    let usual = frame.param_members().is_some_and(|members| !members.others);
-    if usual || !RETRY_MEMBERS.iter().any(|member| member.is_in(params)) {
+    if only_usual_members(frame) || !RETRY_MEMBERS.iter().any(|member| member.is_in(params)) {
         return Some(frame.with_id_frame(internal));
     }
     let mut params = Members::parse(params).ok()?;

@@ -31,7 +31,7 @@ pub use frame::{Frame, FrameError, Kind, span_in};
 pub use id_text::IdText;
 pub use lines::{Line, LineReader};
 pub use method::Method;
-pub use needle::Needle;
+pub use needle::{Needle, has_escape};
 pub use object::{Members, without_members};
 pub use oversized::guess_id;
 pub use params::ParamMembers;

@@ -1,4 +1,4 @@
-//! A fixed string looked for in many messages.
+//! Fixed strings looked for in many messages.
 
 use std::sync::OnceLock;
 
@@ -26,9 +26,25 @@ impl Needle {
     }
 }
 
+/// Whether `text` (JSON) holds a backslash: where there is none, no string
+/// in it is escaped, and a key can be found by its bytes alone. Asked of
+/// whole `_meta`s and results on the hot path, so it is a vectorised search,
+/// not a byte loop.
+pub fn has_escape(text: &str) -> bool {
+    memchr::memchr(b'\\', text.as_bytes()).is_some()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Needle;
+    use super::{Needle, has_escape};
+
+    #[test]
+    fn an_escape_is_any_backslash() {
+        assert!(has_escape(r#"{"a\u0062":1}"#));
+        assert!(has_escape("\\"));
+        assert!(!has_escape(r#"{"progressToken":"t/1"}"#));
+        assert!(!has_escape(""));
+    }
 
     static KEY: Needle = Needle::new("io.modelcontextprotocol/protocolVersion");
 

@@ -102,7 +102,7 @@ fn plain_result(result: &str, id: &str, method: &str) -> Option<String> {
         Needle::new(r#""cacheScope""#),
     ];
     let inner = result.strip_prefix('{')?;
-    if result.as_bytes().contains(&b'\\') || ADDED.iter().any(|added| added.is_in(result)) {
+    if warden_jsonrpc::has_escape(result) || ADDED.iter().any(|added| added.is_in(result)) {
         return None;
     }
     const HEAD: &str = r#"{"jsonrpc":"2.0","id":"#;

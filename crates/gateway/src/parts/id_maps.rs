@@ -158,7 +158,7 @@ pub(crate) fn progress_token(frame: &warden_jsonrpc::Frame, meta: Option<&str>) 
     // key nor an escape cannot name it: a 2026-07-28 request's envelope is
     // not read again for nothing.
     static KEY: warden_jsonrpc::Needle = warden_jsonrpc::Needle::new("progressToken");
-    let meta = meta.filter(|meta| KEY.is_in(meta) || meta.as_bytes().contains(&b'\\'))?;
+    let meta = meta.filter(|meta| KEY.is_in(meta) || warden_jsonrpc::has_escape(meta))?;
     let meta = warden_jsonrpc::Members::parse(meta).ok()?;
     let token = meta.optional("progressToken").ok()??;
     Some(frame.span_of(token))

@@ -3,8 +3,6 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use warden_jsonrpc::{ErrorCode, Frame, Members, Text, json_string};
 use warden_upstream::era::HAS_VERSION_KEY;
 
@@ -122,23 +120,28 @@ fn meta_of(frame: &Frame) -> Option<Result<Option<&str>, EnvelopeError>> {
 
 /// The client capabilities as sent, values unread until asked about
 /// (borrowed: reading them copies nothing).
-#[derive(Deserialize, Default)]
 struct ClientCapabilities<'a> {
-    #[serde(borrow, default)]
-    elicitation: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    sampling: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    roots: Option<&'a RawValue>,
+    elicitation: Option<&'a str>,
+    sampling: Option<&'a str>,
+    roots: Option<&'a str>,
 }
 
-impl ClientCapabilities<'_> {
+impl<'a> ClientCapabilities<'a> {
+    /// The members of the capabilities object that Warden asks about, each
+    /// named at most once (a server could read either of two). Not serde's
+    /// derived reader: it also takes an array, by position.
+    fn of(text: &'a str) -> Result<ClientCapabilities<'a>, String> {
+        let members = Members::parse(text).map_err(|err| err.to_string())?;
+        let once = |key: &'static str| members.get_once(key).map_err(|()| format!("duplicate field `{key}`"));
+        Ok(ClientCapabilities { elicitation: once("elicitation")?, sampling: once("sampling")?, roots: once("roots")? })
+    }
+
     /// What the request may be asked for. A `null` capability is none; an
     /// `elicitation` that is not an object is refused as the whole was.
     fn read(&self) -> Option<Capabilities> {
-        let given = |value: Option<&RawValue>| value.is_some_and(|value| value.get() != "null");
-        let modes = match self.elicitation.filter(|value| value.get() != "null") {
-            Some(value) => Some(Members::parse(value.get()).ok()?),
+        let given = |value: Option<&str>| value.is_some_and(|value| value != "null");
+        let modes = match self.elicitation.filter(|value| *value != "null") {
+            Some(value) => Some(Members::parse(value).ok()?),
             None => None,
         };
         Some(Capabilities {
@@ -184,7 +187,7 @@ impl Envelope {
         };
         let capabilities = once(&meta, "params._meta", meta::CLIENT_CAPABILITIES)?
             .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::CLIENT_CAPABILITIES)))?;
-        let capabilities = serde_json::from_str::<ClientCapabilities>(capabilities)
+        let capabilities = ClientCapabilities::of(capabilities)
             .map_err(|err| {
                 let name = meta::CLIENT_CAPABILITIES;
                 EnvelopeError::invalid(format!("{name} must be an object that names each capability once: {err}"))
@@ -245,6 +248,31 @@ mod tests {
             "{}",
             refused.message
         );
+    }
+
+    /// The capabilities are read as their object's members: keys decoded
+    /// (an escaped key is the key it spells, and a second spelling of one is
+    /// a duplicate), `null` is absent, and anything but an object is
+    /// refused. serde's derived reader, used before, took `[]` as no
+    /// capabilities and `[{},{}]` as elicitation and sampling, by position.
+    #[test]
+    fn capabilities_are_an_object_read_by_key() {
+        let read = |capabilities: &str| {
+            let meta = format!(
+                r#"{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{capabilities}}}}}"#
+            );
+            Envelope::read(&frame(&meta)).map(|envelope| envelope.capabilities)
+        };
+        let sampling = read(r#"{"sampl\u0069ng":{},"roots":null,"other":[1,{"roots":{}}]}"#).unwrap();
+        assert!(sampling.sampling && !sampling.roots && !sampling.elicitation_form);
+        let form = read(r#"{"elicitation":{"form":{}}}"#).unwrap();
+        assert!(form.elicitation_form && !form.elicitation_url);
+        let twice = read(r#"{"sampling":{},"sampl\u0069ng":{}}"#).unwrap_err();
+        assert!(twice.message.contains("duplicate field `sampling`"), "{}", twice.message);
+        for refused in ["[]", "[{},{}]", "1", r#""{}""#, r#"{"elicitation":true}"#] {
+            assert_eq!(read(refused).unwrap_err().code, ErrorCode::InvalidParams, "{refused}");
+        }
+        assert_eq!(read("{}").unwrap(), Capabilities::default());
     }
 
     /// Found by the `modern_envelope` fuzz target: a second `_meta` (which

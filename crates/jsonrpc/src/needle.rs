@@ -28,8 +28,10 @@ impl Needle {
 
 /// Whether `text` (JSON) holds a backslash: where there is none, no string
 /// in it is escaped, and a key can be found by its bytes alone. Asked of
-/// whole `_meta`s and results on the hot path, so it is a vectorised search,
-/// not a byte loop.
+/// whole `_meta`s, arguments and results on the hot path, so it is the
+/// memchr crate's SIMD search (`[u8]::contains` and `str::contains` search
+/// a word at a time: about 300 instructions more a 2026-07-28 call, by
+/// callgrind).
 pub fn has_escape(text: &str) -> bool {
     memchr::memchr(b'\\', text.as_bytes()).is_some()
 }

@@ -29,7 +29,7 @@ pub(crate) fn acceptable(arguments: Option<&str>) -> bool {
         return true;
     };
     // Escapes may spell the raw-value key; decoding settles those.
-    if text.contains('\\') || text.contains(RAW_VALUE_KEY) {
+    if warden_jsonrpc::has_escape(text) || text.contains(RAW_VALUE_KEY) {
         return false;
     }
     matches!(serde_json::from_str::<Shape>(text), Ok(Shape::ObjectOrNull))

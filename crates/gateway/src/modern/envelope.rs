@@ -132,8 +132,12 @@ impl<'a> ClientCapabilities<'a> {
     /// derived reader: it also takes an array, by position.
     fn of(text: &'a str) -> Result<ClientCapabilities<'a>, String> {
         let members = Members::parse(text).map_err(|err| err.to_string())?;
-        let once = |key: &'static str| members.get_once(key).map_err(|()| format!("duplicate field `{key}`"));
-        Ok(ClientCapabilities { elicitation: once("elicitation")?, sampling: once("sampling")?, roots: once("roots")? })
+        let member = |key: &'static str| members.get_once(key).map_err(|()| format!("duplicate field `{key}`"));
+        Ok(ClientCapabilities {
+            elicitation: member("elicitation")?,
+            sampling: member("sampling")?,
+            roots: member("roots")?,
+        })
     }
 
     /// What the request may be asked for. A `null` capability is none; an

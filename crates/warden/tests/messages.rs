@@ -222,3 +222,33 @@ fn tasks_route_to_the_upstream_that_created_them() {
     let unknown = client.request("tasks/get", json!({"taskId": "task-999"}));
     assert_eq!(unknown["error"]["code"], -32602);
 }
+
+/// MCP names every parameter: params by position (a JSON array) are refused
+/// for the methods Warden reads, not read by position. serde's derived
+/// readers would take `["a__echo", {...}]` as a name and arguments, and a
+/// server behind Warden could read the array otherwise.
+#[test]
+fn params_by_position_are_refused_for_the_methods_warden_reads() {
+    let mut client = two_servers();
+    let echo = client.request("tools/call", json!({"name": "a__echo", "arguments": {"text": "by name"}}));
+    assert_eq!(echo["result"]["content"][0]["text"], "by name", "{}", echo.raw);
+    for (method, params) in [
+        ("tools/call", json!(["a__echo", {"text": "by position"}])),
+        ("prompts/get", json!(["a__greet", {}])),
+        ("resources/read", json!(["fixture://a/readme"])),
+        ("tools/list", json!([null])),
+        ("tasks/get", json!(["task-1"])),
+        ("completion/complete", json!([{"type": "ref/prompt", "name": "a__greet"}, {"name": "n", "value": "v"}])),
+    ] {
+        let refused = client.request(method, params);
+        assert_eq!(refused["error"]["code"], -32602, "{method}: {}", refused.raw);
+        assert!(
+            refused["error"]["message"].as_str().unwrap_or_default().contains("params must be an object"),
+            "{}",
+            refused.raw
+        );
+    }
+    // The session goes on.
+    let again = client.request("tools/call", json!({"name": "a__echo", "arguments": {"text": "still here"}}));
+    assert_eq!(again["result"]["content"][0]["text"], "still here", "{}", again.raw);
+}

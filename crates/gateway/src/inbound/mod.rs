@@ -93,6 +93,14 @@ async fn serve(session: &Arc<SessionParts>, frame: &Frame, method: &Method) {
         let message = format!("'{}' received before initialize: send initialize first", method.as_str());
         return session.link.fail(frame, ErrorCode::InvalidRequest, &message);
     }
+    // MCP names every parameter. Params by position would be read by
+    // position (serde's derived readers take an array for a struct), and a
+    // server behind Warden could read them otherwise: refused for every
+    // method Warden reads; a method it does not know is forwarded as it is.
+    if !matches!(method, Method::Other(_)) && frame.params().is_some_and(|params| !params.starts_with('{')) {
+        let message = format!("params must be an object: MCP names the parameters of '{}'", method.as_str());
+        return session.link.fail(frame, ErrorCode::InvalidParams, &message);
+    }
     match method {
         Method::Initialize => initialize(session, frame),
         Method::Ping => session.link.respond(frame, result_response(id, "{}")),

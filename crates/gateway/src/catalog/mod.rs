@@ -46,7 +46,7 @@ struct Exposed {
 #[derive(Debug, Default)]
 struct NameIndex {
     entries: Vec<Exposed>,
-    by_name: HashMap<String, usize>,
+    by_name: foldhash::HashMap<String, usize>,
 }
 
 /// Everything the upstreams offer, merged and indexed.
@@ -61,7 +61,7 @@ pub struct Catalog {
     tools: NameIndex,
     prompts: NameIndex,
     resources: Vec<(usize, usize)>,
-    resource_owner: HashMap<String, usize>,
+    resource_owner: foldhash::HashMap<String, usize>,
     templates: Vec<(usize, usize, Option<UriTemplate>)>,
     collisions: Vec<String>,
     /// Per upstream, tools withheld by pins.
@@ -100,7 +100,7 @@ impl Catalog {
             tools: NameIndex::default(),
             prompts: NameIndex::default(),
             resources: Vec::new(),
-            resource_owner: HashMap::new(),
+            resource_owner: Default::default(),
             templates: Vec::new(),
             collisions: Vec::new(),
             view: Visible(Arc::new(ShowAll)),

@@ -1,6 +1,6 @@
 //! Ids and tokens Warden substitutes, and what they stand for.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 

@@ -105,11 +105,12 @@ impl<'a> Envelope<'a> {
         let mut envelope = Envelope::default();
         let mut twice = false;
         let mut method = None;
-        crate::scan::members_at(text, |key, at| {
+        crate::scan::members_at_bytes(text, |key, at| {
+            let key = &b[key];
             // Object params are read member by member on the way, for the
             // stages that read their name, arguments or `_meta`.
-            let end = if key == "params" && b.get(at) == Some(&b'{') {
-                let mut reader = ParamsReader::new(text);
+            let end = if key == b"params" && b.get(at) == Some(&b'{') {
+                let mut reader = ParamsReader::default();
                 let end = crate::scan::object_end(text, at, |key, value| reader.note(key, value))?;
                 envelope.param_spans = reader.finish();
                 end
@@ -117,12 +118,12 @@ impl<'a> Envelope<'a> {
                 crate::scan::value_end(b, at)?
             };
             let slot = match key {
-                "jsonrpc" => &mut envelope.jsonrpc,
-                "id" => &mut envelope.id,
-                "method" => &mut method,
-                "params" => &mut envelope.params,
-                "result" => &mut envelope.result,
-                "error" => &mut envelope.error,
+                b"jsonrpc" => &mut envelope.jsonrpc,
+                b"id" => &mut envelope.id,
+                b"method" => &mut method,
+                b"params" => &mut envelope.params,
+                b"result" => &mut envelope.result,
+                b"error" => &mut envelope.error,
                 _ => return Some(end),
             };
             twice |= slot.replace(&text[at..end]).is_some();

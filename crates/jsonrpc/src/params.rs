@@ -2,7 +2,9 @@
 //! `arguments`, `_meta`, `task`), found while the message is parsed, so that
 //! no stage scans the params again.
 
-use crate::frame::{Span, span_in};
+use std::ops::Range;
+
+use crate::frame::Span;
 
 /// Where those members are in a frame's text.
 #[derive(Debug, Clone, Copy, Default)]
@@ -60,35 +62,30 @@ impl ParamSpans {
 }
 
 /// Notes the members of a params object as the scan passes them.
-pub(crate) struct ParamsReader<'a> {
-    text: &'a str,
+#[derive(Default)]
+pub(crate) struct ParamsReader {
     spans: ParamSpans,
     /// A key with an escape (it may spell one of the four), or one of the
     /// four named twice: the stages read the params themselves.
     unreadable: bool,
 }
 
-impl<'a> ParamsReader<'a> {
-    /// A reader for the params of the message `text`.
-    pub(crate) fn new(text: &'a str) -> ParamsReader<'a> {
-        ParamsReader { text, spans: ParamSpans::default(), unreadable: false }
-    }
-
-    /// One member: its key as written, its value (a slice of the text).
-    pub(crate) fn note(&mut self, key: &str, value: &str) {
+impl ParamsReader {
+    /// One member: its key's bytes as written, where its value is in the
+    /// message's text.
+    pub(crate) fn note(&mut self, key: &[u8], value: Range<usize>) {
         let slot = match key {
-            "name" => 0,
-            "arguments" => 1,
-            "_meta" => 2,
-            "task" => 3,
+            b"name" => 0,
+            b"arguments" => 1,
+            b"_meta" => 2,
+            b"task" => 3,
             _ => {
-                self.unreadable |= key.contains('\\');
+                self.unreadable |= key.contains(&b'\\');
                 self.spans.others = true;
                 return;
             }
         };
-        let span = Span::of(Some(span_in(self.text, value)));
-        self.unreadable |= std::mem::replace(&mut self.spans.spans[slot], span).range().is_some();
+        self.unreadable |= std::mem::replace(&mut self.spans.spans[slot], Span::of(Some(value))).range().is_some();
     }
 
     /// The spans, unless the params must be read otherwise.

@@ -11,6 +11,8 @@
 //! serde_json, which decides it and words the error. So a text it accepts
 //! is one serde_json accepts, with the same members and values.
 
+use std::ops::Range;
+
 /// Calls `each` with the key and value (JSON text) of every member of the
 /// object `text`, in order, duplicates included. `None` when the fast path
 /// declines: serde_json must decide.
@@ -26,21 +28,28 @@ pub(crate) fn members<'a>(text: &'a str, mut each: impl FnMut(&'a str, &'a str))
 /// [`members`] for a reader that reads each value itself: `each` gets a
 /// member's key and the index its value starts at, and returns the index
 /// the value ends at (`None` declines the whole text).
-pub(crate) fn members_at<'a>(text: &'a str, each: impl FnMut(&'a str, usize) -> Option<usize>) -> Option<()> {
+pub(crate) fn members_at<'a>(text: &'a str, mut each: impl FnMut(&'a str, usize) -> Option<usize>) -> Option<()> {
+    members_at_bytes(text, |key, at| each(&text[key], at))
+}
+
+/// [`members_at`] with each key as the range of its bytes (between the
+/// quotes): for a reader that matches keys against literals and keeps
+/// positions, so nothing is sliced as text (the frame's parse).
+pub(crate) fn members_at_bytes(text: &str, each: impl FnMut(Range<usize>, usize) -> Option<usize>) -> Option<()> {
     let b = text.as_bytes();
-    let end = object_at(text, ws(b, 0), Keys::Plain, each)?;
+    let end = object_at(b, ws(b, 0), Keys::Plain, each)?;
     (ws(b, end) == b.len()).then_some(())
 }
 
 /// The end of the object that starts at `i` (a `{`), calling `each` with
-/// the key (as written: it may hold escapes) and value (JSON text) of every
-/// member, in order. What it accepts is exactly what [`value_end`] accepts
+/// the key (its bytes as written: it may hold escapes) and the range of the
+/// value of every member, in order. What it accepts is exactly what [`value_end`] accepts
 /// of an object.
-pub(crate) fn object_end<'a>(text: &'a str, i: usize, mut each: impl FnMut(&'a str, &'a str)) -> Option<usize> {
+pub(crate) fn object_end(text: &str, i: usize, mut each: impl FnMut(&[u8], Range<usize>)) -> Option<usize> {
     let b = text.as_bytes();
-    object_at(text, i, Keys::Any, |key, at| {
+    object_at(b, i, Keys::Any, |key, at| {
         let end = value_end(b, at)?;
-        each(key, &text[at..end]);
+        each(&b[key], at..end);
         Some(end)
     })
 }
@@ -55,15 +64,14 @@ enum Keys {
 }
 
 /// The end of the object at `i`, whose members' values `each` reads (given
-/// the key and where the value starts, it returns where it ends).
+/// the range of the key and where the value starts, it returns where it ends).
 #[inline(always)]
-fn object_at<'a>(
-    text: &'a str,
+fn object_at(
+    b: &[u8],
     mut i: usize,
     keys: Keys,
-    mut each: impl FnMut(&'a str, usize) -> Option<usize>,
+    mut each: impl FnMut(Range<usize>, usize) -> Option<usize>,
 ) -> Option<usize> {
-    let b = text.as_bytes();
     if b.get(i) != Some(&b'{') {
         return None;
     }
@@ -76,7 +84,7 @@ fn object_at<'a>(
             return None;
         }
         let key_end = if keys == Keys::Plain { plain_string_end(b, i + 1)? } else { string_end(b, i + 1)? };
-        let key = &text[i + 1..key_end - 1];
+        let key = i + 1..key_end - 1;
         i = ws(b, key_end);
         if b.get(i) != Some(&b':') {
             return None;

@@ -317,6 +317,13 @@ impl Frame {
         self.params.range().map(|span| &self.text[span])
     }
 
+    /// The params as JSON text when they are an object. MCP names every
+    /// parameter: a reader of named members must not be handed an array,
+    /// which serde's derived readers would read by position.
+    pub fn named_params(&self) -> Option<&str> {
+        self.params().filter(|params| params.starts_with('{'))
+    }
+
     /// The members `name`, `arguments`, `_meta` and `task` of the params,
     /// as found while the message was parsed. `None` when it did not read
     /// them (params that are not an object, a key with an escape, one of

@@ -252,3 +252,21 @@ fn params_by_position_are_refused_for_the_methods_warden_reads() {
     let again = client.request("tools/call", json!({"name": "a__echo", "arguments": {"text": "still here"}}));
     assert_eq!(again["result"]["content"][0]["text"], "still here", "{}", again.raw);
 }
+
+/// A notification's params by position are not read as if named either: a
+/// `notifications/cancelled` whose params are `["slow-2"]` cancels nothing
+/// (serde's derived reader took the array's first item as the requestId,
+/// and Warden stopped waiting for a call the server still ran).
+#[test]
+fn a_cancellation_by_position_cancels_nothing() {
+    let mut client = two_servers();
+    let requests = |client: &mut Client| fixture_requests(&client.call_text("b__stats", json!({})));
+    let before = requests(&mut client);
+    client.send(json!({"jsonrpc": "2.0", "id": "slow-2", "method": "tools/call", "params": {"name": "b__slow", "arguments": {"ms": 300}}}));
+    wait_for_fixture_requests(before, 1, || requests(&mut client));
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": ["slow-2"]}));
+    let answer = client.response(&json!("slow-2"));
+    assert_eq!(answer["result"]["content"][0]["text"], "slept 300", "{}", answer.raw);
+    let stats: Value = serde_json::from_str(&client.call_text("b__stats", json!({}))).unwrap();
+    assert_eq!(stats["cancelled"], json!([]), "the server was told nothing");
+}

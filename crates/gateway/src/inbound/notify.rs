@@ -37,7 +37,7 @@ pub(crate) fn notification(session: &SessionParts, frame: Frame) {
 /// it, under the id Warden gave it there, stop waiting for it, and let
 /// the front end whatever it holds open for the answer.
 fn client_cancelled(session: &SessionParts, frame: &Frame) {
-    let Some(params) = frame.params().and_then(|p| serde_json::from_str::<CancelledParams>(p).ok()) else {
+    let Some(params) = frame.named_params().and_then(|p| serde_json::from_str::<CancelledParams>(p).ok()) else {
         tracing::warn!(session = %session.id, "ignored notifications/cancelled without a requestId");
         return;
     };
@@ -69,7 +69,7 @@ fn stop_waiting(session: &SessionParts, frame: &Frame, id: &str) {
 /// Progress the client reports on an upstream's request: back to that
 /// upstream, under its own token.
 fn client_progress(session: &SessionParts, frame: &Frame) {
-    let Some(params) = frame.params().and_then(|p| serde_json::from_str::<ProgressParams>(p).ok()) else {
+    let Some(params) = frame.named_params().and_then(|p| serde_json::from_str::<ProgressParams>(p).ok()) else {
         return;
     };
     let target = lock(&session.maps.tokens).get(params.progress_token.get()).cloned();

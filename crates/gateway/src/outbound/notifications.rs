@@ -49,9 +49,9 @@ pub(super) fn upstream_notification(
         Some(Method::Other(name))
             if &**name == "notifications/message"
                 && session.upstreams.is_shared(connection.name())
-                && !wants_log(session.replay.level().as_deref(), frame.params()) => {}
+                && !wants_log(session.replay.level().as_deref(), frame.named_params()) => {}
         Some(Method::TaskStatus) => {
-            session.replay.record_task_status(index, frame.params());
+            session.replay.record_task_status(index, frame.named_params());
             session.link.send_related(frame.into_text(), session.maps.request_of(connection, related).as_deref())
         }
         _ => session.link.send_related(frame.into_text(), session.maps.request_of(connection, related).as_deref()),
@@ -62,7 +62,7 @@ pub(super) fn upstream_notification(
 /// for a token Warden never issued (or that is finished) is dropped, so an
 /// upstream cannot speak for another's request.
 fn upstream_progress(session: &SessionParts, frame: Frame) {
-    let Some(params) = frame.params().and_then(|p| serde_json::from_str::<ProgressParams>(p).ok()) else {
+    let Some(params) = frame.named_params().and_then(|p| serde_json::from_str::<ProgressParams>(p).ok()) else {
         return;
     };
     let target = lock(&session.maps.tokens).get(params.progress_token.get()).cloned();
@@ -77,7 +77,7 @@ fn upstream_progress(session: &SessionParts, frame: Frame) {
 
 /// An upstream gives up on a request it made to the client.
 fn upstream_cancelled(session: &SessionParts, connection: &Arc<Connection>, frame: Frame) {
-    let Some(params) = frame.params().and_then(|p| serde_json::from_str::<CancelledParams>(p).ok()) else {
+    let Some(params) = frame.named_params().and_then(|p| serde_json::from_str::<CancelledParams>(p).ok()) else {
         return;
     };
     let client_id = {

@@ -60,7 +60,7 @@ pub(super) fn owners<'a>(
     frame: &Frame,
     related: Option<u64>,
 ) -> Owners<'a> {
-    let params = frame.params().and_then(|params| serde_json::from_str::<RoutingParams>(params).ok());
+    let params = frame.named_params().and_then(|params| serde_json::from_str::<RoutingParams>(params).ok());
     let holding = |holds: &dyn Fn(&dyn Member, usize) -> bool, none: &'static str| {
         let found: Vec<&User> = users.iter().filter(|(session, index)| holds(session.as_ref(), *index)).collect();
         if found.is_empty() { Owners::Unknown(none) } else { Owners::Sessions(found) }

@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 use tokio::sync::{Notify, mpsc, oneshot};
 use warden_jsonrpc::Frame;
 
+use crate::direct::DirectPipe;
 use crate::era::{self, Era};
 use crate::error::UpstreamError;
 use crate::handshake::Handshake;
@@ -20,6 +21,9 @@ use crate::stderr::StderrTail;
 pub(crate) enum Outgoing {
     /// One message, without its newline.
     Line(String),
+    /// The end of a line the pipe took only part of (see [`DirectPipe`]),
+    /// newline included.
+    Rest(Vec<u8>),
     /// Close the process's stdin, asking it to exit.
     Close,
 }
@@ -69,6 +73,9 @@ pub struct Connection {
     /// Posts requests in the requester's task, for links that can (weak:
     /// the link holds this connection).
     poster: OnceLock<Weak<dyn Poster>>,
+    /// The server's stdin, which a request alone in flight is written to
+    /// at once (see [`DirectPipe`]; weak: the writer task holds it).
+    direct: OnceLock<Weak<DirectPipe>>,
 }
 
 /// The answer to a request sent on a [`Connection`].
@@ -128,6 +135,7 @@ impl Connection {
             stderr,
             idle: Notify::new(),
             era: OnceLock::new(),
+            direct: OnceLock::new(),
             log_level: Mutex::new(None),
             poster: OnceLock::new(),
         }
@@ -187,13 +195,14 @@ impl Connection {
     pub fn send_request(&self, build: impl FnOnce(&str) -> String) -> Result<(u64, ResponseFuture), UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (sender, receiver) = oneshot::channel();
-        {
+        let alone = {
             let mut pending = self.lock();
             if let Some(error) = &pending.closed {
                 return Err(error.clone());
             }
             pending.waiting.insert(id, sender);
-        }
+            pending.waiting.len() == 1
+        };
         let text = self.adapt(build(itoa::Buffer::new().format(id)));
         // The handshake is the link's own business.
         let poster = self.poster.get().filter(|_| self.handshake.get().is_some());
@@ -201,11 +210,34 @@ impl Connection {
             let post = Some(poster.post(text));
             return Ok((id, ResponseFuture { name: self.name.clone(), receiver, post }));
         }
-        if self.outbox.send(Outgoing::Line(text)).is_err() {
+        // Alone in flight, nothing would be gathered with it: written at once.
+        let sent = match self.direct.get().and_then(Weak::upgrade) {
+            Some(direct) if alone => direct.send(text, &self.outbox),
+            _ => self.queue(Outgoing::Line(text)),
+        };
+        if sent.is_err() {
             self.forget(id);
             return Err(self.unavailable("its input is closed"));
         }
         Ok((id, ResponseFuture { name: self.name.clone(), receiver, post: None }))
+    }
+
+    /// Queues `item` for the writer task, behind any line written at once.
+    fn queue(&self, item: Outgoing) -> Result<(), ()> {
+        match self.direct.get().and_then(Weak::upgrade) {
+            Some(direct) => {
+                let mut busy = direct.busy();
+                *busy = true;
+                self.outbox.send(item).map_err(drop)
+            }
+            None => self.outbox.send(item).map_err(drop),
+        }
+    }
+
+    /// From now on a request alone in flight is written to `direct` by its
+    /// requester (see [`DirectPipe`]).
+    pub(crate) fn set_direct(&self, direct: Weak<DirectPipe>) {
+        let _ = self.direct.set(direct);
     }
 
     /// From now on requests are posted by `poster` in the requester's task
@@ -239,7 +271,7 @@ impl Connection {
 
     /// Sends a notification, or a response to one of the server's requests.
     pub fn send(&self, text: String) -> Result<(), UpstreamError> {
-        self.outbox.send(Outgoing::Line(text)).map_err(|_| self.unavailable("its input is closed"))
+        self.queue(Outgoing::Line(text)).map_err(|()| self.unavailable("its input is closed"))
     }
 
     /// Stops waiting for request `id` (after a cancellation); its future ends
@@ -295,7 +327,7 @@ impl Connection {
         for (_, sender) in waiting {
             let _ = sender.send(Err(error.clone()));
         }
-        let _ = self.outbox.send(Outgoing::Close);
+        let _ = self.queue(Outgoing::Close);
     }
 
     fn unavailable(&self, reason: &str) -> UpstreamError {

@@ -14,6 +14,7 @@
 
 mod code_watch;
 mod connection;
+mod direct;
 mod dispatch;
 pub mod era;
 mod error;

@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 
 use super::Phase;
 use crate::connection::{Connection, Outgoing};
+use crate::direct::DirectPipe;
 use crate::dispatch::Dispatch;
 use crate::error::UpstreamError;
 use crate::stderr::{self, StderrTail};
@@ -42,7 +43,14 @@ impl StdioLink {
         let (process, pipes) = Process::spawn(&command)
             .map_err(|err| format!("failed to start '{}': {err}", command.program.display()))?;
         let connection = dispatch.connection().clone();
-        tokio::spawn(pipes::write_all(outbox, pipes.stdin));
+        let stdin = pipes
+            .stdin
+            .into_owned_fd()
+            .and_then(tokio::net::unix::pipe::Sender::from_owned_fd)
+            .map_err(|err| format!("cannot write to the stdin of '{}': {err}", command.program.display()))?;
+        let stdin = Arc::new(DirectPipe::new(stdin));
+        connection.set_direct(Arc::downgrade(&stdin));
+        tokio::spawn(pipes::write_all(outbox, stdin));
         tokio::spawn(stderr::pump(connection.name().into(), pipes.stderr, tail.clone()));
         let reader = tokio::spawn(pipes::read_all(pipes.stdout, dispatch, command.sandboxed.take()));
         let proxy = command.proxy.take().map(Box::new);

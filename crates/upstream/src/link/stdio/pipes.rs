@@ -1,6 +1,8 @@
 //! The tasks that move bytes between Warden and an upstream process.
 
-use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
+use std::sync::Arc;
+
+use tokio::net::unix::pipe;
 use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
 use warden_jsonrpc::{Line, LineReader};
@@ -8,33 +10,57 @@ use warden_sandbox::SandboxReport;
 use warden_sandbox::annotate::annotate_line;
 
 use crate::connection::Outgoing;
+use crate::direct::DirectPipe;
 use crate::dispatch::Dispatch;
 
-/// Writes queued messages to the process, one per line, flushing whenever the
-/// queue runs empty so that bursts cost one system call.
-pub(crate) async fn write_all(mut outbox: mpsc::UnboundedReceiver<Outgoing>, stdin: impl AsyncWrite + Unpin) {
-    let mut stdin = BufWriter::with_capacity(64 * 1024, stdin);
+/// Writes queued messages to the process, one per line, gathering whatever
+/// is queued into one write so that bursts cost one system call. Lines
+/// written at once by their requesters (see [`DirectPipe`]) never overlap
+/// these: they are written only while this writer is idle.
+pub(crate) async fn write_all(mut outbox: mpsc::UnboundedReceiver<Outgoing>, stdin: Arc<DirectPipe>) {
+    let mut gathered = Vec::with_capacity(64 * 1024);
     while let Some(first) = outbox.recv().await {
         let mut next = Some(first);
-        while let Some(item) = next {
+        while let Some(item) = next.take() {
             match item {
                 Outgoing::Line(text) => {
-                    if stdin.write_all(text.as_bytes()).await.is_err() || stdin.write_all(b"\n").await.is_err() {
-                        return;
-                    }
+                    gathered.extend_from_slice(text.as_bytes());
+                    gathered.push(b'\n');
                 }
+                Outgoing::Rest(bytes) => gathered.extend_from_slice(&bytes),
+                // Dropping the pipe closes it: the server's sign to exit.
                 Outgoing::Close => {
-                    let _ = stdin.flush().await;
-                    let _ = stdin.shutdown().await;
+                    let _ = write_out(stdin.pipe(), &gathered).await;
                     return;
                 }
             }
             next = outbox.try_recv().ok();
-        }
-        if stdin.flush().await.is_err() {
-            return;
+            if next.is_none() {
+                if write_out(stdin.pipe(), &gathered).await.is_err() {
+                    return;
+                }
+                gathered.clear();
+                // Idle once nothing more is queued, decided under the lock
+                // whoever queues takes.
+                let mut busy = stdin.busy();
+                next = outbox.try_recv().ok();
+                *busy = next.is_some();
+            }
         }
     }
+}
+
+/// Writes all of `bytes` to `pipe`.
+async fn write_out(pipe: &pipe::Sender, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        pipe.writable().await?;
+        match pipe.try_write(bytes) {
+            Ok(written) => bytes = &bytes[written..],
+            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(())
 }
 
 /// Reads the process's stdout until it ends, handing every line to `dispatch`.
@@ -66,5 +92,42 @@ pub(crate) async fn read_all(stdout: ChildStdout, dispatch: Dispatch, sandboxed:
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    /// Lines written at once and lines queued reach the pipe whole and in
+    /// the order they were sent, though the pipe (64 KiB) takes the big
+    /// ones only in part and the reader is slower than the writers.
+    #[tokio::test]
+    async fn lines_written_at_once_and_queued_arrive_whole_and_in_order() {
+        let (sender, mut receiver) = pipe::pipe().unwrap();
+        let stdin = Arc::new(DirectPipe::new(sender));
+        let (queue, outbox) = mpsc::unbounded_channel();
+        let writer = tokio::spawn(write_all(outbox, stdin.clone()));
+        let lines: Vec<String> =
+            (0..12).map(|n| format!("{n:02}:{}", char::from(b'a' + n as u8).to_string().repeat(40_000))).collect();
+        for (n, line) in lines.iter().enumerate() {
+            if n % 3 == 2 {
+                // A line queued the way notifications are.
+                *stdin.busy() = true;
+                queue.send(Outgoing::Line(line.clone())).unwrap();
+            } else {
+                stdin.send(line.clone(), &queue).unwrap();
+            }
+        }
+        queue.send(Outgoing::Close).unwrap();
+        // The writer holds the pipe from now on, and closes it when done.
+        drop(stdin);
+        let mut read = Vec::new();
+        receiver.read_to_end(&mut read).await.unwrap();
+        writer.await.unwrap();
+        let expected: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        assert!(read == expected.as_bytes(), "{} bytes read, {} sent", read.len(), expected.len());
     }
 }

@@ -20,6 +20,10 @@ pub struct Outbound {
     /// passed on: a front that rewrites it (the 2026-07-28 lane) need not
     /// parse the message again to find it.
     pub result: Option<std::ops::Range<usize>>,
+    /// This response answers the only request of the session being served:
+    /// nothing else is about to follow it, and a front that gathers writes
+    /// may write it at once.
+    pub alone: bool,
 }
 
 /// Takes every message a session has for its client, in order. Called from

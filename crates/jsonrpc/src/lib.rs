@@ -12,6 +12,7 @@
 mod build;
 mod canonical;
 mod codes;
+mod direct;
 mod frame;
 mod id_text;
 mod lines;
@@ -27,6 +28,7 @@ mod text;
 pub use build::{error_response, notification, request, result_response};
 pub use canonical::canonical_text;
 pub use codes::ErrorCode;
+pub use direct::{DirectPipe, SharedWrite, Unwritten};
 pub use frame::{Frame, FrameError, Kind, span_in};
 pub use id_text::IdText;
 pub use lines::{Line, LineReader};

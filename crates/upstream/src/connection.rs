@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::task::{Context, Poll};
 
 use rustc_hash::FxHashMap;
+use tokio::net::unix::pipe;
 use tokio::sync::{Notify, mpsc, oneshot};
-use warden_jsonrpc::Frame;
+use warden_jsonrpc::{DirectPipe, Frame, Unwritten};
 
-use crate::direct::DirectPipe;
 use crate::era::{self, Era};
 use crate::error::UpstreamError;
 use crate::handshake::Handshake;
@@ -75,7 +75,7 @@ pub struct Connection {
     poster: OnceLock<Weak<dyn Poster>>,
     /// The server's stdin, which a request alone in flight is written to
     /// at once (see [`DirectPipe`]; weak: the writer task holds it).
-    direct: OnceLock<Weak<DirectPipe>>,
+    direct: OnceLock<Weak<DirectPipe<pipe::Sender>>>,
 }
 
 /// The answer to a request sent on a [`Connection`].
@@ -212,7 +212,13 @@ impl Connection {
         }
         // Alone in flight, nothing would be gathered with it: written at once.
         let sent = match self.direct.get().and_then(Weak::upgrade) {
-            Some(direct) if alone => direct.send(text, &self.outbox),
+            Some(direct) if alone => direct.send(text, |unwritten| {
+                let item = match unwritten {
+                    Unwritten::Line(text) => Outgoing::Line(text),
+                    Unwritten::Rest(bytes) => Outgoing::Rest(bytes),
+                };
+                self.outbox.send(item).map_err(drop)
+            }),
             _ => self.queue(Outgoing::Line(text)),
         };
         if sent.is_err() {
@@ -225,18 +231,14 @@ impl Connection {
     /// Queues `item` for the writer task, behind any line written at once.
     fn queue(&self, item: Outgoing) -> Result<(), ()> {
         match self.direct.get().and_then(Weak::upgrade) {
-            Some(direct) => {
-                let mut busy = direct.busy();
-                *busy = true;
-                self.outbox.send(item).map_err(drop)
-            }
+            Some(direct) => direct.queue(|| self.outbox.send(item).map_err(drop)),
             None => self.outbox.send(item).map_err(drop),
         }
     }
 
     /// From now on a request alone in flight is written to `direct` by its
     /// requester (see [`DirectPipe`]).
-    pub(crate) fn set_direct(&self, direct: Weak<DirectPipe>) {
+    pub(crate) fn set_direct(&self, direct: Weak<DirectPipe<pipe::Sender>>) {
         let _ = self.direct.set(direct);
     }
 

@@ -14,7 +14,6 @@
 
 mod code_watch;
 mod connection;
-mod direct;
 mod dispatch;
 pub mod era;
 mod error;

@@ -4,6 +4,7 @@ mod http;
 mod metrics;
 mod stdio;
 mod stdio_era;
+mod stdio_output;
 
 pub use http::HttpFront;
 /// Host and secret checks the HTTP front uses, for Warden's other pages.

@@ -3,18 +3,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::FileTypeExt;
+use std::os::fd::AsFd;
 
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::io::AsyncRead;
 use tokio::net::unix::pipe;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use warden_config::Config;
 use warden_jsonrpc::{Line, LineReader};
 use warden_sandbox::SandboxReport;
 
 use super::stdio_era::StdioEra;
+use super::stdio_output::{ClientOutput, Stdio};
 use crate::modern::LaneOutlet;
 use crate::pipeline::Hooks;
 use crate::session::Session;
@@ -34,14 +34,14 @@ pub async fn serve_stdio<E: std::fmt::Display>(
     sandbox: SandboxReport,
     started: impl FnOnce(&Session) -> Result<(), E>,
 ) -> std::io::Result<()> {
-    let (to_client, outgoing) = mpsc::unbounded_channel();
+    let (to_client, writer) = ClientOutput::stdout();
     let outlet = LaneOutlet::with_fallback(to_client.clone());
     let session = Session::start(config.clone(), hooks, outlet.clone(), sandbox);
     let mut era = StdioEra::new(session.clone(), outlet, to_client);
     if let Err(err) = started(&session) {
         tracing::warn!("{err}");
     }
-    let mut writer = tokio::spawn(write_lines(outgoing, stdout()));
+    let mut writer = tokio::spawn(writer);
     let mut lines = LineReader::new(stdin(), config.limits.max_message_bytes);
     let mut client_gone = false;
     // Clients stop servers with SIGTERM (or SIGINT in a terminal): the
@@ -107,59 +107,5 @@ fn stdin() -> Box<dyn AsyncRead + Unpin + Send> {
         Stdio::Pipe(fd) => pipe::Receiver::from_owned_fd(fd).map_or_else(|_| blocking(), |pipe| Box::new(pipe)),
         Stdio::Socket(socket) => Box::new(socket),
         Stdio::Other => blocking(),
-    }
-}
-
-/// Stdout as an async sink, through the event loop when it is a pipe or a
-/// socket (as for stdin).
-fn stdout() -> Box<dyn AsyncWrite + Unpin + Send> {
-    let blocking = || -> Box<dyn AsyncWrite + Unpin + Send> { Box::new(tokio::io::stdout()) };
-    match Stdio::of(std::io::stdout().as_fd()) {
-        Stdio::Pipe(fd) => pipe::Sender::from_owned_fd(fd).map_or_else(|_| blocking(), |pipe| Box::new(pipe)),
-        Stdio::Socket(socket) => Box::new(socket),
-        Stdio::Other => blocking(),
-    }
-}
-
-/// What a standard stream is connected to: a pipe (its own copy of the
-/// descriptor), a Unix socket (registered with the event loop), or anything
-/// else.
-enum Stdio {
-    Pipe(OwnedFd),
-    Socket(tokio::net::UnixStream),
-    Other,
-}
-
-impl Stdio {
-    fn of(fd: BorrowedFd<'_>) -> Stdio {
-        let Ok(file) = fd.try_clone_to_owned().map(std::fs::File::from) else { return Stdio::Other };
-        match file.metadata().map(|metadata| metadata.file_type()) {
-            Ok(kind) if kind.is_fifo() => Stdio::Pipe(file.into()),
-            Ok(kind) if kind.is_socket() => {
-                let socket = std::os::unix::net::UnixStream::from(OwnedFd::from(file));
-                match socket.set_nonblocking(true).and_then(|()| tokio::net::UnixStream::from_std(socket)) {
-                    Ok(socket) => Stdio::Socket(socket),
-                    Err(_) => Stdio::Other,
-                }
-            }
-            _ => Stdio::Other,
-        }
-    }
-}
-
-/// Writes each message as one line, flushing when the queue is empty.
-async fn write_lines(mut outgoing: mpsc::UnboundedReceiver<String>, out: impl AsyncWrite + Unpin) {
-    let mut out = BufWriter::with_capacity(64 * 1024, out);
-    while let Some(first) = outgoing.recv().await {
-        let mut next = Some(first);
-        while let Some(text) = next {
-            if out.write_all(text.as_bytes()).await.is_err() || out.write_all(b"\n").await.is_err() {
-                return;
-            }
-            next = outgoing.try_recv().ok();
-        }
-        if out.flush().await.is_err() {
-            return;
-        }
     }
 }

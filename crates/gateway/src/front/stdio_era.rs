@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, error_response};
 
+use super::stdio_output::ClientOutput;
 use crate::modern::{self, Envelope, Lane, LaneOutlet, ReplyMessage, Sealer};
 use crate::session::Session;
 
@@ -21,7 +21,7 @@ use crate::session::Session;
 pub(super) struct StdioEra {
     session: Session,
     outlet: LaneOutlet,
-    to_client: mpsc::UnboundedSender<String>,
+    to_client: ClientOutput,
     era: Era,
 }
 
@@ -34,7 +34,7 @@ enum Era {
 impl StdioEra {
     /// A client not yet heard from, served by `session`, whose outlet is
     /// `outlet` (falling back to `to_client`, stdout).
-    pub fn new(session: Session, outlet: LaneOutlet, to_client: mpsc::UnboundedSender<String>) -> StdioEra {
+    pub fn new(session: Session, outlet: LaneOutlet, to_client: ClientOutput) -> StdioEra {
         StdioEra { session, outlet, to_client, era: Era::Undecided }
     }
 

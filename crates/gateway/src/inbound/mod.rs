@@ -38,6 +38,7 @@ use crate::pipeline::{Observer, Operation, SpanContext, SpanPlace};
 /// (see [`crate::served`]).
 pub(crate) async fn request(session: &Arc<SessionParts>, frame: Frame) {
     let Some(method) = frame.method().cloned() else { return };
+    let _serving = session.link.serving();
     let observer = session.surface.hooks.load().observer.clone();
     if observer.is_watching() {
         let span = begin(&*observer, &frame);

@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc;
 use warden_jsonrpc::{
     ErrorCode, Frame, Kind, Members, Method, Needle, error_response, json_string, notification, result_response,
 };
@@ -69,13 +68,13 @@ pub(super) struct Inner {
 #[derive(Clone, Default)]
 pub struct LaneOutlet {
     lane: Arc<OnceLock<Weak<Inner>>>,
-    fallback: Option<mpsc::UnboundedSender<String>>,
+    fallback: Option<Arc<dyn Outlet>>,
 }
 
 impl LaneOutlet {
     /// An outlet that sends everything to `fallback` until a lane takes over.
-    pub fn with_fallback(fallback: mpsc::UnboundedSender<String>) -> LaneOutlet {
-        LaneOutlet { lane: Arc::default(), fallback: Some(fallback) }
+    pub fn with_fallback(fallback: impl Outlet) -> LaneOutlet {
+        LaneOutlet { lane: Arc::default(), fallback: Some(Arc::new(fallback)) }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The client's side of a session: where its messages go, and what it said
 //! when it initialized.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use tokio::sync::watch;
@@ -34,6 +34,19 @@ pub(crate) struct ClientLink {
     pub init_params: watch::Sender<Option<Arc<str>>>,
     /// Who the front let in (an HTTP token's name), for approvals.
     pub principal: OnceLock<Arc<str>>,
+    /// How many of the client's requests are being served (see
+    /// [`Outbound::alone`]).
+    serving: AtomicUsize,
+}
+
+/// One request being served, counted while it lives (see
+/// [`ClientLink::serving`]).
+pub(crate) struct Serving<'a>(&'a AtomicUsize);
+
+impl Drop for Serving<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl ClientLink {
@@ -45,18 +58,30 @@ impl ClientLink {
             initialized: AtomicBool::new(false),
             init_params: watch::channel(None).0,
             principal: OnceLock::new(),
+            serving: AtomicUsize::new(0),
         }
+    }
+
+    /// Counts a request as being served until the guard drops.
+    pub fn serving(&self) -> Serving<'_> {
+        self.serving.fetch_add(1, Ordering::Relaxed);
+        Serving(&self.serving)
+    }
+
+    /// Whether the request answered now is the only one being served.
+    fn alone(&self) -> bool {
+        self.serving.load(Ordering::Relaxed) <= 1
     }
 
     /// Queues a message for the client that belongs to no request.
     pub fn send(&self, text: String) {
-        self.outlet.deliver(Outbound { text, request: None, is_response: false, result: None });
+        self.outlet.deliver(Outbound { text, request: None, is_response: false, result: None, alone: false });
     }
 
     /// Queues the response to the client's request `frame`.
     pub fn respond(&self, frame: &Frame, text: String) {
         let request = frame.id().map(IdText::from);
-        self.outlet.deliver(Outbound { text, request, is_response: true, result: None });
+        self.outlet.deliver(Outbound { text, request, is_response: true, result: None, alone: self.alone() });
     }
 
     /// Answers the client's request `frame` with an upstream's `answer`,
@@ -66,7 +91,8 @@ impl ClientLink {
         let answered = answer.with_id_frame(id);
         let result = answered.payload_span().filter(|_| answered.kind() == Kind::Response);
         let request = Some(IdText::from(id));
-        self.outlet.deliver(Outbound { text: answered.into_text(), request, is_response: true, result });
+        let alone = self.alone();
+        self.outlet.deliver(Outbound { text: answered.into_text(), request, is_response: true, result, alone });
     }
 
     /// Answers the client's request `frame` with an error.
@@ -78,7 +104,13 @@ impl ClientLink {
     /// Queues a message for the client that belongs to the client request
     /// `request` (its id as JSON text), when known.
     pub fn send_related(&self, text: String, request: Option<&str>) {
-        self.outlet.deliver(Outbound { text, request: request.map(IdText::from), is_response: false, result: None });
+        self.outlet.deliver(Outbound {
+            text,
+            request: request.map(IdText::from),
+            is_response: false,
+            result: None,
+            alone: false,
+        });
     }
 
     /// Tells the front that the client cancelled its request `request` (id

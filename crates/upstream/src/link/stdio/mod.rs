@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use warden_jsonrpc::DirectPipe;
 
 use super::Phase;
 use crate::connection::{Connection, Outgoing};
-use crate::direct::DirectPipe;
 use crate::dispatch::Dispatch;
 use crate::error::UpstreamError;
 use crate::stderr::{self, StderrTail};

@@ -5,19 +5,18 @@ use std::sync::Arc;
 use tokio::net::unix::pipe;
 use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
-use warden_jsonrpc::{Line, LineReader};
+use warden_jsonrpc::{DirectPipe, Line, LineReader};
 use warden_sandbox::SandboxReport;
 use warden_sandbox::annotate::annotate_line;
 
 use crate::connection::Outgoing;
-use crate::direct::DirectPipe;
 use crate::dispatch::Dispatch;
 
 /// Writes queued messages to the process, one per line, gathering whatever
 /// is queued into one write so that bursts cost one system call. Lines
 /// written at once by their requesters (see [`DirectPipe`]) never overlap
 /// these: they are written only while this writer is idle.
-pub(crate) async fn write_all(mut outbox: mpsc::UnboundedReceiver<Outgoing>, stdin: Arc<DirectPipe>) {
+pub(crate) async fn write_all(mut outbox: mpsc::UnboundedReceiver<Outgoing>, stdin: Arc<DirectPipe<pipe::Sender>>) {
     let mut gathered = Vec::with_capacity(64 * 1024);
     while let Some(first) = outbox.recv().await {
         let mut next = Some(first);
@@ -30,37 +29,20 @@ pub(crate) async fn write_all(mut outbox: mpsc::UnboundedReceiver<Outgoing>, std
                 Outgoing::Rest(bytes) => gathered.extend_from_slice(&bytes),
                 // Dropping the pipe closes it: the server's sign to exit.
                 Outgoing::Close => {
-                    let _ = write_out(stdin.pipe(), &gathered).await;
+                    let _ = stdin.write_all(&gathered).await;
                     return;
                 }
             }
             next = outbox.try_recv().ok();
             if next.is_none() {
-                if write_out(stdin.pipe(), &gathered).await.is_err() {
+                if stdin.write_all(&gathered).await.is_err() {
                     return;
                 }
                 gathered.clear();
-                // Idle once nothing more is queued, decided under the lock
-                // whoever queues takes.
-                let mut busy = stdin.busy();
-                next = outbox.try_recv().ok();
-                *busy = next.is_some();
+                next = stdin.next_or_idle(|| outbox.try_recv().ok());
             }
         }
     }
-}
-
-/// Writes all of `bytes` to `pipe`.
-async fn write_out(pipe: &pipe::Sender, mut bytes: &[u8]) -> std::io::Result<()> {
-    while !bytes.is_empty() {
-        pipe.writable().await?;
-        match pipe.try_write(bytes) {
-            Ok(written) => bytes = &bytes[written..],
-            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(err) => return Err(err),
-        }
-    }
-    Ok(())
 }
 
 /// Reads the process's stdout until it ends, handing every line to `dispatch`.
@@ -98,6 +80,7 @@ pub(crate) async fn read_all(stdout: ChildStdout, dispatch: Dispatch, sandboxed:
 #[cfg(test)]
 mod tests {
     use tokio::io::AsyncReadExt;
+    use warden_jsonrpc::Unwritten;
 
     use super::*;
 
@@ -115,10 +98,13 @@ mod tests {
         for (n, line) in lines.iter().enumerate() {
             if n % 3 == 2 {
                 // A line queued the way notifications are.
-                *stdin.busy() = true;
-                queue.send(Outgoing::Line(line.clone())).unwrap();
+                stdin.queue(|| queue.send(Outgoing::Line(line.clone()))).unwrap();
             } else {
-                stdin.send(line.clone(), &queue).unwrap();
+                let queued = |unwritten| match unwritten {
+                    Unwritten::Line(text) => queue.send(Outgoing::Line(text)),
+                    Unwritten::Rest(bytes) => queue.send(Outgoing::Rest(bytes)),
+                };
+                stdin.send(line.clone(), queued).unwrap();
             }
         }
         queue.send(Outgoing::Close).unwrap();

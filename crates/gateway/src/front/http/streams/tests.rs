@@ -1,15 +1,15 @@
 use super::*;
 
 fn response(id: &str, text: &str) -> Outbound {
-    Outbound { text: text.to_owned(), request: Some(id.into()), is_response: true, result: None }
+    Outbound { text: text.to_owned(), request: Some(id.into()), is_response: true, result: None, alone: false }
 }
 
 fn related(id: &str, text: &str) -> Outbound {
-    Outbound { text: text.to_owned(), request: Some(id.into()), is_response: false, result: None }
+    Outbound { text: text.to_owned(), request: Some(id.into()), is_response: false, result: None, alone: false }
 }
 
 fn unrelated(text: &str) -> Outbound {
-    Outbound { text: text.to_owned(), request: None, is_response: false, result: None }
+    Outbound { text: text.to_owned(), request: None, is_response: false, result: None, alone: false }
 }
 
 fn stream(answer: &mut oneshot::Receiver<Answer>) -> mpsc::UnboundedReceiver<SseEvent> {

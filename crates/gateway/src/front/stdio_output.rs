@@ -105,6 +105,8 @@ impl Writer {
                         return;
                     }
                     gathered.clear();
+                    // One big message does not keep its room for good.
+                    gathered.shrink_to(64 * 1024);
                     if let Writer::Direct(stdout) = &self {
                         next = stdout.next_or_idle(|| queued.try_recv().ok());
                     }

@@ -39,6 +39,8 @@ pub(crate) async fn write_all(mut outbox: mpsc::UnboundedReceiver<Outgoing>, std
                     return;
                 }
                 gathered.clear();
+                // One big message does not keep its room for good.
+                gathered.shrink_to(64 * 1024);
                 next = stdin.next_or_idle(|| outbox.try_recv().ok());
             }
         }

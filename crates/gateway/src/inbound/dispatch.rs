@@ -90,7 +90,9 @@ pub(super) async fn dispatch(
     if let Some(span) = &span {
         super::trace_context::inject(frame, &mut splice, &span.context);
     }
-    let sent = Instant::now();
+    // The call's own duration is for the observer alone: no clock is read
+    // for it when nothing watches.
+    let sent = hooks.observer.is_watching().then(Instant::now);
     let forwarded = forward(session, frame, serial, upstream, splice, token).await;
     // The client gets the upstream's answer, or the error that it failed.
     let (outcome, reply) = match forwarded {
@@ -109,14 +111,16 @@ pub(super) async fn dispatch(
     };
     let answer = reply.as_ref().ok();
     let error = if hooks.observer.is_watching() { error_type(&outcome, answer) } else { None };
-    let operation = Operation {
-        target: named,
-        server: Some(call.server),
-        error,
-        span: span.as_ref(),
-        ..Operation::new(call.method, sent.elapsed())
-    };
-    hooks.observer.called(&operation);
+    if let Some(sent) = sent {
+        let operation = Operation {
+            target: named,
+            server: Some(call.server),
+            error,
+            span: span.as_ref(),
+            ..Operation::new(call.method, sent.elapsed())
+        };
+        hooks.observer.called(&operation);
+    }
     if let Some(approved) = &approved {
         approved.approver.executed(&approved.ticket.id);
     }

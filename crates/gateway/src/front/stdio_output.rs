@@ -22,9 +22,12 @@ use crate::outlet::{Outbound, Outlet};
 #[derive(Clone)]
 pub(super) struct ClientOutput {
     queue: mpsc::UnboundedSender<Unwritten>,
-    /// Stdout, when it is a pipe or a socket that answers may be written to
-    /// at once.
+    /// Stdout, when it is a pipe or a socket.
     direct: Option<Arc<DirectPipe<Stdout>>>,
+    /// Whether answers may be written at once: on one thread, where the
+    /// client's next message is read only once the answering task has
+    /// finished its bookkeeping and yields.
+    at_once: bool,
 }
 
 /// The client stopped reading: stdout is closed.
@@ -36,13 +39,15 @@ impl ClientOutput {
     /// ends when stdout closes or every output is dropped.
     pub fn stdout() -> (ClientOutput, impl Future<Output = ()> + Send + 'static) {
         let (queue, queued) = mpsc::unbounded_channel();
+        let at_once = tokio::runtime::Handle::try_current()
+            .is_ok_and(|runtime| runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
         match Stdout::open() {
             Ok(stdout) => {
                 let direct = Arc::new(DirectPipe::new(stdout));
                 let writer = Writer::Direct(direct.clone());
-                (ClientOutput { queue, direct: Some(direct) }, writer.run(queued))
+                (ClientOutput { queue, direct: Some(direct), at_once }, writer.run(queued))
             }
-            Err(other) => (ClientOutput { queue, direct: None }, Writer::Plain(other).run(queued)),
+            Err(other) => (ClientOutput { queue, direct: None, at_once }, Writer::Plain(other).run(queued)),
         }
     }
 
@@ -60,7 +65,7 @@ impl Outlet for ClientOutput {
     fn deliver(&self, message: Outbound) {
         // The front is gone when this fails; the session ends with it.
         let _ = match &self.direct {
-            Some(direct) if message.alone => {
+            Some(direct) if message.alone && self.at_once => {
                 direct.send(message.text, |unwritten| self.queue.send(unwritten).map_err(|_| Closed))
             }
             _ => self.send(message.text),

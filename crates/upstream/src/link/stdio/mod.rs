@@ -49,7 +49,13 @@ impl StdioLink {
             .and_then(tokio::net::unix::pipe::Sender::from_owned_fd)
             .map_err(|err| format!("cannot write to the stdin of '{}': {err}", command.program.display()))?;
         let stdin = Arc::new(DirectPipe::new(stdin));
-        connection.set_direct(Arc::downgrade(&stdin));
+        // On one thread, the server's answer is read only once the requester
+        // yields, after it has noted its request (which client request it
+        // serves, for the server's own requests and cancellation). On many,
+        // the reader could run first: there, requests go through the writer.
+        if tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread {
+            connection.set_direct(Arc::downgrade(&stdin));
+        }
         tokio::spawn(pipes::write_all(outbox, stdin));
         tokio::spawn(stderr::pump(connection.name().into(), pipes.stderr, tail.clone()));
         let reader = tokio::spawn(pipes::read_all(pipes.stdout, dispatch, command.sandboxed.take()));

@@ -106,27 +106,36 @@ impl Session {
         self.parts.link.send(error_response(err.id.as_deref(), err.code, &err.message, None));
     }
 
-    /// Handles one message the front has already parsed.
+    /// Handles one message the front has already parsed; a request runs in
+    /// a task of its own.
     pub fn handle_frame(&self, frame: Frame) {
+        // Boxed (as `Work`): the request's future is a few kilobytes, which
+        // the runtime would otherwise copy into its task and over again when
+        // the task ends.
+        if let Some(work) = self.take_frame(frame) {
+            tokio::spawn(work);
+        }
+    }
+
+    /// Handles one message the front has already parsed, except that a
+    /// request's work (not `initialize`'s) is handed back, for the caller to
+    /// run where it chooses (see [`Work`]).
+    pub fn take_frame(&self, frame: Frame) -> Option<Work> {
         match frame.kind() {
             // Answered inline: a request sent right after `initialize` must
             // find the session initialized, whatever the runtime's scheduling.
             Kind::Request if frame.method() == Some(&Method::Initialize) => {
                 inbound::initialize_now(&self.parts, &frame)
             }
-            // Boxed (as `Work`): the request's future is a few kilobytes,
-            // which the runtime would otherwise copy into its task and over
-            // again when the task ends.
-            Kind::Request => {
-                tokio::spawn(self.request_work(frame));
-            }
+            Kind::Request => return Some(self.request_work(frame)),
             Kind::Notification => inbound::notification(&self.parts, frame),
             Kind::Response | Kind::ErrorResponse => inbound::client_response(&self.parts, frame),
         }
+        None
     }
 
     /// Takes a client request (not `initialize`, which is answered at once
-    /// by [`handle_frame`](Session::handle_frame)) and hands back its work,
+    /// by [`take_frame`](Session::take_frame)) and hands back its work,
     /// for the caller to run where it awaits the answer (see [`Work`]).
     pub fn request_work(&self, frame: Frame) -> Work {
         let parts = self.parts.clone();

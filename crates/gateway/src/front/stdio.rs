@@ -9,6 +9,7 @@ use tokio::io::AsyncRead;
 use tokio::net::unix::pipe;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 use warden_config::Config;
 use warden_jsonrpc::{Line, LineReader};
 use warden_sandbox::SandboxReport;
@@ -18,6 +19,7 @@ use super::stdio_output::{ClientOutput, Stdio};
 use crate::modern::LaneOutlet;
 use crate::pipeline::Hooks;
 use crate::session::Session;
+use crate::work::Work;
 
 /// Serves one client over stdin/stdout until stdin ends, stdout breaks or
 /// Warden is told to terminate, then stops the upstreams. Their sandboxes
@@ -26,8 +28,13 @@ use crate::session::Session;
 ///
 /// Stdin is read by one task that is never cancelled (a read that is
 /// abandoned and restarted can lose a message, the hang seed 001 saw), and
-/// every message is handed off without waiting, so a slow request never
-/// delays the next read. Only protocol goes to stdout.
+/// no message is waited for before the next read, so a slow request never
+/// delays another. Only protocol goes to stdout.
+///
+/// A request that arrives while no other is in the front's hands is run by
+/// the front's own task, beside the read (a client that waits for each
+/// answer, the usual case, costs no task, no spawn and no hand-off); one
+/// that arrives meanwhile runs in a task of its own.
 pub async fn serve_stdio<E: std::fmt::Display>(
     config: Arc<Config>,
     hooks: Hooks,
@@ -37,38 +44,22 @@ pub async fn serve_stdio<E: std::fmt::Display>(
     let (to_client, writer) = ClientOutput::stdout();
     let outlet = LaneOutlet::with_fallback(to_client.clone());
     let session = Session::start(config.clone(), hooks, outlet.clone(), sandbox);
-    let mut era = StdioEra::new(session.clone(), outlet, to_client);
+    let era = StdioEra::new(session.clone(), outlet, to_client);
     if let Err(err) = started(&session) {
         tracing::warn!("{err}");
     }
-    let mut writer = tokio::spawn(writer);
-    let mut lines = LineReader::new(stdin(), config.limits.max_message_bytes);
-    let mut client_gone = false;
+    let writer = tokio::spawn(writer);
+    let lines = LineReader::new(stdin(), config.limits.max_message_bytes);
     // Clients stop servers with SIGTERM (or SIGINT in a terminal): the
     // upstreams must go too, not linger as orphans. The signals are awaited
     // in a task of their own: polling a signal's receiver beside every line
     // cost more than reading the line, and a oneshot's receiver is one load.
-    let mut signalled = signalled()?;
-    let result = loop {
-        // A line that is there is taken before anything else is polled.
-        let line = tokio::select! {
-            biased;
-            line = lines.next() => line,
-            _ = &mut signalled => break Ok(()),
-            _ = &mut writer => {
-                // Stdout closed: nobody is listening any more.
-                client_gone = true;
-                break Ok(());
-            }
-        };
-        match line {
-            Ok(Line::Text(text)) => era.handle(text),
-            Ok(Line::TooLong { bytes, head, tail }) => session.reject_oversized(bytes, &head, &tail),
-            Ok(Line::NotUtf8) => session.reject_not_utf8(),
-            Ok(Line::Eof) => break Ok(()),
-            Err(err) => break Err(err),
-        }
-    };
+    let signalled = signalled()?;
+    // The reading runs in a task, not in the runtime's own future: woken by
+    // another task (the upstream's reader, answering the request it runs),
+    // that future costs the runtime one more look at its events.
+    let reading = tokio::spawn(read_client(lines, era, session.clone(), signalled, writer));
+    let Reading { result, client_gone, writer, era } = reading.await.map_err(std::io::Error::other)?;
     tracing::info!(session = session.id(), "client disconnected; stopping upstreams");
     session.shutdown().await;
     drop(era);
@@ -78,6 +69,59 @@ pub async fn serve_stdio<E: std::fmt::Display>(
         let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
     }
     result
+}
+
+/// How the client's side ended, and what is left to close.
+struct Reading {
+    result: std::io::Result<()>,
+    /// Stdout closed: nobody is listening any more.
+    client_gone: bool,
+    writer: JoinHandle<()>,
+    era: StdioEra,
+}
+
+/// Reads the client's messages until stdin ends, stdout breaks or Warden
+/// is told to terminate (see [`serve_stdio`]).
+async fn read_client(
+    mut lines: LineReader<Box<dyn AsyncRead + Unpin + Send>>,
+    mut era: StdioEra,
+    session: Session,
+    mut signalled: oneshot::Receiver<()>,
+    mut writer: JoinHandle<()>,
+) -> Reading {
+    let mut client_gone = false;
+    let mut inline: Option<Work> = None;
+    let result = loop {
+        // A line that is there is taken before anything else is polled.
+        let line = tokio::select! {
+            biased;
+            line = lines.next() => line,
+            () = async { if let Some(work) = inline.as_mut() { work.await } }, if inline.is_some() => {
+                inline = None;
+                continue;
+            }
+            _ = &mut signalled => break Ok(()),
+            _ = &mut writer => {
+                client_gone = true;
+                break Ok(());
+            }
+        };
+        match line {
+            Ok(Line::Text(text)) => match (era.handle(text), &inline) {
+                (Some(work), None) => inline = Some(work),
+                (Some(work), Some(_)) => drop(tokio::spawn(work)),
+                (None, _) => {}
+            },
+            Ok(Line::TooLong { bytes, head, tail }) => session.reject_oversized(bytes, &head, &tail),
+            Ok(Line::NotUtf8) => session.reject_not_utf8(),
+            Ok(Line::Eof) => break Ok(()),
+            Err(err) => break Err(err),
+        }
+    };
+    // A request still running goes on in its own task (see `Work`), ended
+    // with the others by the shutdown.
+    drop(inline);
+    Reading { result, client_gone, writer, era }
 }
 
 /// Resolves when Warden gets SIGTERM or SIGINT (a task that waits for

@@ -16,6 +16,7 @@ use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, error_response};
 use super::stdio_output::ClientOutput;
 use crate::modern::{self, Envelope, Lane, LaneOutlet, ReplyMessage, Sealer};
 use crate::session::Session;
+use crate::work::Work;
 
 /// The era of the stdio client, once known.
 pub(super) struct StdioEra {
@@ -38,12 +39,17 @@ impl StdioEra {
         StdioEra { session, outlet, to_client, era: Era::Undecided }
     }
 
-    /// Takes one message from the client.
-    pub fn handle(&mut self, text: String) {
+    /// Takes one message from the client. A 2025-era request's work is
+    /// handed back, for the front to run (see [`Work`]); everything else is
+    /// handled here.
+    pub fn handle(&mut self, text: String) -> Option<Work> {
         let frame = match Frame::parse(text) {
             Ok(frame) => frame,
             // The session answers what cannot be parsed, in either era.
-            Err(err) => return self.session.reject_invalid(&err),
+            Err(err) => {
+                self.session.reject_invalid(&err);
+                return None;
+            }
         };
         let enveloped = frame.kind() == Kind::Request && modern::is_modern(&frame);
         let discover = frame.method().is_some_and(|method| method.as_str() == "server/discover");
@@ -53,7 +59,8 @@ impl StdioEra {
             }
             Era::Undecided if enveloped => {
                 if discover {
-                    return self.discover(&frame);
+                    self.discover(&frame);
+                    return None;
                 }
                 let sealer = Arc::new(Sealer::new());
                 let info = modern::envelope::client_info(&frame);
@@ -68,15 +75,16 @@ impl StdioEra {
                     tracing::info!(session = self.session.id(), "the client speaks MCP 2025-11-25 or earlier");
                     self.era = Era::Mcp2025;
                 }
-                self.session.handle_frame(frame);
+                return self.session.take_frame(frame);
             }
             Era::Mcp2025 if enveloped => {
                 let message = "this connection was opened with initialize (MCP 2025-11-25 or earlier): requests carry no 2026-07-28 envelope here";
                 let _ = self.to_client.send(error_response(frame.id(), ErrorCode::InvalidRequest, message, None));
             }
-            Era::Mcp2025 => self.session.handle_frame(frame),
+            Era::Mcp2025 => return self.session.take_frame(frame),
             Era::Modern { .. } => self.handle_modern(frame),
         }
+        None
     }
 
     /// `server/discover` before the era is known.

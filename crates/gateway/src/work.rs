@@ -12,6 +12,7 @@
 //! request's future would be moved into it, kilobytes copied per request.
 
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -31,6 +32,20 @@ impl Work {
         make: impl FnOnce() -> F,
     ) -> Work {
         Work { future: Some(crate::in_place::boxed(make)), origin }
+    }
+
+    /// Runs the work where it is, as a task of its own would run it: a
+    /// panic in it ends this request (whose answer then never comes, as
+    /// for a task that panicked), not the task that polls it.
+    pub(crate) fn run_isolated(&mut self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(move |cx| match catch_unwind(AssertUnwindSafe(|| Pin::new(&mut *self).poll(cx))) {
+            Ok(done) => done,
+            Err(_) => {
+                // A future that panicked is not polled again, nor finished elsewhere.
+                self.future = None;
+                Poll::Ready(())
+            }
+        })
     }
 }
 
@@ -70,6 +85,18 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
+
+    /// A panic in a work run in place ends that work alone: its poller
+    /// goes on, and the work is not spawned again when dropped.
+    #[tokio::test]
+    async fn a_work_that_panics_in_place_ends_alone() {
+        let mut work = Work::made(None, || async { panic!("a bug in one request") });
+        work.run_isolated().await;
+        assert!(work.future.is_none(), "the panicked future is let go");
+        drop(work);
+        let mut next = Work::made(None, || async {});
+        next.run_isolated().await;
+    }
 
     /// A work dropped unfinished finishes in a task of its own, under the
     /// origin it was started with, as it ran under it before.

@@ -96,7 +96,7 @@ async fn read_client(
         let line = tokio::select! {
             biased;
             line = lines.next() => line,
-            () = async { if let Some(work) = inline.as_mut() { work.await } }, if inline.is_some() => {
+            () = async { if let Some(work) = inline.as_mut() { work.run_isolated().await } }, if inline.is_some() => {
                 inline = None;
                 continue;
             }

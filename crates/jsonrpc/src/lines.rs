@@ -33,20 +33,32 @@ pub enum Line {
 pub struct LineReader<R> {
     inner: BufReader<R>,
     max: usize,
+    /// The line read so far: kept across a read that was given up, so a
+    /// caller may stop waiting for a line and ask again without losing any.
     line: Vec<u8>,
     /// The last bytes of an oversized line.
     tail: Vec<u8>,
+    /// How many bytes the line read so far has (past `max`, more than kept).
+    seen: usize,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// A reader that refuses lines over `max` bytes.
     pub fn new(inner: R, max: usize) -> Self {
-        LineReader { inner: BufReader::with_capacity(64 * 1024, inner), max, line: Vec::new(), tail: Vec::new() }
+        LineReader {
+            inner: BufReader::with_capacity(64 * 1024, inner),
+            max,
+            line: Vec::new(),
+            tail: Vec::new(),
+            seen: 0,
+        }
     }
 
     /// Reads the next line.
     ///
-    /// Cancel safety: not cancel safe; call it from one task that owns the reader.
+    /// Cancel safe: a line partly read when the future is dropped is kept,
+    /// and the next call goes on with it (the front's `select!` gives up
+    /// waiting whenever another branch is ready first).
     pub async fn next(&mut self) -> std::io::Result<Line> {
         loop {
             let line = self.next_raw().await?;
@@ -59,39 +71,41 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 
+    /// The next line, blank or not. Its only await is the buffer's refill,
+    /// before anything of that refill is taken: what was taken is in `self`.
     async fn next_raw(&mut self) -> std::io::Result<Line> {
-        self.line.clear();
-        self.tail.clear();
-        let mut seen = 0usize;
         loop {
             let available = self.inner.fill_buf().await?;
             if available.is_empty() {
-                return Ok(if seen == 0 { Line::Eof } else { self.finish(seen) });
+                return Ok(if self.seen == 0 { Line::Eof } else { self.finish() });
             }
             let (chunk, done) = match memchr::memchr(b'\n', available) {
                 Some(at) => (&available[..at], at + 1),
                 None => (available, available.len()),
             };
-            seen += chunk.len();
+            self.seen += chunk.len();
             let room = self.max.saturating_sub(self.line.len());
             self.line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            if seen > self.max {
+            if self.seen > self.max {
                 self.tail.extend_from_slice(&chunk[chunk.len().saturating_sub(TAIL)..]);
                 self.tail.drain(..self.tail.len().saturating_sub(TAIL));
             }
             let found = done > chunk.len();
             self.inner.consume(done);
             if found {
-                return Ok(self.finish(seen));
+                return Ok(self.finish());
             }
         }
     }
 
-    fn finish(&mut self, seen: usize) -> Line {
+    /// The line read so far, as a [`Line`]; the reader starts afresh.
+    fn finish(&mut self) -> Line {
+        let seen = std::mem::take(&mut self.seen);
         if seen > self.max {
             let head = String::from_utf8_lossy(&self.line[..self.line.len().min(TAIL)]).into_owned();
             let tail = String::from_utf8_lossy(&self.tail).trim_end_matches('\r').to_owned();
             self.line = Vec::new();
+            self.tail.clear();
             return Line::TooLong { bytes: seen, head, tail };
         }
         if self.line.last() == Some(&b'\r') {
@@ -136,6 +150,37 @@ mod tests {
                 Line::Eof,
             ]
         );
+    }
+
+    /// A caller that stops waiting for a line (a `select!` whose other
+    /// branch was ready) and asks again gets the whole line, its first
+    /// bytes included: the seed 001's lost message.
+    #[tokio::test]
+    async fn a_read_given_up_loses_nothing() {
+        use std::future::Future;
+        use std::task::Context;
+        use tokio::io::AsyncWriteExt;
+
+        for max in [100, 4] {
+            let (mut client, ours) = tokio::io::duplex(64);
+            let mut reader = LineReader::new(ours, max);
+            client.write_all(b"{\"first\":").await.unwrap();
+            {
+                let mut read = std::pin::pin!(reader.next());
+                let mut cx = Context::from_waker(std::task::Waker::noop());
+                assert!(read.as_mut().poll(&mut cx).is_pending(), "half a line is no line yet");
+            }
+            client.write_all(b"\"half\"}\nnext\n").await.unwrap();
+            drop(client);
+            let whole = if max == 100 {
+                Line::Text(r#"{"first":"half"}"#.into())
+            } else {
+                Line::TooLong { bytes: 16, head: "{\"fi".into(), tail: r#"{"first":"half"}"#.into() }
+            };
+            assert_eq!(reader.next().await.unwrap(), whole);
+            assert_eq!(reader.next().await.unwrap(), Line::Text("next".into()));
+            assert_eq!(reader.next().await.unwrap(), Line::Eof);
+        }
     }
 
     #[tokio::test]

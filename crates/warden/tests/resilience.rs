@@ -159,6 +159,28 @@ fn a_slow_call_never_delays_other_calls() {
     assert_eq!(client.response(&slow)["result"]["content"][0]["text"], "slept 3000");
 }
 
+/// A line whose first half arrives with the line before it, and its rest
+/// only once that line's request is answered, is read whole: the front
+/// stops waiting for the line when the answer is ready first, and must not
+/// lose what it had read of it (seed 001's lost message).
+#[test]
+fn a_line_split_around_an_answer_is_read_whole() {
+    let mut client = Client::serve_initialized(&fixtures(&[("a", &[])], ""));
+    client.wait_for_tool("a__echo");
+    let call = |id: &str, text: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "a__echo", "arguments": {"text": text}}})
+        .to_string()
+    };
+    let (first, second) = (call("first", "one"), call("second", "two"));
+    let (head, rest) = second.split_at(second.len() / 2);
+    client.send_bytes(format!("{first}\n{head}").as_bytes());
+    assert_eq!(client.response(&json!("first"))["result"]["content"][0]["text"], "one");
+    client.send_bytes(format!("{rest}\n").as_bytes());
+    let answer = client.response(&json!("second"));
+    assert_eq!(answer["result"]["content"][0]["text"], "two", "{}", answer.raw);
+}
+
 #[test]
 fn closing_stdin_stops_every_backend_process() {
     let mut client = Client::serve_initialized(&fixtures(&[("a", &[]), ("b", &[])], ""));

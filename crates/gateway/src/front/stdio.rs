@@ -26,10 +26,11 @@ use crate::work::Work;
 /// report to `sandbox`. `started` runs once the session exists (to
 /// attach a config watcher, say); its error is logged, not fatal.
 ///
-/// Stdin is read by one task that is never cancelled (a read that is
-/// abandoned and restarted can lose a message, the hang seed 001 saw), and
-/// no message is waited for before the next read, so a slow request never
-/// delays another. Only protocol goes to stdout.
+/// Stdin is read by one task, and no message is waited for before the
+/// next read, so a slow request never delays another. That task stops
+/// waiting for a line whenever something else is ready first; the reader
+/// keeps what it had read of it (a read abandoned and restarted must not
+/// lose a message, the hang seed 001 saw). Only protocol goes to stdout.
 ///
 /// A request that arrives while no other is in the front's hands is run by
 /// the front's own task, beside the read (a client that waits for each

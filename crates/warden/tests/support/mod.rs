@@ -193,6 +193,14 @@ impl Client {
         stdin.flush().expect("flush");
     }
 
+    /// Sends `bytes` as they are, in one write (a line may end in the
+    /// middle of them, or not at all).
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to warden");
+        stdin.flush().expect("flush");
+    }
+
     /// Sends a JSON value as one line.
     pub fn send(&mut self, value: Value) {
         self.send_raw(&value.to_string());

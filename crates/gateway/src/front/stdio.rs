@@ -59,10 +59,11 @@ pub async fn serve_stdio<E: std::fmt::Display>(
     // The reading runs in a task, not in the runtime's own future: woken by
     // another task (the upstream's reader, answering the request it runs),
     // that future costs the runtime one more look at its events.
-    let reading = tokio::spawn(read_client(lines, era, session.clone(), signalled, writer));
-    let Reading { result, client_gone, writer, era } = reading.await.map_err(std::io::Error::other)?;
+    let reading = tokio::spawn(read_client(lines, era, session.clone(), signalled, writer)).await;
     tracing::info!(session = session.id(), "client disconnected; stopping upstreams");
+    // Stopped even if the reading panicked: no server outlives Warden.
     session.shutdown().await;
+    let Reading { result, client_gone, writer, era } = reading.map_err(std::io::Error::other)?;
     drop(era);
     drop(session);
     if !client_gone {

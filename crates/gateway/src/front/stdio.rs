@@ -94,14 +94,16 @@ async fn read_client(
     let mut client_gone = false;
     let mut inline: Option<Work> = None;
     let result = loop {
-        // A line that is there is taken before anything else is polled.
+        // The request run here is polled first. While a client keeps lines
+        // coming, the read is pending only once the task's budget of work is
+        // spent, and a request polled after it would then make no progress.
         let line = tokio::select! {
             biased;
-            line = lines.next() => line,
             () = async { if let Some(work) = inline.as_mut() { work.run_isolated().await } }, if inline.is_some() => {
                 inline = None;
                 continue;
             }
+            line = lines.next() => line,
             _ = &mut signalled => break Ok(()),
             _ = &mut writer => {
                 client_gone = true;

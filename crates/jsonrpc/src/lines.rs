@@ -83,7 +83,13 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 Some(at) => (&available[..at], at + 1),
                 None => (available, available.len()),
             };
+            let before = self.seen;
             self.seen += chunk.len();
+            if before <= self.max && self.seen > self.max {
+                // Past the cap from this chunk on: the tail starts with what
+                // was kept (all of the line so far), whatever the chunks were.
+                self.tail.extend_from_slice(&self.line[self.line.len().saturating_sub(TAIL)..]);
+            }
             let room = self.max.saturating_sub(self.line.len());
             self.line.extend_from_slice(&chunk[..chunk.len().min(room)]);
             if self.seen > self.max {
@@ -181,6 +187,28 @@ mod tests {
             assert_eq!(reader.next().await.unwrap(), Line::Text("next".into()));
             assert_eq!(reader.next().await.unwrap(), Line::Eof);
         }
+    }
+
+    /// An oversized line's tail is its last bytes, those read before it
+    /// passed the cap included, however it arrived (found by the fuzz
+    /// target reading the same stream in pieces).
+    #[tokio::test]
+    async fn an_oversized_lines_tail_does_not_depend_on_its_pieces() {
+        use std::future::Future;
+        use std::task::Context;
+        use tokio::io::AsyncWriteExt;
+
+        let (mut client, ours) = tokio::io::duplex(64);
+        let mut reader = LineReader::new(ours, 4);
+        client.write_all(b"012").await.unwrap();
+        {
+            let mut read = std::pin::pin!(reader.next());
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            assert!(read.as_mut().poll(&mut cx).is_pending());
+        }
+        client.write_all(b"3456789\n").await.unwrap();
+        let line = reader.next().await.unwrap();
+        assert_eq!(line, Line::TooLong { bytes: 10, head: "0123".into(), tail: "0123456789".into() });
     }
 
     #[tokio::test]

@@ -16,7 +16,7 @@ Prints, as medians over the rounds:
     against a 2025 one, the TypeScript pair through warden against the same
     pair through the bare relay), the allocations per forwarded call when
     bench/allocations.sh counted them, and the user-space instructions per
-    call (none, metrics, traces, the bare relay) when bench/instructions.sh
+    call (none, sequential, metrics, traces, the bare relay) when bench/instructions.sh
     counted them;
   - the official TypeScript SDK client against server-everything, directly
     and through `warden wrap` (targets: p50 <= 1.05x, calls/s with 16 in
@@ -158,7 +158,8 @@ else:
 # Deterministic where the CPU times are not: user-space instructions per call.
 instructions = {r["label"][13:]: r["instructions_per_call"] for r in rows if r.get("phase") == "instructions"}
 if "none" in instructions:
-    line = ", ".join(f"{case} {instructions[case]:,}" for case in ("none", "metrics", "traces", "relay") if case in instructions)
+    cases = ("none", "sequential", "metrics", "traces", "relay")
+    line = ", ".join(f"{case} {instructions[case]:,}" for case in cases if case in instructions)
     print(f"  user-space instructions per forwarded call (callgrind): {line}")
     for case in ("metrics", "traces"):
         if case in instructions:

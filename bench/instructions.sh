@@ -13,7 +13,9 @@
 # "instructions/<case>", "phase": "instructions", "instructions_per_call": N}.
 #
 # Cases, all `warden serve` with the fixture behind it over stdio: `none`
-# (nothing watching), `metrics` (the Prometheus listener on), `traces`
+# (nothing watching), `sequential` (the same, one call at a time in both
+# phases: what a client that waits for each answer costs), `metrics` (the
+# Prometheus listener on), `traces`
 # (every request traced, exported to a local sink); and `relay`, the bare
 # relay (`warden-bench --relay-bare`), the floor of any stdio hop. Over
 # HTTP: `http2025` (`warden serve --http`, one 2025 session), `http2026`
@@ -72,18 +74,22 @@ instructions() {
         instructions_http "$@"
         return
     fi
-    local out="$tmp/$1-$2.callgrind" measured
+    local out="$tmp/$1-$2.callgrind" measured in_flight=16
     case "$1" in
         relay) measured=("$bin/warden-bench" --relay-bare -- "$bin/warden-fixture") ;;
+        sequential)
+            measured=("$bin/warden" serve --config "$tmp/none.yaml")
+            in_flight=1
+            ;;
         *) measured=("$bin/warden" serve --config "$tmp/$1.yaml") ;;
     esac
-    "$bin/warden-bench" --calls "$2" --warmup 100 --concurrency 16 -- \
+    "$bin/warden-bench" --calls "$2" --warmup 100 --concurrency "$in_flight" -- \
         valgrind --tool=callgrind --callgrind-out-file="$out" "${measured[@]}" >"$tmp/$1-$2.log" 2>&1
     callgrind_annotate --auto=no "$out" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 } END { print total }'
 }
 
 # CASES (environment): which to count, by default all of them.
-for case in ${CASES:-none metrics traces relay http2025 http2026 bridge}; do
+for case in ${CASES:-none sequential metrics traces relay http2025 http2026 bridge}; do
     few="$(instructions "$case" "$calls")"
     many="$(instructions "$case" $((3 * calls)))"
     [[ -n "$few" && -n "$many" ]] || { echo "instructions.sh: no callgrind totals for $case" >&2; exit 1; }

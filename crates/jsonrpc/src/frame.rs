@@ -191,6 +191,18 @@ fn is_version_2(raw: &str) -> bool {
     raw == r#""2.0""# || serde_json::from_str::<Text>(raw).is_ok_and(|text| *text == *"2.0")
 }
 
+/// `text` without the JSON whitespace (space, tab, line feed, carriage
+/// return) around it. Not `str::trim`, which takes any Unicode whitespace
+/// off too: a message that begins with a no-break space is not JSON.
+fn json_trimmed(text: &str) -> &str {
+    let blank = |byte: &u8| matches!(byte, b' ' | b'\t' | b'\n' | b'\r');
+    let b = text.as_bytes();
+    let start = b.iter().position(|byte| !blank(byte)).unwrap_or(b.len());
+    let end = b.iter().rposition(|byte| !blank(byte)).map_or(start, |last| last + 1);
+    // Both ends are next to ASCII bytes (or the text's own ends): char boundaries.
+    &text[start..end]
+}
+
 /// MCP ids are strings or numbers, never null.
 fn is_valid_id(raw: &str) -> bool {
     matches!(raw.as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9'))
@@ -199,11 +211,11 @@ fn is_valid_id(raw: &str) -> bool {
 impl Frame {
     /// Parses and validates one message.
     ///
-    /// Leading and trailing whitespace is ignored. Batches (JSON arrays) are
-    /// refused: MCP removed them in 2025-06-18.
+    /// Leading and trailing JSON whitespace is ignored. Batches (JSON arrays)
+    /// are refused: MCP removed them in 2025-06-18.
     pub fn parse(text: impl Into<String>) -> Result<Frame, FrameError> {
         let mut text: String = text.into();
-        let trimmed = text.trim();
+        let trimmed = json_trimmed(&text);
         if trimmed.len() != text.len() {
             text = trimmed.to_owned();
         }
@@ -519,6 +531,22 @@ mod tests {
                 assert!(renamed.param_members().and_then(|members| members.name).is_some());
             }
         }
+    }
+
+    /// JSON whitespace around a message is taken off; other Unicode
+    /// whitespace is not JSON, and the message is refused as serde_json
+    /// refuses it.
+    #[test]
+    fn only_json_whitespace_is_trimmed() {
+        let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let frame = Frame::parse(format!(" \t\r\n{ping}\r\n ")).unwrap();
+        assert_eq!(frame.text(), ping);
+        for other in ["\u{a0}", "\u{2028}", "\u{3000}", "\u{85}", "\u{c}"] {
+            assert!(serde_json::from_str::<serde_json::Value>(&format!("{other}{ping}")).is_err());
+            assert!(Frame::parse(format!("{other}{ping}")).is_err(), "{other:?} before a message");
+            assert!(Frame::parse(format!("{ping}{other}")).is_err(), "{other:?} after a message");
+        }
+        assert_eq!(json_trimmed(" \n "), "");
     }
 
     #[test]

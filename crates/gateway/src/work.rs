@@ -94,8 +94,13 @@ mod tests {
         work.run_isolated().await;
         assert!(work.future.is_none(), "the panicked future is let go");
         drop(work);
-        let mut next = Work::made(None, || async {});
+        let done = Arc::new(Mutex::new(false));
+        let mut next = Work::made(None, || {
+            let done = done.clone();
+            async move { *done.lock().unwrap() = true }
+        });
         next.run_isolated().await;
+        assert!(*done.lock().unwrap(), "the next work runs to its end");
     }
 
     /// A work dropped unfinished finishes in a task of its own, under the

@@ -81,7 +81,7 @@ fn expected(data: &[u8], max: usize) -> Vec<Line> {
         }
         let part = part.strip_suffix(b"\r").unwrap_or(part);
         match std::str::from_utf8(part) {
-            Ok(text) if text.trim().is_empty() => {}
+            Ok(text) if text.bytes().all(|byte| matches!(byte, b' ' | b'\t' | b'\r')) => {}
             Ok(text) => out.push(Line::Text(text.to_owned())),
             Err(_) => out.push(Line::NotUtf8),
         }

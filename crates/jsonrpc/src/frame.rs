@@ -194,7 +194,7 @@ fn is_version_2(raw: &str) -> bool {
 /// `text` without the JSON whitespace (space, tab, line feed, carriage
 /// return) around it. Not `str::trim`, which takes any Unicode whitespace
 /// off too: a message that begins with a no-break space is not JSON.
-fn json_trimmed(text: &str) -> &str {
+pub(crate) fn json_trimmed(text: &str) -> &str {
     let blank = |byte: &u8| matches!(byte, b' ' | b'\t' | b'\n' | b'\r');
     let b = text.as_bytes();
     let start = b.iter().position(|byte| !blank(byte)).unwrap_or(b.len());

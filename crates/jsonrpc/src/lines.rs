@@ -28,7 +28,9 @@ pub enum Line {
 /// Reads lines from an async stream, never holding more than `max` bytes of one
 /// line in memory.
 ///
-/// Blank lines are skipped. A last line without a newline is still returned.
+/// Blank lines (nothing but JSON whitespace) are skipped; a line of other
+/// whitespace (a no-break space) is returned, for the parse to refuse. A
+/// last line without a newline is still returned.
 #[derive(Debug)]
 pub struct LineReader<R> {
     inner: BufReader<R>,
@@ -63,7 +65,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         loop {
             let line = self.next_raw().await?;
             if let Line::Text(text) = &line
-                && text.trim().is_empty()
+                && crate::frame::json_trimmed(text).is_empty()
             {
                 continue;
             }
@@ -209,6 +211,14 @@ mod tests {
         client.write_all(b"3456789\n").await.unwrap();
         let line = reader.next().await.unwrap();
         assert_eq!(line, Line::TooLong { bytes: 10, head: "0123".into(), tail: "0123456789".into() });
+    }
+
+    /// Only JSON whitespace makes a line blank: a line of a no-break space
+    /// is not a message, and is returned for the parse to answer.
+    #[tokio::test]
+    async fn only_json_whitespace_makes_a_line_blank() {
+        let lines = read_all(" \t\r\n\u{a0}\nnext\n".as_bytes(), 100).await;
+        assert_eq!(lines, vec![Line::Text("\u{a0}".into()), Line::Text("next".into()), Line::Eof]);
     }
 
     #[tokio::test]

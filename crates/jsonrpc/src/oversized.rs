@@ -73,4 +73,16 @@ mod tests {
         assert_eq!(guess_id(r#"{"method":"m","#, r#""id":1-2}"#), None);
         assert_eq!(guess_id(r#"{"id":-12,"method""#, ""), Some("-12".into()));
     }
+
+    #[test]
+    fn a_number_beyond_f64_is_echoed_as_its_text() {
+        // Ids are kept as text everywhere else, so a message of ordinary size
+        // with this id is answered with it too. (The fuzz target's old oracle
+        // read the guess as a `Value`, which refuses it: CI's fixed-seed run
+        // reported that as a crash.)
+        let digits = "9".repeat(400);
+        let tail = format!(r#":1,"id":{digits}}}"#);
+        assert_eq!(guess_id(r#"{"a""#, &tail), Some(digits.clone()));
+        assert_eq!(guess_id(&format!(r#"{{"id":{digits},"method""#), ""), Some(digits));
+    }
 }

@@ -10,8 +10,17 @@
 #   FUZZ_SANITIZER=none fuzz/run.sh 10  # CI: no AddressSanitizer, a far
 #                                        # cheaper build (Warden's code is safe
 #                                        # Rust: a panic is what it finds)
-#   FUZZ_SEED=1 fuzz/run.sh 10           # the same mutations every run (CI:
-#                                        # a smoke test, not a lottery)
+#   FUZZ_SEED=1 fuzz/run.sh 10           # the same mutations every run
+#   FUZZ_SEED=1 FUZZ_RUNS=200000 fuzz/run.sh
+#                                        # CI: a count of executions instead
+#                                        # of seconds, from the committed seeds
+#                                        # alone (a fresh corpus): as much
+#                                        # fuzzing on a slow machine as on a
+#                                        # fast one, whatever ran before (a
+#                                        # smoke test, not a lottery; not bit
+#                                        # for bit the same inputs either:
+#                                        # the targets' hash maps are seeded
+#                                        # at random, which moves coverage)
 #
 # Needs the nightly toolchain; installs cargo-fuzz (pinned) when missing.
 # Inputs that find new coverage go to fuzz/corpus/<target>/ (not committed);
@@ -19,8 +28,15 @@
 set -euo pipefail
 
 CARGO_FUZZ_VERSION=0.13.2
-seconds=${1:?usage: fuzz/run.sh SECONDS}
-case $seconds in '' | *[!0-9]*) echo "SECONDS must be a whole number" >&2; exit 2 ;; esac
+# How long each target runs: FUZZ_RUNS executions, or SECONDS.
+if [ -n "${FUZZ_RUNS:-}" ]; then
+    case $FUZZ_RUNS in *[!0-9]*) echo "FUZZ_RUNS must be a whole number" >&2; exit 2 ;; esac
+    limit=(-runs="$FUZZ_RUNS")
+else
+    seconds=${1:?usage: fuzz/run.sh SECONDS (or FUZZ_RUNS=N fuzz/run.sh)}
+    case $seconds in '' | *[!0-9]*) echo "SECONDS must be a whole number" >&2; exit 2 ;; esac
+    limit=(-max_total_time="$seconds")
+fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/.."
@@ -42,13 +58,21 @@ failed=0
 rows=()
 for target in $targets; do
     corpus="$here/corpus/$target"
+    # Counted runs start from the seeds alone: a grown corpus would change
+    # which inputs they try.
+    if [ -n "${FUZZ_RUNS:-}" ]; then
+        corpus="$(mktemp -d)"
+    fi
     artifacts="$here/artifacts/$target"
     log="$here/artifacts/$target.log"
     mkdir -p "$corpus" "$artifacts" "$here/seeds/$target"
     status=0
     nice -n 19 "$bin_dir/$target" "$corpus" "$here/seeds/$target" \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -seed="${FUZZ_SEED:-0}" \
+        "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -seed="${FUZZ_SEED:-0}" \
         -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || status=$?
+    if [ -n "${FUZZ_RUNS:-}" ]; then
+        rm -rf "$corpus"
+    fi
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
     found=$(grep -cE '^==[0-9]+== ERROR: libFuzzer|^SUMMARY: (libFuzzer|AddressSanitizer)|panicked at' "$log" || true)

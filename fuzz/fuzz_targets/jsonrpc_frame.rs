@@ -1,13 +1,15 @@
 //! The frame scanner against serde_json: a frame `Frame::parse` accepts is
 //! valid JSON with the members, id, method, params and payload serde_json
 //! reads; a text serde_json reads as a valid JSON-RPC message is accepted,
-//! as the same kind. Renaming a frame's id keeps it whole.
+//! as the same kind. Renaming a frame's id keeps it whole. The members of
+//! `_meta` the parse notes (the 2026-07-28 envelope, the progress token)
+//! are serde_json's, and taking MCP's keys off leaves the rest as it was.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use warden_fuzz::{is_json, members, value};
-use warden_jsonrpc::{Frame, Kind};
+use warden_jsonrpc::{Frame, Kind, MetaMembers, ProtocolKeys};
 
 /// What a JSON-RPC message is, read with serde_json only.
 #[derive(Debug)]
@@ -61,6 +63,41 @@ fn oracle(text: &str) -> Option<Oracle> {
     Some(Oracle { kind, id, method: method_text, params, payload: result.or(error) })
 }
 
+/// The `_meta` keys the parse notes, in [`MetaMembers`]' order.
+const NOTED: [&str; 5] = [
+    "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/clientCapabilities",
+    "io.modelcontextprotocol/clientInfo",
+    "io.modelcontextprotocol/logLevel",
+    "progressToken",
+];
+
+/// `_meta`'s members as the parse found them, against serde_json's reading.
+fn check_meta(found: &MetaMembers, text: &str) {
+    let meta = members(found.text).unwrap_or_else(|| panic!("_meta read, yet not an object, in {text:?}"));
+    let got = [found.protocol_version, found.client_capabilities, found.client_info, found.log_level, found.progress_token];
+    for (key, got) in NOTED.iter().zip(got) {
+        let named: Vec<&str> = meta.iter().filter(|(name, _)| name == key).map(|(_, raw)| raw.get()).collect();
+        assert!(named.len() <= 1, "{key} named twice, yet read, in {text:?}");
+        assert_eq!(got, named.first().copied(), "{key} in {text:?}");
+    }
+    let kept: Vec<(&str, &str)> = meta
+        .iter()
+        .filter(|(key, _)| !key.starts_with("io.modelcontextprotocol/"))
+        .map(|(key, raw)| (key.as_str(), raw.get()))
+        .collect();
+    match &found.protocol_keys {
+        ProtocolKeys::None => assert_eq!(kept.len(), meta.len(), "MCP's keys missed in {text:?}"),
+        ProtocolKeys::Apart => assert!(kept.len() < meta.len(), "no MCP key, yet apart, in {text:?}"),
+        ProtocolKeys::Together(_) => {
+            let without = found.without_protocol_keys().expect("the keys together are cut");
+            let read = members(&without).unwrap_or_else(|| panic!("{without:?} (without MCP's keys) is not an object"));
+            let read: Vec<(&str, &str)> = read.iter().map(|(key, raw)| (key.as_str(), raw.get())).collect();
+            assert_eq!(read, kept, "taking MCP's keys off {text:?}");
+        }
+    }
+}
+
 fn same(part: Option<&str>, expected: &Option<Value>, what: &str, text: &str) {
     let got = part.map(|part| value(part).unwrap_or_else(|| panic!("{what} {part:?} is not JSON in {text:?}")));
     assert_eq!(&got, expected, "{what} differs from serde_json's in {text:?}");
@@ -90,11 +127,15 @@ fuzz_target!(|data: &[u8]| {
             same(frame.id(), &expected.id, "id", text);
             same(frame.params(), &expected.params, "params", text);
             same(frame.payload(), &expected.payload, "result/error", text);
+            if let Some(found) = frame.meta_members() {
+                check_meta(&found, text);
+            }
             // A new id changes only the id, as parsing the renamed text says.
             for id in ["\"w-1\"", "12345678901"] {
                 let renamed = frame.with_id_frame(id);
                 let reparsed = Frame::parse(frame.with_id(id)).expect("a renamed frame parses");
                 assert_eq!(renamed.text(), reparsed.text());
+                assert_eq!(renamed.meta_members(), reparsed.meta_members());
                 assert_eq!(
                     (renamed.id(), renamed.params(), renamed.payload(), renamed.kind()),
                     (reparsed.id(), reparsed.params(), reparsed.payload(), reparsed.kind())

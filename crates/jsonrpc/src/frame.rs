@@ -6,6 +6,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::codes::ErrorCode;
+use crate::meta::{MetaMembers, MetaSpans};
 use crate::method::Method;
 use crate::params::{ParamMembers, ParamSpans, ParamsReader};
 use crate::text::Text;
@@ -38,6 +39,9 @@ pub struct Frame {
     payload: Span,
     /// The params' members that stages read, when the parse found them.
     param_spans: Option<ParamSpans>,
+    /// The members of the params' `_meta` that stages read, when the parse
+    /// found them.
+    meta_spans: Option<Box<MetaSpans>>,
 }
 
 /// Where a part of a frame's text is: `u32` offsets, `(0, 0)` for none (no
@@ -94,6 +98,9 @@ struct Envelope<'a> {
     /// The members of object params that stages read, when the scan found
     /// them (serde_json's reading finds none).
     param_spans: Option<ParamSpans>,
+    /// The members of the params' `_meta` that stages read, when the parse
+    /// found them.
+    meta_spans: Option<Box<MetaSpans>>,
 }
 
 impl<'a> Envelope<'a> {
@@ -111,8 +118,11 @@ impl<'a> Envelope<'a> {
             // stages that read their name, arguments or `_meta`.
             let end = if key == b"params" && b.get(at) == Some(&b'{') {
                 let mut reader = ParamsReader::default();
-                let end = crate::scan::object_end(text, at, |key, value| reader.note(key, value))?;
-                envelope.param_spans = reader.finish();
+                let end = crate::scan::object_end(text, at, |key, _, at| reader.read(text, key, at))?;
+                if let Some((spans, meta)) = reader.finish() {
+                    envelope.param_spans = Some(spans);
+                    envelope.meta_spans = meta;
+                }
                 end
             } else {
                 crate::scan::value_end(b, at)?
@@ -170,6 +180,7 @@ impl<'a> From<SerdeEnvelope<'a>> for Envelope<'a> {
             result: read.result.map(RawValue::get),
             error: read.error.map(RawValue::get),
             param_spans: None,
+            meta_spans: None,
         }
     }
 }
@@ -222,7 +233,7 @@ impl Frame {
         if u32::try_from(text.len()).is_err() {
             return Err(FrameError::new(ErrorCode::InvalidRequest, "a message must be shorter than 4 GiB", None));
         }
-        let (kind, method, id, params, payload, param_spans) = {
+        let (kind, method, id, params, payload, param_spans, meta_spans) = {
             let envelope = Self::envelope(&text)?;
             let span = |raw: Option<&str>| Span::of(raw.map(|raw| span_in(&text, raw)));
             let kind = Self::classify(&envelope)?;
@@ -233,9 +244,10 @@ impl Frame {
                 span(envelope.params),
                 span(envelope.result.or(envelope.error)),
                 envelope.param_spans,
+                envelope.meta_spans,
             )
         };
-        Ok(Frame { text, kind, method, id, params, payload, param_spans })
+        Ok(Frame { text, kind, method, id, params, payload, param_spans, meta_spans })
     }
 
     fn envelope(text: &str) -> Result<Envelope<'_>, FrameError> {
@@ -345,6 +357,17 @@ impl Frame {
         self.param_spans.map(|spans| spans.members(&self.text))
     }
 
+    /// The members of the params' `_meta` that the stages read (the
+    /// 2026-07-28 envelope, the progress token), as found while the message
+    /// was parsed. `None` when it did not read them (no `_meta`, one that is
+    /// not an object, [`param_members`](Frame::param_members) unread, a key
+    /// with an escape, one of them named twice): the caller reads `_meta`
+    /// itself.
+    pub fn meta_members(&self) -> Option<MetaMembers<'_>> {
+        let meta = self.param_spans?.meta(&self.text)?;
+        Some(self.meta_spans.as_ref()?.members(meta))
+    }
+
     /// The params' `_meta` (JSON text, `null` included), as the parse found
     /// it or else read from the params. `None` without params or when they
     /// are not an object; `Err` when they name `_meta` twice (parsers differ
@@ -413,6 +436,8 @@ impl Frame {
             params: Span::of(shift(self.params.range())),
             payload: Span::of(shift(self.payload.range())),
             param_spans: self.param_spans.map(|spans| spans.shifted(old.end, moved)),
+            // Offsets into `_meta`: they do not move.
+            meta_spans: self.meta_spans.clone(),
         }
     }
 }

@@ -5,6 +5,7 @@
 use std::ops::Range;
 
 use crate::frame::Span;
+use crate::meta::MetaSpans;
 
 /// Where those members are in a frame's text.
 #[derive(Debug, Clone, Copy, Default)]
@@ -46,6 +47,11 @@ impl ParamSpans {
         }
     }
 
+    /// `_meta`'s text, in `text` (the frame's).
+    pub(crate) fn meta<'a>(&self, text: &'a str) -> Option<&'a str> {
+        text.get(self.spans[2].range()?)
+    }
+
     /// The spans moved by `by` bytes where they start at or after `from`
     /// (a frame's id was replaced before them).
     pub(crate) fn shifted(mut self, from: usize, by: isize) -> ParamSpans {
@@ -65,15 +71,32 @@ impl ParamSpans {
 #[derive(Default)]
 pub(crate) struct ParamsReader {
     spans: ParamSpans,
+    meta: Option<MetaSpans>,
     /// A key with an escape (it may spell one of the four), or one of the
     /// four named twice: the stages read the params themselves.
     unreadable: bool,
 }
 
 impl ParamsReader {
+    /// One member, whose value starts at `at` in `text` (the message):
+    /// where the value ends. An object `_meta` is read member by member on
+    /// the way.
+    #[inline(always)]
+    pub(crate) fn read(&mut self, text: &str, key: &[u8], at: usize) -> Option<usize> {
+        let end = if key == b"_meta" && text.as_bytes().get(at) == Some(&b'{') {
+            let (end, meta) = crate::meta::read(text, at)?;
+            self.meta = meta;
+            end
+        } else {
+            crate::scan::value_end(text.as_bytes(), at)?
+        };
+        self.note(key, at..end);
+        Some(end)
+    }
+
     /// One member: its key's bytes as written, where its value is in the
     /// message's text.
-    pub(crate) fn note(&mut self, key: &[u8], value: Range<usize>) {
+    fn note(&mut self, key: &[u8], value: Range<usize>) {
         let slot = match key {
             b"name" => 0,
             b"arguments" => 1,
@@ -89,7 +112,10 @@ impl ParamsReader {
     }
 
     /// The spans, unless the params must be read otherwise.
-    pub(crate) fn finish(self) -> Option<ParamSpans> {
-        (!self.unreadable).then_some(self.spans)
+    /// The spans and `_meta`'s (boxed: most requests have no `_meta`, and a
+    /// frame is moved from stage to stage), unless the params must be read
+    /// otherwise.
+    pub(crate) fn finish(self) -> Option<(ParamSpans, Option<Box<MetaSpans>>)> {
+        (!self.unreadable).then(|| (self.spans, self.meta.map(Box::new)))
     }
 }

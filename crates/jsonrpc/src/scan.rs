@@ -35,23 +35,27 @@ pub(crate) fn members_at<'a>(text: &'a str, mut each: impl FnMut(&'a str, usize)
 /// [`members_at`] with each key as the range of its bytes (between the
 /// quotes): for a reader that matches keys against literals and keeps
 /// positions, so nothing is sliced as text (the frame's parse).
+#[inline(always)]
 pub(crate) fn members_at_bytes(text: &str, each: impl FnMut(Range<usize>, usize) -> Option<usize>) -> Option<()> {
     let b = text.as_bytes();
     let end = object_at(b, ws(b, 0), Keys::Plain, each)?;
     (ws(b, end) == b.len()).then_some(())
 }
 
-/// The end of the object that starts at `i` (a `{`), calling `each` with
-/// the key (its bytes as written: it may hold escapes) and the range of the
-/// value of every member, in order. What it accepts is exactly what [`value_end`] accepts
-/// of an object.
-pub(crate) fn object_end(text: &str, i: usize, mut each: impl FnMut(&[u8], Range<usize>)) -> Option<usize> {
+/// The end of the object that starts at `i` (a `{`), for a reader that
+/// reads each value itself: `each` gets a member's key (its bytes as
+/// written: it may hold escapes), where the member starts (its key's
+/// opening quote) and where its value starts, and returns where the value
+/// ends (`None` declines the whole text). With [`value_end`] for every
+/// value, what it accepts is exactly what [`value_end`] accepts of an object.
+#[inline(always)]
+pub(crate) fn object_end(
+    text: &str,
+    i: usize,
+    mut each: impl FnMut(&[u8], usize, usize) -> Option<usize>,
+) -> Option<usize> {
     let b = text.as_bytes();
-    object_at(b, i, Keys::Any, |key, at| {
-        let end = value_end(b, at)?;
-        each(&b[key], at..end);
-        Some(end)
-    })
+    object_at(b, i, Keys::Any, |key, at| each(&b[key.start..key.end], key.start - 1, at))
 }
 
 /// Which keys an object read by [`object_at`] may have.

@@ -86,6 +86,9 @@ impl EnvelopeError {
 /// modern, so that [`Envelope::read`] refuses them rather than a 2025
 /// session passing on an envelope a server may read from the second.
 pub fn is_modern(frame: &Frame) -> bool {
+    if let Some(meta) = frame.meta_members() {
+        return meta.protocol_version.and_then(Text::read).is_some();
+    }
     // Asked of every request on a stdio connection: where the parse found
     // the params' `_meta`, only it is searched (and most requests have none).
     let searched = match frame.param_members() {
@@ -163,6 +166,11 @@ impl Envelope {
     /// capabilities are required (whether Warden speaks that version is
     /// [`check_version`](Envelope::check_version)'s call).
     pub fn read(frame: &Frame) -> Result<Envelope, EnvelopeError> {
+        // As the parse found `_meta`'s members, where it could: nothing is
+        // read again.
+        if let Some(meta) = frame.meta_members() {
+            return Envelope::of_members(meta.protocol_version, || Ok(meta.client_capabilities), meta.log_level);
+        }
         match frame.param_members() {
             Some(members) => Envelope::of_meta(members.meta),
             None => Envelope::of_params(&params_of(frame)?),
@@ -181,7 +189,20 @@ impl Envelope {
             EnvelopeError::invalid(format!("params._meta is required (with {})", meta::PROTOCOL_VERSION))
         })?;
         let meta = Members::parse(meta).map_err(|_| EnvelopeError::invalid("params._meta must be an object"))?;
-        let version: Text = once(&meta, "params._meta", meta::PROTOCOL_VERSION)?
+        let version = once(&meta, "params._meta", meta::PROTOCOL_VERSION)?;
+        let capabilities = || once(&meta, "params._meta", meta::CLIENT_CAPABILITIES);
+        Envelope::of_members(version, capabilities, meta.get(meta::LOG_LEVEL))
+    }
+
+    /// The envelope from `_meta`'s members (JSON text): the version, the
+    /// capabilities (read after the version, so that each refusal is the one
+    /// it always was) and the log level.
+    fn of_members<'a>(
+        version: Option<&'a str>,
+        capabilities: impl FnOnce() -> Result<Option<&'a str>, EnvelopeError>,
+        log_level: Option<&'a str>,
+    ) -> Result<Envelope, EnvelopeError> {
+        let version: Text = version
             .and_then(Text::read)
             .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::PROTOCOL_VERSION)))?;
         // Warden's own revisions are named by its constants: nothing to copy.
@@ -189,7 +210,7 @@ impl Envelope {
             Some(known) => Cow::Borrowed(known),
             None => Cow::Owned(version.0.into_owned()),
         };
-        let capabilities = once(&meta, "params._meta", meta::CLIENT_CAPABILITIES)?
+        let capabilities = capabilities()?
             .ok_or_else(|| EnvelopeError::invalid(format!("params._meta lacks {}", meta::CLIENT_CAPABILITIES)))?;
         let capabilities = ClientCapabilities::of(capabilities)
             .map_err(|err| {
@@ -198,7 +219,7 @@ impl Envelope {
             })?
             .read()
             .ok_or_else(|| EnvelopeError::invalid(format!("{} must be an object", meta::CLIENT_CAPABILITIES)))?;
-        let logs = meta.get(meta::LOG_LEVEL).and_then(Text::read).is_some();
+        let logs = log_level.and_then(Text::read).is_some();
         Ok(Envelope { version, capabilities, logs })
     }
 }

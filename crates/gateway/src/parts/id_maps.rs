@@ -158,6 +158,10 @@ pub(crate) fn progress_token(frame: &warden_jsonrpc::Frame, meta: Option<&str>) 
     // key nor an escape cannot name it: a 2026-07-28 request's envelope is
     // not read again for nothing.
     static KEY: warden_jsonrpc::Needle = warden_jsonrpc::Needle::new("progressToken");
+    // As the parse found it, where it could.
+    if let Some(found) = frame.meta_members() {
+        return found.progress_token.filter(|token| *token != "null").map(|token| frame.span_of(token));
+    }
     let meta = meta.filter(|meta| KEY.is_in(meta) || warden_jsonrpc::has_escape(meta))?;
     let meta = warden_jsonrpc::Members::parse(meta).ok()?;
     let token = meta.optional("progressToken").ok()??;

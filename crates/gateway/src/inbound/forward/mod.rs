@@ -6,7 +6,7 @@ mod rounds;
 
 use std::ops::Range;
 
-use warden_jsonrpc::{Frame, IdText, Splice};
+use warden_jsonrpc::{Frame, IdText, ProtocolKeys, Splice};
 use warden_upstream::UpstreamError;
 use warden_upstream::era::meta_without_envelope;
 
@@ -114,7 +114,17 @@ fn take_envelope_off(frame: &Frame, splice: &mut Splice) {
     if splice.touches(&span) {
         return;
     }
-    if let Some(without) = meta_without_envelope(meta) {
+    // Where the parse found the envelope's members side by side (as
+    // clients write them), they are cut out without reading `_meta` again.
+    let without = match frame.meta_members() {
+        Some(members) => match members.protocol_keys {
+            ProtocolKeys::None => return,
+            ProtocolKeys::Together(_) => members.without_protocol_keys(),
+            ProtocolKeys::Apart => meta_without_envelope(meta),
+        },
+        None => meta_without_envelope(meta),
+    };
+    if let Some(without) = without {
         splice.replace(span, without);
     }
 }

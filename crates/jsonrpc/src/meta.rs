@@ -1,0 +1,241 @@
+//! The members of a request's `params._meta` that Warden's stages read (the
+//! 2026-07-28 envelope and the progress token), found while the message is
+//! parsed: the envelope is read once, at the front, and taken off for a
+//! 2025-era server without reading `_meta` again.
+
+use std::ops::Range;
+
+use crate::frame::Span;
+
+/// The prefix of the `_meta` keys MCP itself defines (the envelope's).
+const PROTOCOL_PREFIX: &[u8] = b"io.modelcontextprotocol/";
+
+/// The keys noted, in the order of [`MetaSpans::values`].
+const NOTED: [&[u8]; 5] = [
+    b"io.modelcontextprotocol/protocolVersion",
+    b"io.modelcontextprotocol/clientCapabilities",
+    b"io.modelcontextprotocol/clientInfo",
+    b"io.modelcontextprotocol/logLevel",
+    b"progressToken",
+];
+
+/// Where the members are, as offsets into `_meta`'s own text: they stay
+/// true when the frame's id is replaced before it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MetaSpans {
+    /// The values of [`NOTED`]'s keys; none when absent.
+    values: [Span; 5],
+    /// The members with a key of MCP's prefix.
+    protocol_keys: ProtocolKeys,
+}
+
+/// Where the members whose keys MCP defines (`io.modelcontextprotocol/…`)
+/// are in a `_meta`, for taking them off.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ProtocolKeys {
+    /// There are none.
+    #[default]
+    None,
+    /// They follow one another: this range of `_meta`'s text holds them and
+    /// one comma beside them, so the text without it is `_meta` without them.
+    Together(Range<u32>),
+    /// Other members come between them: `_meta` must be read again to take
+    /// them off.
+    Apart,
+}
+
+/// The members of a request's `_meta` that the stages read, as JSON text,
+/// from [`Frame::meta_members`](crate::Frame::meta_members). Each key was
+/// named at most once, and none is escaped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetaMembers<'a> {
+    /// `_meta` itself.
+    pub text: &'a str,
+    /// `io.modelcontextprotocol/protocolVersion`.
+    pub protocol_version: Option<&'a str>,
+    /// `io.modelcontextprotocol/clientCapabilities`.
+    pub client_capabilities: Option<&'a str>,
+    /// `io.modelcontextprotocol/clientInfo`.
+    pub client_info: Option<&'a str>,
+    /// `io.modelcontextprotocol/logLevel`.
+    pub log_level: Option<&'a str>,
+    /// `progressToken`.
+    pub progress_token: Option<&'a str>,
+    /// Where the members whose keys MCP defines are.
+    pub protocol_keys: ProtocolKeys,
+}
+
+impl MetaMembers<'_> {
+    /// `_meta` without the members whose keys MCP defines, every other byte
+    /// as it was; `None` unless they are [`ProtocolKeys::Together`].
+    pub fn without_protocol_keys(&self) -> Option<String> {
+        let ProtocolKeys::Together(cut) = &self.protocol_keys else { return None };
+        let (start, end) = (cut.start as usize, cut.end as usize);
+        let mut out = String::with_capacity(self.text.len() - (end - start));
+        out.push_str(self.text.get(..start)?);
+        out.push_str(self.text.get(end..)?);
+        Some(out)
+    }
+}
+
+impl MetaSpans {
+    /// The members, given `_meta`'s text.
+    pub(crate) fn members<'a>(&self, meta: &'a str) -> MetaMembers<'a> {
+        let at = |span: Span| span.range().and_then(|range| meta.get(range));
+        MetaMembers {
+            text: meta,
+            protocol_version: at(self.values[0]),
+            client_capabilities: at(self.values[1]),
+            client_info: at(self.values[2]),
+            log_level: at(self.values[3]),
+            progress_token: at(self.values[4]),
+            protocol_keys: self.protocol_keys.clone(),
+        }
+    }
+}
+
+/// Reads the `_meta` object that starts at `at` in `text`: where it ends,
+/// and its spans, unless a key is escaped (it may spell one of those read)
+/// or one of [`NOTED`] is named twice (parsers differ on which of two they
+/// keep): then the stages read `_meta` themselves.
+/// Out of line: most requests have no `_meta`, and the parse's member loop
+/// stays small enough to be inlined.
+#[inline(never)]
+pub(crate) fn read(text: &str, at: usize) -> Option<(usize, Option<MetaSpans>)> {
+    let b = text.as_bytes();
+    let mut reader = MetaReader { start: at, ..MetaReader::default() };
+    let end = crate::scan::object_end(text, at, |key, member, value| {
+        let end = crate::scan::value_end(b, value)?;
+        reader.note(key, member, value..end);
+        Some(end)
+    })?;
+    Some((end, reader.finish()))
+}
+
+/// Notes `_meta`'s members as the scan passes them.
+#[derive(Default)]
+struct MetaReader {
+    /// Where `_meta` starts in the message.
+    start: usize,
+    spans: MetaSpans,
+    unreadable: bool,
+    /// Where the previous member's value ended.
+    previous_end: Option<usize>,
+    /// The members of MCP's prefix read so far, while no other member has
+    /// followed them: where the first starts, where the member before it
+    /// ended (if any), where the last ends.
+    run: Option<(usize, Option<usize>, usize)>,
+}
+
+impl MetaReader {
+    /// One member: its key as written, where it starts (its key's quote)
+    /// and where its value is, in the message.
+    fn note(&mut self, key: &[u8], member: usize, value: Range<usize>) {
+        self.unreadable |= key.contains(&b'\\');
+        if let Some(slot) = NOTED.iter().position(|noted| *noted == key) {
+            let span = Span::of(Some(value.start - self.start..value.end - self.start));
+            self.unreadable |= std::mem::replace(&mut self.spans.values[slot], span).range().is_some();
+        }
+        if key.starts_with(PROTOCOL_PREFIX) {
+            if let Some((_, _, last)) = &mut self.run {
+                *last = value.end;
+            } else if self.spans.protocol_keys == ProtocolKeys::None {
+                self.run = Some((member, self.previous_end, value.end));
+            } else {
+                // One of the prefix after others that followed some.
+                self.spans.protocol_keys = ProtocolKeys::Apart;
+            }
+        } else if let Some((first, _, _)) = self.run.take() {
+            // The run and the comma after it.
+            self.spans.protocol_keys = self.cut(first..member);
+        }
+        self.previous_end = Some(value.end);
+    }
+
+    fn finish(mut self) -> Option<MetaSpans> {
+        if let Some((first, before, last)) = self.run.take() {
+            // The last members: the comma before them goes too, if any.
+            self.spans.protocol_keys = self.cut(before.unwrap_or(first)..last);
+        }
+        (!self.unreadable).then_some(self.spans)
+    }
+
+    /// Range `cut` of the message, as offsets into `_meta`.
+    fn cut(&self, cut: Range<usize>) -> ProtocolKeys {
+        ProtocolKeys::Together((cut.start - self.start) as u32..(cut.end - self.start) as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Frame;
+
+    fn meta(params: &str) -> Option<super::MetaMembers<'static>> {
+        let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
+        let frame: &'static Frame = Box::leak(Box::new(Frame::parse(text).unwrap()));
+        frame.meta_members()
+    }
+
+    const V: &str = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
+    const C: &str = r#""io.modelcontextprotocol/clientCapabilities":{"a":[1,{"b":2}]}"#;
+
+    #[test]
+    fn the_envelope_is_found_where_it_is() {
+        let members = meta(&format!(r#"{{"name":"t","_meta":{{"progressToken":7, {V},{C} ,"x":1}}}}"#)).unwrap();
+        assert_eq!(members.protocol_version, Some(r#""2026-07-28""#));
+        assert_eq!(members.client_capabilities, Some(r#"{"a":[1,{"b":2}]}"#));
+        assert_eq!(members.progress_token, Some("7"));
+        assert_eq!((members.client_info, members.log_level), (None, None));
+        assert_eq!(members.without_protocol_keys().as_deref(), Some(r#"{"progressToken":7, "x":1}"#));
+    }
+
+    #[test]
+    fn taking_the_protocol_keys_off_leaves_json_wherever_they_are() {
+        // Expected: what serde_json reads once the keys are gone.
+        let cases = [
+            (format!("{{{V},{C}}}"), "{}"),
+            (format!("{{ {V} , {C} }}"), "{}"),
+            (format!(r#"{{{V},"x":1}}"#), r#"{"x":1}"#),
+            (format!(r#"{{"x":1,{V}}}"#), r#"{"x":1}"#),
+            (format!(r#"{{"x":1 , {V},{C}, "y":[2]}}"#), r#"{"x":1,"y":[2]}"#),
+            (r#"{"x":1,"io.modelcontextprotocol/other":null}"#.to_owned(), r#"{"x":1}"#),
+        ];
+        for (meta_text, expected) in cases {
+            let members = meta(&format!(r#"{{"_meta":{meta_text}}}"#)).unwrap();
+            let without = members.without_protocol_keys().unwrap();
+            let read: serde_json::Value = serde_json::from_str(&without).unwrap();
+            assert_eq!(read, serde_json::from_str::<serde_json::Value>(expected).unwrap(), "{meta_text}");
+        }
+    }
+
+    #[test]
+    fn keys_apart_or_absent_are_said_so() {
+        use super::ProtocolKeys;
+        let apart = meta(&format!(r#"{{"_meta":{{{V},"x":1,{C}}}}}"#)).unwrap();
+        assert_eq!(apart.protocol_keys, ProtocolKeys::Apart);
+        assert_eq!(apart.without_protocol_keys(), None);
+        let none = meta(r#"{"_meta":{"progressToken":"p"}}"#).unwrap();
+        assert_eq!(none.protocol_keys, ProtocolKeys::None);
+        assert_eq!(none.progress_token, Some(r#""p""#));
+    }
+
+    #[test]
+    fn an_escaped_key_or_one_named_twice_leaves_the_reading_to_the_stages() {
+        assert!(meta(r#"{"_meta":{"progress\u0054oken":1}}"#).is_none());
+        assert!(meta(r#"{"_meta":{"progressToken":1,"progressToken":2}}"#).is_none());
+        assert!(meta(&format!(r#"{{"_meta":{{{V},{V}}}}}"#)).is_none());
+        // Not an object, or no `_meta`: nothing to read.
+        assert!(meta(r#"{"_meta":null}"#).is_none());
+        assert!(meta(r#"{"name":"t"}"#).is_none());
+        assert!(meta("[1]").is_none());
+    }
+
+    #[test]
+    fn a_new_id_keeps_the_members() {
+        let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{{{V},"progressToken":3}}}}}}"#);
+        let frame = Frame::parse(text).unwrap();
+        let renamed = frame.with_id_frame(r#""a-much-longer-id""#);
+        assert_eq!(renamed.meta_members(), frame.meta_members());
+        assert_eq!(renamed.meta_members().and_then(|m| m.progress_token), Some("3"));
+    }
+}

@@ -1,6 +1,7 @@
 //! One JSON-RPC message: its original text plus the positions of its envelope.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
@@ -41,7 +42,7 @@ pub struct Frame {
     param_spans: Option<ParamSpans>,
     /// The members of the params' `_meta` that stages read, when the parse
     /// found them.
-    meta_spans: Option<Box<MetaSpans>>,
+    meta_spans: Option<Arc<MetaSpans>>,
 }
 
 /// Where a part of a frame's text is: `u32` offsets, `(0, 0)` for none (no
@@ -100,7 +101,7 @@ struct Envelope<'a> {
     param_spans: Option<ParamSpans>,
     /// The members of the params' `_meta` that stages read, when the parse
     /// found them.
-    meta_spans: Option<Box<MetaSpans>>,
+    meta_spans: Option<Arc<MetaSpans>>,
 }
 
 impl<'a> Envelope<'a> {

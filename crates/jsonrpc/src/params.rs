@@ -3,6 +3,7 @@
 //! no stage scans the params again.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::frame::Span;
 use crate::meta::MetaSpans;
@@ -111,11 +112,11 @@ impl ParamsReader {
         self.unreadable |= std::mem::replace(&mut self.spans.spans[slot], Span::of(Some(value))).range().is_some();
     }
 
-    /// The spans, unless the params must be read otherwise.
-    /// The spans and `_meta`'s (boxed: most requests have no `_meta`, and a
-    /// frame is moved from stage to stage), unless the params must be read
-    /// otherwise.
-    pub(crate) fn finish(self) -> Option<(ParamSpans, Option<Box<MetaSpans>>)> {
-        (!self.unreadable).then(|| (self.spans, self.meta.map(Box::new)))
+    /// The spans and `_meta`'s, unless the params must be read otherwise.
+    /// `_meta`'s are behind a pointer, shared: most requests have none, a
+    /// frame is moved from stage to stage, and a renamed frame (the lane's
+    /// copy of a request) keeps them.
+    pub(crate) fn finish(self) -> Option<(ParamSpans, Option<Arc<MetaSpans>>)> {
+        (!self.unreadable).then(|| (self.spans, self.meta.map(Arc::new)))
     }
 }

@@ -98,6 +98,7 @@ impl MetaSpans {
 /// and its spans, unless a key is escaped (it may spell one of those read)
 /// or one of [`NOTED`] is named twice (parsers differ on which of two they
 /// keep): then the stages read `_meta` themselves.
+///
 /// Out of line: most requests have no `_meta`, and the parse's member loop
 /// stays small enough to be inlined.
 #[inline(never)]

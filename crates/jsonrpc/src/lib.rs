@@ -33,7 +33,7 @@ pub use direct::{DirectPipe, SharedWrite, Unwritten};
 pub use frame::{Frame, FrameError, Kind, span_in};
 pub use id_text::IdText;
 pub use lines::{Line, LineReader};
-pub use meta::{MetaMembers, ProtocolKeys};
+pub use meta::{MetaMembers, ProtocolKeys, keys as meta_keys};
 pub use method::Method;
 pub use needle::{Needle, has_escape};
 pub use object::{Members, without_members};

@@ -7,16 +7,30 @@ use std::ops::Range;
 
 use crate::frame::Span;
 
-/// The prefix of the `_meta` keys MCP itself defines (the envelope's).
-const PROTOCOL_PREFIX: &[u8] = b"io.modelcontextprotocol/";
+/// The `_meta` keys Warden reads, as MCP names them (the one place they
+/// are spelled: the upstream and gateway crates name them from here).
+pub mod keys {
+    /// The prefix of every key MCP itself defines.
+    pub const PROTOCOL_PREFIX: &str = "io.modelcontextprotocol/";
+    /// 2026-07-28: the revision a request is written in.
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// 2026-07-28: the client's capabilities for this request.
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    /// 2026-07-28: who the client is.
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    /// 2026-07-28: the log level the client wants for this request.
+    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+    /// The token progress notifications name.
+    pub const PROGRESS_TOKEN: &str = "progressToken";
+}
 
 /// The keys noted, in the order of [`MetaSpans::values`].
 const NOTED: [&[u8]; 5] = [
-    b"io.modelcontextprotocol/protocolVersion",
-    b"io.modelcontextprotocol/clientCapabilities",
-    b"io.modelcontextprotocol/clientInfo",
-    b"io.modelcontextprotocol/logLevel",
-    b"progressToken",
+    keys::PROTOCOL_VERSION.as_bytes(),
+    keys::CLIENT_CAPABILITIES.as_bytes(),
+    keys::CLIENT_INFO.as_bytes(),
+    keys::LOG_LEVEL.as_bytes(),
+    keys::PROGRESS_TOKEN.as_bytes(),
 ];
 
 /// Where the members are, as offsets into `_meta`'s own text: they stay
@@ -137,7 +151,7 @@ impl MetaReader {
             let span = Span::of(Some(value.start - self.start..value.end - self.start));
             self.unreadable |= std::mem::replace(&mut self.spans.values[slot], span).range().is_some();
         }
-        if key.starts_with(PROTOCOL_PREFIX) {
+        if key.starts_with(keys::PROTOCOL_PREFIX.as_bytes()) {
             if let Some((_, _, last)) = &mut self.run {
                 *last = value.end;
             } else if self.spans.protocol_keys == ProtocolKeys::None {

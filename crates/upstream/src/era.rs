@@ -9,10 +9,10 @@ use warden_jsonrpc::{Members, Needle, Splice, json_string, span_in};
 pub const MODERN: &str = "2026-07-28";
 
 /// The `_meta` key of the revision a request is written in.
-pub const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub const VERSION_KEY: &str = warden_jsonrpc::meta_keys::PROTOCOL_VERSION;
 
 /// The prefix of the `_meta` keys the protocol defines.
-const PROTOCOL_PREFIX: &str = "io.modelcontextprotocol/";
+const PROTOCOL_PREFIX: &str = warden_jsonrpc::meta_keys::PROTOCOL_PREFIX;
 
 /// Finds [`VERSION_KEY`] in a message: whether it may carry the modern
 /// envelope, asked of every message, from clients and to upstreams.

@@ -46,17 +46,17 @@ pub fn is_2025_era_version(version: &str) -> bool {
 /// The `_meta` keys of 2026-07-28.
 pub mod meta {
     /// The revision a request is written in (the key upstreams are sent).
-    pub const PROTOCOL_VERSION: &str = warden_upstream::era::VERSION_KEY;
+    pub const PROTOCOL_VERSION: &str = warden_jsonrpc::meta_keys::PROTOCOL_VERSION;
     /// The client's capabilities for this request.
-    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    pub const CLIENT_CAPABILITIES: &str = warden_jsonrpc::meta_keys::CLIENT_CAPABILITIES;
     /// Who the client is.
-    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    pub const CLIENT_INFO: &str = warden_jsonrpc::meta_keys::CLIENT_INFO;
     /// The log level the client wants for this request.
-    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+    pub const LOG_LEVEL: &str = warden_jsonrpc::meta_keys::LOG_LEVEL;
     /// Who the server is, on results.
     pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
     /// Which `subscriptions/listen` stream a notification belongs to.
     pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
     /// The prefix of every key the protocol itself defines.
-    pub const PROTOCOL_PREFIX: &str = "io.modelcontextprotocol/";
+    pub const PROTOCOL_PREFIX: &str = warden_jsonrpc::meta_keys::PROTOCOL_PREFIX;
 }

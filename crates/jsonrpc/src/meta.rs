@@ -137,9 +137,18 @@ struct MetaReader {
     /// Where the previous member's value ended.
     previous_end: Option<usize>,
     /// The members of MCP's prefix read so far, while no other member has
-    /// followed them: where the first starts, where the member before it
-    /// ended (if any), where the last ends.
-    run: Option<(usize, Option<usize>, usize)>,
+    /// followed them.
+    run: Option<Run>,
+}
+
+/// Members of MCP's prefix side by side, as offsets in the message.
+struct Run {
+    /// Where the first starts (its key's quote).
+    first: usize,
+    /// Where the member before it ended, if there is one.
+    before: Option<usize>,
+    /// Where the last one's value ends.
+    last: usize,
 }
 
 impl MetaReader {
@@ -152,25 +161,25 @@ impl MetaReader {
             self.unreadable |= std::mem::replace(&mut self.spans.values[slot], span).range().is_some();
         }
         if key.starts_with(keys::PROTOCOL_PREFIX.as_bytes()) {
-            if let Some((_, _, last)) = &mut self.run {
-                *last = value.end;
+            if let Some(run) = &mut self.run {
+                run.last = value.end;
             } else if self.spans.protocol_keys == ProtocolKeys::None {
-                self.run = Some((member, self.previous_end, value.end));
+                self.run = Some(Run { first: member, before: self.previous_end, last: value.end });
             } else {
                 // One of the prefix after others that followed some.
                 self.spans.protocol_keys = ProtocolKeys::Apart;
             }
-        } else if let Some((first, _, _)) = self.run.take() {
+        } else if let Some(run) = self.run.take() {
             // The run and the comma after it.
-            self.spans.protocol_keys = self.cut(first..member);
+            self.spans.protocol_keys = self.cut(run.first..member);
         }
         self.previous_end = Some(value.end);
     }
 
     fn finish(mut self) -> Option<MetaSpans> {
-        if let Some((first, before, last)) = self.run.take() {
+        if let Some(run) = self.run.take() {
             // The last members: the comma before them goes too, if any.
-            self.spans.protocol_keys = self.cut(before.unwrap_or(first)..last);
+            self.spans.protocol_keys = self.cut(run.before.unwrap_or(run.first)..run.last);
         }
         (!self.unreadable).then_some(self.spans)
     }

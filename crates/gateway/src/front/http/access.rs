@@ -20,6 +20,11 @@ pub(super) struct Access {
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
     bound: SocketAddr,
+    /// The `Host` a client of the bound address sends (`127.0.0.1:8210`),
+    /// allowed at a glance: most requests carry it, and the general check
+    /// parses an address. `None` when that text would not name the bound
+    /// address (a scoped IPv6 address).
+    bound_host: Option<String>,
     /// Every profile the configuration defines.
     profiles: Vec<String>,
     /// The profile used when a caller picks none (`--profile`, else `defaultProfile`).
@@ -57,6 +62,8 @@ impl Access {
             allowed_hosts: config.http.allowed_hosts.iter().map(|host| host.to_ascii_lowercase()).collect(),
             allowed_origins: config.http.allowed_origins.iter().map(|origin| origin.to_ascii_lowercase()).collect(),
             bound,
+            bound_host: Some(bound.to_string())
+                .filter(|text| host_name(text).parse::<IpAddr>().is_ok_and(|ip| ip == bound.ip())),
             profiles: config.profiles.keys().cloned().collect(),
             default_profile: default_profile.or_else(|| config.default_profile.clone()),
         }
@@ -78,6 +85,9 @@ impl Access {
         let Some(host) = headers.get(header::HOST).and_then(|value| value.to_str().ok()) else {
             return Err(Refusal::new(StatusCode::BAD_REQUEST, "the request has no Host header"));
         };
+        if self.bound_host.as_deref() == Some(host) {
+            return Ok(());
+        }
         // Copied only when it has capitals: asked of every request.
         let host = if host.bytes().any(|byte| byte.is_ascii_uppercase()) {
             Cow::Owned(host.to_ascii_lowercase())
@@ -201,6 +211,34 @@ mod tests {
         assert!(!is_loopback_name(host_name("evil.example#.localhost")));
         assert!(!is_loopback_name(host_name("a@b.localhost:80")));
         assert!(is_loopback_name(host_name("[::1]")) && is_loopback_name(host_name("app.localhost:8210")));
+    }
+
+    /// The `Host` allowed at a glance is one the general check allows too,
+    /// and only that exact text takes the shortcut.
+    #[test]
+    fn the_bound_address_as_host_is_allowed_as_the_general_check_would() {
+        let host = |text: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::HOST, axum::http::HeaderValue::from_str(text).expect("a header value"));
+            headers
+        };
+        for bound in ["127.0.0.1:8210", "0.0.0.0:80", "[::1]:8210", "10.1.2.3:443", "[::]:9"] {
+            let bound: SocketAddr = bound.parse().expect("an address");
+            let mut access = Access::new(&Config::default(), bound, None);
+            assert_eq!(access.bound_host.as_deref(), Some(bound.to_string().as_str()));
+            assert!(access.check_host(&host(&bound.to_string())).is_ok(), "{bound}");
+            access.bound_host = None;
+            assert!(access.check_host(&host(&bound.to_string())).is_ok(), "{bound}, the general check");
+        }
+        let scoped: SocketAddr = "[fe80::1%2]:8210".parse().expect("an address");
+        assert_eq!(Access::new(&Config::default(), scoped, None).bound_host, None);
+        let mut access = Access::new(&Config::default(), "10.1.2.3:443".parse().expect("an address"), None);
+        let hosts = ["10.1.2.3:443", "10.1.2.3:4430", "10.1.2.30:443", "evil.example", "LOCALHOST:443", "[::1]:443"];
+        let fast: Vec<bool> = hosts.iter().map(|text| access.check_host(&host(text)).is_ok()).collect();
+        access.bound_host = None;
+        let general: Vec<bool> = hosts.iter().map(|text| access.check_host(&host(text)).is_ok()).collect();
+        assert_eq!(fast, general);
+        assert_eq!(fast, [true, true, false, false, false, false]);
     }
 
     #[test]

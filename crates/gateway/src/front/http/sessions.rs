@@ -1,6 +1,5 @@
 //! The client sessions of the HTTP front, by `Mcp-Session-Id`.
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use axum::http::HeaderValue;
+use foldhash::HashMap;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::session::Session;
@@ -188,7 +188,7 @@ impl Sessions {
     /// every session is busy.
     pub fn take_least_recent_idle(&self) -> Option<Arc<Entry>> {
         let mut map = self.lock();
-        let mut held: HashMap<Option<Arc<str>>, usize> = HashMap::new();
+        let mut held: HashMap<Option<Arc<str>>, usize> = HashMap::default();
         for entry in map.values() {
             *held.entry(entry.owner.clone()).or_default() += 1;
         }

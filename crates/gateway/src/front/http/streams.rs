@@ -12,9 +12,10 @@
 //! id `<stream>-<seq>` and stays in a bounded backlog, so a client whose
 //! stream dropped resumes with a GET carrying `Last-Event-ID`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use foldhash::HashMap;
 use tokio::sync::{mpsc, oneshot};
 
 use warden_jsonrpc::{ErrorCode, error_response};

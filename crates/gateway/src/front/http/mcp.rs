@@ -30,6 +30,9 @@ struct Accepts {
     sse: bool,
 }
 
+/// The `Accept` header of the official SDKs' POSTs.
+const USUAL_ACCEPT: &[u8] = b"application/json, text/event-stream";
+
 impl Accepts {
     fn of(headers: &HeaderMap) -> Accepts {
         let mut values = headers
@@ -42,9 +45,13 @@ impl Accepts {
             return Accepts { json: true, sse: true };
         }
         let (mut json, mut sse) = (false, false);
-        // Read as bytes (the text is visible ASCII): asked of every POST,
-        // and splitting text by characters cost ten times as much.
         for value in values {
+            // What the official SDKs send, known without splitting: asked of
+            // every POST, where splitting cost 800 instructions.
+            if value == USUAL_ACCEPT {
+                (json, sse) = (true, true);
+                continue;
+            }
             for kind in value.split(|&byte| byte == b',') {
                 let kind = kind.split(|&byte| byte == b';').next().unwrap_or_default().trim_ascii();
                 json |= matches!(kind, b"application/json" | b"application/*" | b"*/*");

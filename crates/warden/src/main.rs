@@ -38,11 +38,15 @@ fn main() -> std::process::ExitCode {
     // on a loaded machine cross-thread wake-ups cost more than they save
     // (measured: +30 µs instead of +145 µs per call at p50, bench/run.sh).
     // Over HTTP, many clients at once: a worker per core but one (see
-    // `http_workers`).
-    let many_clients = matches!(&cli.command, Command::Serve(args) if args.http.is_some());
-    let mut builder = if many_clients {
+    // `http_workers`); just one is this same thread, with no hand-off
+    // between a thread that blocks on the runtime and its worker.
+    let workers = match &cli.command {
+        Command::Serve(args) if args.http.is_some() => http_workers(),
+        _ => 1,
+    };
+    let mut builder = if workers > 1 {
         let mut builder = tokio::runtime::Builder::new_multi_thread();
-        builder.worker_threads(http_workers());
+        builder.worker_threads(workers);
         builder
     } else {
         tokio::runtime::Builder::new_current_thread()

@@ -87,7 +87,22 @@ async fn serve_http(
     )?;
     // Tests and scripts read the address from this line.
     eprintln!("warden: listening on http://{bound}/mcp");
-    tracing::info!(servers = config.servers.len(), "serving MCP over HTTP at http://{bound}/mcp");
+    tracing::info!(
+        servers = config.servers.len(),
+        threads = %runtime_threads(),
+        "serving MCP over HTTP at http://{bound}/mcp"
+    );
     front.serve(listener).await.context("HTTP front failed")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The runtime's threads as an operator reads them: `one` (the runtime is
+/// single-threaded, on one or two cores) or the number of worker threads
+/// (`TOKIO_WORKER_THREADS` sets it).
+fn runtime_threads() -> String {
+    let handle = tokio::runtime::Handle::current();
+    match handle.runtime_flavor() {
+        tokio::runtime::RuntimeFlavor::CurrentThread => "one".to_owned(),
+        _ => format!("{} workers", handle.metrics().num_workers()),
+    }
 }

@@ -37,6 +37,19 @@ impl HttpWarden {
         HttpWarden::start_with(config, &["--http", &format!("127.0.0.1:{port}")], &[("WARDEN_LOG", "info")])
     }
 
+    /// Starts warden with `config` on a free loopback port, its runtime
+    /// given `workers` worker threads (`TOKIO_WORKER_THREADS`: 1 makes it
+    /// single-threaded, as on one or two cores), and waits until its log
+    /// says it has them.
+    pub fn start_with_workers(config: &str, workers: usize) -> HttpWarden {
+        let workers_text = workers.to_string();
+        let env = [("WARDEN_LOG", "info"), ("TOKIO_WORKER_THREADS", workers_text.as_str())];
+        let warden = HttpWarden::start_with(config, &["--http", "127.0.0.1:0"], &env);
+        let threads = if workers == 1 { "threads=one".to_owned() } else { format!("threads={workers} workers") };
+        eventually("the log to name the runtime's threads", || warden.stderr().contains(&threads));
+        warden
+    }
+
     /// Starts warden with `config` and these arguments after `serve --config F`.
     pub fn start_with(config: &str, args: &[&str], env: &[(&str, &str)]) -> HttpWarden {
         HttpWarden::start_wrapped(&[], config, args, env)

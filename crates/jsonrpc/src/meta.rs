@@ -194,10 +194,9 @@ impl MetaReader {
 mod tests {
     use crate::Frame;
 
-    fn meta(params: &str) -> Option<super::MetaMembers<'static>> {
-        let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
-        let frame: &'static Frame = Box::leak(Box::new(Frame::parse(text).unwrap()));
-        frame.meta_members()
+    /// A request with these params; its `_meta` members are `meta_members()`.
+    fn request(params: &str) -> Frame {
+        Frame::parse(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#)).unwrap()
     }
 
     const V: &str = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
@@ -205,7 +204,8 @@ mod tests {
 
     #[test]
     fn the_envelope_is_found_where_it_is() {
-        let members = meta(&format!(r#"{{"name":"t","_meta":{{"progressToken":7, {V},{C} ,"x":1}}}}"#)).unwrap();
+        let frame = request(&format!(r#"{{"name":"t","_meta":{{"progressToken":7, {V},{C} ,"x":1}}}}"#));
+        let members = frame.meta_members().unwrap();
         assert_eq!(members.protocol_version, Some(r#""2026-07-28""#));
         assert_eq!(members.client_capabilities, Some(r#"{"a":[1,{"b":2}]}"#));
         assert_eq!(members.progress_token, Some("7"));
@@ -225,7 +225,8 @@ mod tests {
             (r#"{"x":1,"io.modelcontextprotocol/other":null}"#.to_owned(), r#"{"x":1}"#),
         ];
         for (meta_text, expected) in cases {
-            let members = meta(&format!(r#"{{"_meta":{meta_text}}}"#)).unwrap();
+            let frame = request(&format!(r#"{{"_meta":{meta_text}}}"#));
+            let members = frame.meta_members().unwrap();
             let without = members.without_protocol_keys().unwrap();
             let read: serde_json::Value = serde_json::from_str(&without).unwrap();
             assert_eq!(read, serde_json::from_str::<serde_json::Value>(expected).unwrap(), "{meta_text}");
@@ -235,23 +236,25 @@ mod tests {
     #[test]
     fn keys_apart_or_absent_are_said_so() {
         use super::ProtocolKeys;
-        let apart = meta(&format!(r#"{{"_meta":{{{V},"x":1,{C}}}}}"#)).unwrap();
+        let frame = request(&format!(r#"{{"_meta":{{{V},"x":1,{C}}}}}"#));
+        let apart = frame.meta_members().unwrap();
         assert_eq!(apart.protocol_keys, ProtocolKeys::Apart);
         assert_eq!(apart.without_protocol_keys(), None);
-        let none = meta(r#"{"_meta":{"progressToken":"p"}}"#).unwrap();
+        let frame = request(r#"{"_meta":{"progressToken":"p"}}"#);
+        let none = frame.meta_members().unwrap();
         assert_eq!(none.protocol_keys, ProtocolKeys::None);
         assert_eq!(none.progress_token, Some(r#""p""#));
     }
 
     #[test]
     fn an_escaped_key_or_one_named_twice_leaves_the_reading_to_the_stages() {
-        assert!(meta(r#"{"_meta":{"progress\u0054oken":1}}"#).is_none());
-        assert!(meta(r#"{"_meta":{"progressToken":1,"progressToken":2}}"#).is_none());
-        assert!(meta(&format!(r#"{{"_meta":{{{V},{V}}}}}"#)).is_none());
+        assert!(request(r#"{"_meta":{"progress\u0054oken":1}}"#).meta_members().is_none());
+        assert!(request(r#"{"_meta":{"progressToken":1,"progressToken":2}}"#).meta_members().is_none());
+        assert!(request(&format!(r#"{{"_meta":{{{V},{V}}}}}"#)).meta_members().is_none());
         // Not an object, or no `_meta`: nothing to read.
-        assert!(meta(r#"{"_meta":null}"#).is_none());
-        assert!(meta(r#"{"name":"t"}"#).is_none());
-        assert!(meta("[1]").is_none());
+        assert!(request(r#"{"_meta":null}"#).meta_members().is_none());
+        assert!(request(r#"{"name":"t"}"#).meta_members().is_none());
+        assert!(request("[1]").meta_members().is_none());
     }
 
     #[test]

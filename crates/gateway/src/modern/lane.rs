@@ -1,7 +1,7 @@
 //! A lane: the gateway session that serves one principal's modern requests
 //! on one endpoint, and the routing of its messages back to each request.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
@@ -49,7 +49,8 @@ pub(super) struct Inner {
     pub(super) id: String,
     pub(super) session: Session,
     /// Requests in flight or parked, by the number of their id inside the
-    /// lane (see [`exchange_key`]).
+    /// lane (see [`exchange_key`]): numbers Warden gives, hashed with
+    /// foldhash (SipHash was 2 of the 10 hashes of a 2026-07-28 call).
     pub(super) exchanges: Mutex<HashMap<u64, Arc<Exchange>>>,
     pub(super) listeners: Listeners,
     /// Resource URIs subscribed upstream for listen streams, with counts.

@@ -97,8 +97,8 @@ async fn serve_http(
 }
 
 /// The runtime's threads as an operator reads them: `one` (the runtime is
-/// single-threaded, on one or two cores) or the number of worker threads
-/// (`TOKIO_WORKER_THREADS` sets it).
+/// single-threaded: on one or two cores, or `TOKIO_WORKER_THREADS=1`) or
+/// the number of worker threads (`TOKIO_WORKER_THREADS` sets it).
 fn runtime_threads() -> String {
     let handle = tokio::runtime::Handle::current();
     match handle.runtime_flavor() {

@@ -113,14 +113,22 @@ static PREFIX: Needle = Needle::new(PROTOCOL_PREFIX);
 
 /// A request's `_meta` (JSON text) without the modern envelope keys, for a
 /// 2025-era server; `None` when it has none to take off (or is not an object).
+/// A key may spell the prefix with escapes (`io.modelcontextprotocol\/…`,
+/// `\u0069o.…`): a `_meta` with a backslash is read with its keys decoded.
 pub fn meta_without_envelope(meta: &str) -> Option<String> {
-    if !PREFIX.is_in(meta) {
+    if !PREFIX.is_in(meta) && !warden_jsonrpc::has_escape(meta) {
         return None;
     }
     warden_jsonrpc::without_members(meta, |key| key.starts_with(PROTOCOL_PREFIX))
 }
 
 /// A request for a 2025-era server: without the modern envelope keys.
+/// Found by their text: a key that spells the prefix with escapes stays
+/// here (the gateway takes those off a client's `_meta` before, unless it
+/// splices a progress token or a trace parent into it; a 2025-era server
+/// ignores `_meta` keys it does not know). Decoding every request with a
+/// backslash, most of those that carry code or text, to find them would
+/// cost each of them a second read.
 pub fn unenveloped(text: String) -> String {
     // Asked of every request to a 2025-era server.
     if !PREFIX.is_in(&text) {
@@ -257,6 +265,21 @@ mod tests {
         assert!(offers_modern(r#"{"code":-32022,"message":"m","data":{"supported":["2026-07-28"],"requested":"x"}}"#));
         assert!(!offers_modern(r#"{"code":-32022,"message":"m","data":{"supported":["2027-01-01"]}}"#));
         assert!(!offers_modern(r#"{"code":-32601,"message":"m"}"#));
+    }
+
+    #[test]
+    fn an_envelope_key_written_with_escapes_is_taken_off_too() {
+        for meta in [
+            r#"{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","x":1}"#,
+            r#"{"\u0069o.modelcontextprotocol/protocolVersion":"2026-07-28","x":1}"#,
+            r#"{"x":1,"io.modelcontextprotocol\u002fclientInfo":{"name":"c"}}"#,
+        ] {
+            assert_eq!(meta_without_envelope(meta).as_deref(), Some(r#"{"x":1}"#), "{meta}");
+        }
+        // Escapes elsewhere, and no envelope key: nothing to take off, every
+        // byte stays.
+        assert_eq!(meta_without_envelope(r#"{"note":"a\nb","k\u0065y":1}"#), None);
+        assert_eq!(meta_without_envelope(r#"{"progressToken":1}"#), None);
     }
 
     #[test]

@@ -58,10 +58,22 @@ impl Verdict {
     }
 }
 
-/// Decides, from the request alone, whether it may go ahead. Must not do I/O.
+/// Decides, from the request alone, whether it may go ahead. Does no I/O,
+/// but for reading the filesystem to resolve the paths a call names (the
+/// policy follows symbolic links): [`Guard::decide_at_once`] tells those
+/// calls apart, so that the caller decides them where a filesystem that
+/// does not answer (a network mount that hangs) holds up no one else.
 pub trait Guard: Send + Sync {
     /// The verdict for `call`.
     fn decide(&self, call: &Call<'_>) -> Verdict;
+
+    /// The verdict for `call` when it can be given without reading the
+    /// filesystem; `None` when only [`Guard::decide`] can give it, which the
+    /// caller then runs where it may wait. `None` leaves no trace: nothing
+    /// is counted or logged.
+    fn decide_at_once(&self, call: &Call<'_>) -> Option<Verdict> {
+        Some(self.decide(call))
+    }
 }
 
 /// Allows everything.
@@ -81,7 +93,25 @@ pub struct Guards(pub Vec<std::sync::Arc<dyn Guard>>);
 
 impl Guard for Guards {
     fn decide(&self, call: &Call<'_>) -> Verdict {
-        for guard in &self.0 {
+        self.decide_after(0, call)
+    }
+
+    /// Only the first guard may put the decision off (`None`): the guards
+    /// after it may count what they see (a rate limit), and must see a call
+    /// once, so one of them that would read the filesystem reads it here.
+    fn decide_at_once(&self, call: &Call<'_>) -> Option<Verdict> {
+        let Some(first) = self.0.first() else { return Some(Verdict::Allow) };
+        match first.decide_at_once(call)? {
+            Verdict::Allow => Some(self.decide_after(1, call)),
+            verdict => Some(verdict),
+        }
+    }
+}
+
+impl Guards {
+    /// The verdict of the guards from the `first`th on.
+    fn decide_after(&self, first: usize, call: &Call<'_>) -> Verdict {
+        for guard in self.0.iter().skip(first) {
             let verdict = guard.decide(call);
             if verdict != Verdict::Allow {
                 return verdict;
@@ -118,5 +148,39 @@ mod tests {
         assert_eq!(guards.decide(&call), deny);
         assert_eq!([&first, &second, &third].map(|g| g.0.load(Ordering::Relaxed)), [1, 1, 0]);
         assert_eq!(Guards(vec![]).decide(&call), Verdict::Allow);
+    }
+
+    /// A guard that would read the filesystem: it puts every decision off.
+    struct Reading(AtomicUsize);
+
+    impl Guard for Reading {
+        fn decide(&self, _call: &Call<'_>) -> Verdict {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Verdict::Allow
+        }
+
+        fn decide_at_once(&self, _call: &Call<'_>) -> Option<Verdict> {
+            None
+        }
+    }
+
+    /// The first guard may put the decision off, and then no later guard
+    /// sees the call (it sees it once, when the decision is taken); a later
+    /// guard that would read the filesystem is asked to decide outright.
+    #[test]
+    fn only_the_first_guard_puts_a_decision_off() {
+        let call = Call { session: "s", server: "a", method: &Method::ToolsCall, name: "t", arguments: None };
+        let reading = Arc::new(Reading(AtomicUsize::new(0)));
+        let counting = Arc::new(Counting(AtomicUsize::new(0), Verdict::Allow));
+        let first = Guards(vec![reading.clone(), counting.clone()]);
+        assert_eq!(first.decide_at_once(&call), None);
+        assert_eq!([reading.0.load(Ordering::Relaxed), counting.0.load(Ordering::Relaxed)], [0, 0]);
+        assert_eq!(first.decide(&call), Verdict::Allow);
+        assert_eq!([reading.0.load(Ordering::Relaxed), counting.0.load(Ordering::Relaxed)], [1, 1]);
+
+        let later = Guards(vec![counting.clone(), reading.clone()]);
+        assert_eq!(later.decide_at_once(&call), Some(Verdict::Allow));
+        assert_eq!([reading.0.load(Ordering::Relaxed), counting.0.load(Ordering::Relaxed)], [2, 2]);
+        assert_eq!(Guards(vec![]).decide_at_once(&call), Some(Verdict::Allow));
     }
 }

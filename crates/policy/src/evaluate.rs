@@ -79,7 +79,7 @@ use crate::candidates::Selection;
 use crate::compile::{CompiledRule, PolicyEngine, Request};
 use crate::decode;
 use crate::domains::{host_of, web_host_of};
-use crate::paths::{PathEnv, all_within, all_within_any, canonicalize, protected_by};
+use crate::paths::{PathEnv, Resolver, all_within, all_within_any, protected_by};
 use crate::scan::Memo;
 use warden_config::RoleCategory;
 
@@ -247,22 +247,24 @@ impl PolicyEngine {
 
     /// [`PolicyEngine::evaluate`] without the trace (for the guard).
     pub(crate) fn decide_quietly(&self, server: &str, tool: &str, arguments: Option<&str>) -> Evaluation {
-        let (outcome, logged) = self.outcome_quietly(server, tool, arguments);
+        let (outcome, logged) = self.outcome_quietly(server, tool, arguments, &Resolver::reading());
         outcome.into_evaluation(Vec::new(), logged)
     }
 
     /// What the guard needs of [`PolicyEngine::decide_quietly`]: the outcome
-    /// (texts borrowed where they can be) and the `log` rules that matched.
+    /// (texts borrowed where they can be) and the `log` rules that matched,
+    /// with paths resolved by `resolver`.
     pub(crate) fn outcome_quietly(
         &self,
         server: &str,
         tool: &str,
         arguments: Option<&str>,
+        resolver: &Resolver,
     ) -> (Outcome<'_>, Vec<String>) {
         let mut trace = Trace { steps: None };
         let mut logged = Vec::new();
         let mut selection = self.select(server, tool, false);
-        let outcome = self.decide(server, tool, arguments, &mut selection, &mut trace, &mut logged);
+        let outcome = self.decide(server, tool, arguments, &mut selection, &mut trace, &mut logged, resolver);
         (outcome, logged)
     }
 
@@ -270,7 +272,8 @@ impl PolicyEngine {
         let mut trace = Trace { steps: trace.then(Vec::new) };
         let mut logged = Vec::new();
         let mut selection = self.select(server, tool, scan);
-        let outcome = self.decide(server, tool, arguments, &mut selection, &mut trace, &mut logged);
+        let resolver = Resolver::reading();
+        let outcome = self.decide(server, tool, arguments, &mut selection, &mut trace, &mut logged, &resolver);
         trace.step(|| match outcome.position {
             Some(position) => {
                 format!("decision: {} by '{}' (rule #{position}): {}", outcome.decision, outcome.rule, outcome.reason)
@@ -280,6 +283,10 @@ impl PolicyEngine {
         outcome.into_evaluation(trace.steps.unwrap_or_default(), logged)
     }
 
+    /// The outcome for a tool call: the call (`server`, `tool`,
+    /// `arguments`), the rules `selection` admits, where the steps and the
+    /// matched `log` rules are noted, and how paths are resolved.
+    #[allow(clippy::too_many_arguments)]
     fn decide(
         &self,
         server: &str,
@@ -288,6 +295,7 @@ impl PolicyEngine {
         selection: &mut Selection,
         trace: &mut Trace,
         logged: &mut Vec<String>,
+        resolver: &Resolver,
     ) -> Outcome<'_> {
         // 1. Trusted servers.
         if self.trusted.contains(server) {
@@ -322,7 +330,7 @@ impl PolicyEngine {
         };
         // Arguments without a path role that name a protected path (see
         // `crate::loose_paths`); none can when the text has nothing path-like.
-        if path_like && let Some(refused) = self.loose_path_refusal(&args, annotation, trace) {
+        if path_like && let Some(refused) = self.loose_path_refusal(&args, annotation, trace, resolver) {
             return refused;
         }
         if !annotated && !ruled && !self.strict {
@@ -386,7 +394,7 @@ impl PolicyEngine {
             let name = role.role;
             for value in &mut role.values {
                 let known = canonical.iter().find(|(text, _)| *text == value.text).map(|(_, paths)| paths.clone());
-                match known.map(Ok).unwrap_or_else(|| canonicalize(value.text, &self.env)) {
+                match known.map(Ok).unwrap_or_else(|| resolver.canonicalize(value.text, &self.env)) {
                     Ok(paths) => {
                         canonical.push((value.text, paths.clone()));
                         value.paths = paths;
@@ -400,7 +408,7 @@ impl PolicyEngine {
                         return Outcome::new(Decision::Deny, "invalid-path", reason);
                     }
                 }
-                if let Some((base, protected)) = self.relative_protected(server, value.text) {
+                if let Some((base, protected)) = self.relative_protected(server, value.text, resolver) {
                     let reason = format!(
                         "argument '{}' (role {name}): {:?}, resolved against {} as the server may, is within the protected path {}",
                         value.arg,
@@ -526,6 +534,7 @@ impl PolicyEngine {
         args: &Value,
         annotation: Option<&Annotation>,
         trace: &mut Trace,
+        resolver: &Resolver,
     ) -> Option<Outcome<'_>> {
         let Value::Object(map) = args else { return None };
         for (arg, value) in map {
@@ -536,7 +545,7 @@ impl PolicyEngine {
             loose_paths::strings(value, &mut texts);
             for text in texts {
                 let Some(path) = loose_paths::path_in(text) else { continue };
-                let Ok(paths) = canonicalize(&path, &self.env) else { continue };
+                let Ok(paths) = resolver.canonicalize(&path, &self.env) else { continue };
                 if let Some(protected) = protected_by(&paths, &self.protected, self.sandbox.as_deref()) {
                     let reason = format!(
                         "argument '{arg}' names {text:?}, which is within the protected path {}",
@@ -554,13 +563,18 @@ impl PolicyEngine {
     /// [`PolicyEngine::bases`]) against which it lies within a protected
     /// path, with that path. Servers differ in what they resolve a relative
     /// path against (the filesystem server: its first root), so each is tried.
-    fn relative_protected(&self, server: &str, text: &str) -> Option<(&std::path::Path, std::path::PathBuf)> {
+    fn relative_protected(
+        &self,
+        server: &str,
+        text: &str,
+        resolver: &Resolver,
+    ) -> Option<(&std::path::Path, std::path::PathBuf)> {
         if text.starts_with('/') || text.starts_with('~') {
             return None;
         }
         for base in self.bases.get(server)? {
             let env = PathEnv { home: self.env.home.clone(), cwd: Some(base.clone()) };
-            let Ok(paths) = canonicalize(text, &env) else { continue };
+            let Ok(paths) = resolver.canonicalize(text, &env) else { continue };
             if let Some(protected) = protected_by(&paths, &self.protected, self.sandbox.as_deref()) {
                 return Some((base.as_path(), protected.to_owned()));
             }
@@ -868,10 +882,32 @@ impl Guard for PolicyEngine {
     /// guards handle them). Matches of `log` rules are written to the
     /// `tracing` log.
     fn decide(&self, call: &Call<'_>) -> Verdict {
+        // A resolver that reads never refrains: the refusal is unreachable,
+        // and fails closed.
+        self.verdict(call, &Resolver::reading()).unwrap_or_else(|| Verdict::Deny {
+            rule: "invalid-path".into(),
+            reason: "a path in the arguments was not resolved".into(),
+        })
+    }
+
+    /// `None` for a tool call whose decision resolves a path: the only
+    /// part of a decision that reads the filesystem.
+    fn decide_at_once(&self, call: &Call<'_>) -> Option<Verdict> {
+        self.verdict(call, &Resolver::refraining())
+    }
+}
+
+impl PolicyEngine {
+    /// The guard's verdict, with paths resolved by `resolver`; `None` when
+    /// it refrained from a path it needed (nothing is logged then).
+    fn verdict(&self, call: &Call<'_>, resolver: &Resolver) -> Option<Verdict> {
         // A tool call's outcome is used as it is: an allowed call builds no texts.
         let (mut verdict, logged, position) = match call.method {
             Method::ToolsCall => {
-                let (outcome, logged) = self.outcome_quietly(call.server, call.name, call.arguments);
+                let (outcome, logged) = self.outcome_quietly(call.server, call.name, call.arguments, resolver);
+                if resolver.wanted() {
+                    return None;
+                }
                 (outcome.verdict(), logged, outcome.position)
             }
             Method::PromptsGet => {
@@ -882,7 +918,7 @@ impl Guard for PolicyEngine {
                 let evaluation = self.evaluate_request(Request::Resource, call.server, call.name, None);
                 (evaluation.verdict(), evaluation.logged, evaluation.position)
             }
-            _ => return Verdict::Allow,
+            _ => return Some(Verdict::Allow),
         };
         for rule in &logged {
             tracing::info!(
@@ -903,6 +939,6 @@ impl Guard for PolicyEngine {
             }
             escalation.identifiers = identifiers(self, call.server, call.name, call.arguments);
         }
-        verdict
+        Some(verdict)
     }
 }

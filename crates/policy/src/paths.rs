@@ -41,6 +41,43 @@ impl PathEnv {
     }
 }
 
+/// How a decision resolves the paths it checks: reading the filesystem, or
+/// refraining from it (noting that it wanted to), for a caller that must not
+/// wait on a filesystem that may not answer (a network mount that hangs) and
+/// decides such a call elsewhere.
+#[derive(Debug)]
+pub(crate) struct Resolver {
+    reads: bool,
+    wanted: std::cell::Cell<bool>,
+}
+
+impl Resolver {
+    /// Resolves by reading the filesystem.
+    pub(crate) fn reading() -> Resolver {
+        Resolver { reads: true, wanted: std::cell::Cell::new(false) }
+    }
+
+    /// Resolves nothing: every path is an error, and [`Resolver::wanted`] says so.
+    pub(crate) fn refraining() -> Resolver {
+        Resolver { reads: false, wanted: std::cell::Cell::new(false) }
+    }
+
+    /// [`canonicalize`], when this resolver reads the filesystem.
+    pub(crate) fn canonicalize(&self, raw: &str, env: &PathEnv) -> Result<Vec<PathBuf>, String> {
+        if !self.reads {
+            self.wanted.set(true);
+            return Err("the filesystem is not read here".into());
+        }
+        canonicalize(raw, env)
+    }
+
+    /// Whether a path was to be resolved while refraining: what was decided
+    /// without it does not stand.
+    pub(crate) fn wanted(&self) -> bool {
+        self.wanted.get()
+    }
+}
+
 /// The canonical forms of `raw` (one, or two when `..` is read differently
 /// by the kernel and by lexical normalisation), or why it has none.
 pub(crate) fn canonicalize(raw: &str, env: &PathEnv) -> Result<Vec<PathBuf>, String> {

@@ -17,6 +17,8 @@
 mod common;
 
 use serde_json::{Value, json};
+use warden_jsonrpc::Method;
+use warden_pipeline::{Call, Guard};
 use warden_policy::{PolicyEngine, Request};
 
 /// A small PRNG (SplitMix64): deterministic, no dependency.
@@ -262,6 +264,9 @@ fn the_index_decides_as_the_scan_of_every_rule() {
     // How many calls a rule decided, and how many logged one: the
     // generator must keep exercising rules, not only the default.
     let (mut by_rule, mut with_log) = (0, 0);
+    // How many tool calls the guard decided at once, and how many it put off
+    // to read the filesystem: both must happen.
+    let (mut at_once, mut put_off) = (0, 0);
     for p in 0..policies {
         let text = policy(&mut rng).to_string();
         let config = common::config(&text);
@@ -289,12 +294,31 @@ fn the_index_decides_as_the_scan_of_every_rule() {
                     context()
                 );
             }
+            // The guard decides at once exactly when no path is resolved,
+            // and then as it does when it may read the filesystem.
+            for method in [Method::ToolsCall, Method::PromptsGet, Method::ResourcesRead] {
+                let call = Call { session: "s", server, method: &method, name: tool, arguments: args };
+                match engine.decide_at_once(&call) {
+                    Some(verdict) => {
+                        assert_eq!(verdict, engine.decide(&call), "at once, {method:?}: {}", context());
+                        at_once += usize::from(method == Method::ToolsCall);
+                    }
+                    None => {
+                        assert_eq!(method, Method::ToolsCall, "only tool calls resolve paths: {}", context());
+                        put_off += 1;
+                    }
+                }
+            }
             compared += 1;
         }
     }
     assert_eq!(compared, policies * calls_per_policy);
-    eprintln!("{compared} calls compared: a rule decided {by_rule}, a log rule matched in {with_log}");
+    eprintln!(
+        "{compared} calls compared: a rule decided {by_rule}, a log rule matched in {with_log}; \
+         the guard decided {at_once} at once and put {put_off} off"
+    );
     assert!(by_rule > compared / 5 && with_log > compared / 20, "{by_rule} decided by a rule, {with_log} logged");
+    assert!(at_once > compared / 5 && put_off > compared / 10, "{at_once} decided at once, {put_off} put off");
 }
 
 /// Policies where many rules test the same arguments with patterns (the

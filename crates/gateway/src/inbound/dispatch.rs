@@ -66,7 +66,11 @@ pub(super) async fn dispatch(
         ErrorType::Code(ErrorCode::Refused.code())
     };
     let started = Instant::now();
-    let verdict = hooks.guard.decide(&call);
+    let verdict = match hooks.guard.decide_at_once(&call) {
+        Some(verdict) => verdict,
+        // Boxed, as approval below: few calls wait for the filesystem.
+        None => Box::pin(super::decide::off_thread(&hooks.guard, &call)).await,
+    };
     let mut approved = None;
     if let (Verdict::Escalate { .. }, Some(_)) = (&verdict, &hooks.approver) {
         let progress_token = token.clone().map(|span| &frame.text()[span]);

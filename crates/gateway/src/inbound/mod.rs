@@ -3,12 +3,14 @@
 //! Requests are dispatched by method to a handler that resolves which
 //! upstream serves them ([`named`], [`resources`], [`tasks`], [`lists`]).
 //! A request for one upstream then runs the pipeline ([`dispatch`]): the
-//! guard decides, an escalated call waits for [`approval`], the request is
+//! guard decides (off the serving thread when it reads the filesystem:
+//! [`decide`]), an escalated call waits for [`approval`], the request is
 //! forwarded ([`forward`]), its outcome is recorded ([`record`]) and the
 //! client answered. Notifications and the client's answers to upstream
 //! requests are handled in [`notify`].
 
 mod approval;
+mod decide;
 mod dispatch;
 mod elicit;
 mod forward;

@@ -40,7 +40,17 @@ impl MeteredGuard {
 
 impl Guard for MeteredGuard {
     fn decide(&self, call: &Call<'_>) -> Verdict {
-        let verdict = self.inner.decide(call);
+        self.counted(self.inner.decide(call))
+    }
+
+    fn decide_at_once(&self, call: &Call<'_>) -> Option<Verdict> {
+        self.inner.decide_at_once(call).map(|verdict| self.counted(verdict))
+    }
+}
+
+impl MeteredGuard {
+    /// `verdict`, counted.
+    fn counted(&self, verdict: Verdict) -> Verdict {
         if let (Verdict::Allow, Some(allowed)) = (&verdict, &self.allowed) {
             allowed.inc();
             return verdict;

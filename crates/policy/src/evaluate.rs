@@ -890,16 +890,17 @@ impl Guard for PolicyEngine {
         })
     }
 
-    /// `None` for a tool call whose decision resolves a path: the only
-    /// part of a decision that reads the filesystem.
+    /// `None` for a tool call whose decision resolves a path on a remote
+    /// mount (see [`crate::mounts`]), which may not answer: resolving paths
+    /// is the only part of a decision that reads the filesystem.
     fn decide_at_once(&self, call: &Call<'_>) -> Option<Verdict> {
-        self.verdict(call, &Resolver::refraining())
+        self.verdict(call, &Resolver::local_only())
     }
 }
 
 impl PolicyEngine {
     /// The guard's verdict, with paths resolved by `resolver`; `None` when
-    /// it refrained from a path it needed (nothing is logged then).
+    /// it refrained from reading a path it needed (nothing is logged then).
     fn verdict(&self, call: &Call<'_>, resolver: &Resolver) -> Option<Verdict> {
         // A tool call's outcome is used as it is: an allowed call builds no texts.
         let (mut verdict, logged, position) = match call.method {

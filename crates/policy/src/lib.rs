@@ -47,6 +47,7 @@ mod identifiers;
 mod index;
 mod known;
 mod loose_paths;
+mod mounts;
 mod paths;
 mod presets;
 mod protect;

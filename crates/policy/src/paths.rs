@@ -41,38 +41,55 @@ impl PathEnv {
     }
 }
 
-/// How a decision resolves the paths it checks: reading the filesystem, or
-/// refraining from it (noting that it wanted to), for a caller that must not
-/// wait on a filesystem that may not answer (a network mount that hangs) and
-/// decides such a call elsewhere.
+/// How a decision resolves the paths it checks: reading every filesystem,
+/// or only the machine's own, for a caller that must not wait on one that
+/// may not answer (see [`crate::mounts`]) and decides such a call
+/// elsewhere. Refraining is noted: what was decided without the path does
+/// not stand.
 #[derive(Debug)]
 pub(crate) struct Resolver {
-    reads: bool,
+    local_only: bool,
+    /// The remote mounts, looked up at the first path to read: most calls
+    /// name none.
+    remote: std::cell::OnceCell<std::sync::Arc<crate::mounts::Remote>>,
     wanted: std::cell::Cell<bool>,
 }
 
 impl Resolver {
-    /// Resolves by reading the filesystem.
+    /// Resolves by reading any filesystem.
     pub(crate) fn reading() -> Resolver {
-        Resolver { reads: true, wanted: std::cell::Cell::new(false) }
+        Resolver { local_only: false, remote: std::cell::OnceCell::new(), wanted: std::cell::Cell::new(false) }
     }
 
-    /// Resolves nothing: every path is an error, and [`Resolver::wanted`] says so.
-    pub(crate) fn refraining() -> Resolver {
-        Resolver { reads: false, wanted: std::cell::Cell::new(false) }
+    /// Resolves on the machine's own filesystems; a path whose walk reaches
+    /// a remote mount is an error, and [`Resolver::wanted`] says so.
+    pub(crate) fn local_only() -> Resolver {
+        Resolver { local_only: true, ..Resolver::reading() }
     }
 
-    /// [`canonicalize`], when this resolver reads the filesystem.
+    /// [`Resolver::local_only`], with `remote` for the remote mounts.
+    #[cfg(test)]
+    pub(crate) fn local_only_of(remote: crate::mounts::Remote) -> Resolver {
+        let resolver = Resolver::local_only();
+        let _ = resolver.remote.set(std::sync::Arc::new(remote));
+        resolver
+    }
+
+    /// [`canonicalize`], by this resolver.
     pub(crate) fn canonicalize(&self, raw: &str, env: &PathEnv) -> Result<Vec<PathBuf>, String> {
-        if !self.reads {
-            self.wanted.set(true);
-            return Err("the filesystem is not read here".into());
-        }
-        canonicalize(raw, env)
+        canonicalize_by(raw, env, self)
     }
 
-    /// Whether a path was to be resolved while refraining: what was decided
-    /// without it does not stand.
+    /// Whether `path` may be read (noting it when it may not).
+    fn may_read(&self, path: &Path) -> bool {
+        let reaches = self.local_only && self.remote.get_or_init(crate::mounts::remote).reaches(path);
+        if reaches {
+            self.wanted.set(true);
+        }
+        !reaches
+    }
+
+    /// Whether a path was to be read on a remote mount while refraining.
     pub(crate) fn wanted(&self) -> bool {
         self.wanted.get()
     }
@@ -81,11 +98,16 @@ impl Resolver {
 /// The canonical forms of `raw` (one, or two when `..` is read differently
 /// by the kernel and by lexical normalisation), or why it has none.
 pub(crate) fn canonicalize(raw: &str, env: &PathEnv) -> Result<Vec<PathBuf>, String> {
+    canonicalize_by(raw, env, &Resolver::reading())
+}
+
+/// [`canonicalize`], reading what `resolver` lets it read.
+fn canonicalize_by(raw: &str, env: &PathEnv, resolver: &Resolver) -> Result<Vec<PathBuf>, String> {
     let absolute = absolute(raw, env)?;
-    let resolved = resolve(&absolute)?;
+    let resolved = resolve(&absolute, resolver)?;
     let mut candidates = vec![resolved];
     if absolute.components().any(|c| c == Component::ParentDir) {
-        let lexical = resolve(&normalize(&absolute))?;
+        let lexical = resolve(&normalize(&absolute), resolver)?;
         if !candidates.contains(&lexical) {
             candidates.push(lexical);
         }
@@ -137,7 +159,7 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// Resolves an absolute path the way the kernel does, following links that
 /// exist and appending what does not exist as written.
-fn resolve(absolute: &Path) -> Result<PathBuf, String> {
+fn resolve(absolute: &Path, resolver: &Resolver) -> Result<PathBuf, String> {
     let mut pending: Vec<PathBuf> = Vec::new(); // components still to walk, last = next
     let mut current = PathBuf::new();
     let mut links = 0;
@@ -148,6 +170,9 @@ fn resolve(absolute: &Path) -> Result<PathBuf, String> {
             continue;
         }
         let next = current.join(&part);
+        if !resolver.may_read(&next) {
+            return Err(format!("{} is on a filesystem that is not read here", next.display()));
+        }
         match std::fs::symlink_metadata(&next) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 links += 1;
@@ -288,6 +313,34 @@ mod tests {
         assert!(c.contains(&PathBuf::from("/home/u/.ssh/id_rsa")), "{c:?}");
         assert!(protected_by(&c, &[PathBuf::from("/home/u/.ssh")], None).is_some());
         assert!(!all_within(&c, Path::new("/safe")));
+    }
+
+    /// Resolving only what is local: a path, or a link, that reaches a
+    /// remote mount is not read and is noted as wanted; the rest resolves
+    /// as it always does.
+    #[cfg(unix)]
+    #[test]
+    fn a_local_only_resolver_stops_where_a_remote_mount_starts() {
+        let dir = temp("remote");
+        std::fs::create_dir_all(dir.join("nfs/in")).unwrap();
+        std::fs::create_dir_all(dir.join("local")).unwrap();
+        std::os::unix::fs::symlink(dir.join("nfs/in"), dir.join("local/to-nfs")).unwrap();
+        let mountinfo = format!("40 22 0:35 / {} rw - nfs4 server:/x rw\n", dir.join("nfs").display());
+        let remote = || crate::mounts::Remote::of_mountinfo(&mountinfo);
+        let env = env(&dir);
+        let at = |rest: &str| dir.join(rest).display().to_string();
+        for reaching in ["nfs/in/file", "local/to-nfs/file", "local/../nfs"] {
+            let resolver = Resolver::local_only_of(remote());
+            assert!(resolver.canonicalize(&at(reaching), &env).is_err(), "{reaching}");
+            assert!(resolver.wanted(), "{reaching}");
+            let everywhere = Resolver::reading();
+            assert_eq!(everywhere.canonicalize(&at(reaching), &env), canonicalize(&at(reaching), &env));
+            assert!(!everywhere.wanted());
+        }
+        let resolver = Resolver::local_only_of(remote());
+        assert_eq!(resolver.canonicalize(&at("local/x"), &env).unwrap(), vec![dir.join("local/x")]);
+        assert!(!resolver.wanted());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[cfg(unix)]

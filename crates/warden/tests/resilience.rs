@@ -219,9 +219,10 @@ impl Drop for HungMount {
 
 /// A call naming a path on a filesystem that does not answer (a network
 /// mount that hangs) waits alone: the policy resolves the paths a call
-/// names (protected paths hold with no policy written), and that is done
-/// off the thread that serves every request, so the calls after it are
-/// answered; after 5 s it is refused, and Warden serves on.
+/// names (protected paths hold with no policy written), and one on a
+/// remote mount (FUSE here) is resolved off the thread that serves every
+/// request, so the calls after it are answered, one naming a local path
+/// too; after 5 s it is refused, and Warden serves on.
 #[test]
 fn a_path_on_a_filesystem_that_hangs_holds_up_its_call_alone() {
     let Some(mount) = HungMount::mount() else { return };

@@ -1,9 +1,9 @@
 //! The guard's decision on a call. Most are taken at once, on the thread
-//! that serves the session. One that must read the filesystem (the policy
-//! resolving the paths a call names) is taken on the runtime's blocking
-//! threads, under a deadline: a filesystem that stops answering (a network
-//! mount that hangs) then holds up that call alone, never the others. On
-//! one or two cores the whole front is one thread.
+//! that serves the session, local paths resolved there too. One that must
+//! read a filesystem that may not answer (the policy resolving a path on a
+//! network or FUSE mount) is taken on the runtime's blocking threads, under
+//! a deadline: a mount that hangs then holds up that call alone, never the
+//! others. On one or two cores the whole front is one thread.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,12 +13,12 @@ use warden_jsonrpc::Method;
 
 use crate::pipeline::{Call, Guard, Verdict};
 
-/// How long a decision that reads the filesystem may take: then the call is
-/// refused. Resolving the paths of one call takes microseconds on a disk
-/// that answers.
+/// How long a decision that reads a remote mount may take: then the call
+/// is refused. Resolving the paths of one call takes microseconds on a
+/// filesystem that answers.
 const DEADLINE: Duration = Duration::from_secs(5);
 
-/// Decisions that read the filesystem, at most at once. Each one stuck on a
+/// Decisions that read a remote mount, at most at once. Each one stuck on a
 /// mount that hangs holds one of the runtime's blocking threads until the
 /// mount answers; the rest of Warden needs some of them too.
 static READING: Semaphore = Semaphore::const_new(16);

@@ -68,7 +68,7 @@ pub(super) async fn dispatch(
     let started = Instant::now();
     let verdict = match hooks.guard.decide_at_once(&call) {
         Some(verdict) => verdict,
-        // Boxed, as approval below: few calls wait for the filesystem.
+        // Boxed, as approval below: few calls name a path on a remote mount.
         None => Box::pin(super::decide::off_thread(&hooks.guard, &call)).await,
     };
     let mut approved = None;

@@ -60,17 +60,18 @@ impl Verdict {
 
 /// Decides, from the request alone, whether it may go ahead. Does no I/O,
 /// but for reading the filesystem to resolve the paths a call names (the
-/// policy follows symbolic links): [`Guard::decide_at_once`] tells those
-/// calls apart, so that the caller decides them where a filesystem that
-/// does not answer (a network mount that hangs) holds up no one else.
+/// policy follows symbolic links): [`Guard::decide_at_once`] tells apart
+/// the calls that would read a filesystem that may not answer (a network
+/// mount that hangs), so that the caller decides them where waiting holds
+/// up no one else.
 pub trait Guard: Send + Sync {
     /// The verdict for `call`.
     fn decide(&self, call: &Call<'_>) -> Verdict;
 
-    /// The verdict for `call` when it can be given without reading the
-    /// filesystem; `None` when only [`Guard::decide`] can give it, which the
-    /// caller then runs where it may wait. `None` leaves no trace: nothing
-    /// is counted or logged.
+    /// The verdict for `call` when it can be given without reading a
+    /// filesystem that may not answer; `None` when only [`Guard::decide`]
+    /// can give it, which the caller then runs where it may wait. `None`
+    /// leaves no trace: nothing is counted or logged.
     fn decide_at_once(&self, call: &Call<'_>) -> Option<Verdict> {
         Some(self.decide(call))
     }

@@ -120,7 +120,7 @@ pub fn for_profile(config: &Config, profile: Option<&str>, process_hooks: Proces
     };
     let view = ProfileView::compile(config, profile).context("invalid profile")?;
     if let Some(name) = view.name() {
-        tracing::info!(profile = name, "profile in force");
+        tracing::info!(profile = name, "profile ready");
     }
     let mut guards: Vec<Arc<dyn Guard>> = Vec::new();
     // Always, also with no policy written: the built-in protected paths
@@ -160,9 +160,11 @@ pub fn for_profile(config: &Config, profile: Option<&str>, process_hooks: Proces
     Ok(Hooks { view: Arc::new(view), guard: Arc::new(Guards(guards)), audit, pins, approver, observer })
 }
 
-/// The hooks of each profile of the running configuration, built once per
-/// profile and shared by every HTTP session that uses it (so rate limits and
-/// breakers count across sessions, per profile).
+/// The hooks of each profile of the running configuration, built with the
+/// configuration (before Warden serves, or on a reload's blocking thread:
+/// not when a session starts, on the thread that serves requests) and
+/// shared by every HTTP session that uses it (so rate limits and breakers
+/// count across sessions, per profile).
 pub struct ProfileHooks {
     config: RwLock<Arc<Config>>,
     process_hooks: ProcessHooks,
@@ -170,15 +172,30 @@ pub struct ProfileHooks {
 }
 
 impl ProfileHooks {
-    /// Hooks for the profiles of `config`, with `process_hooks`'s audit and approver.
+    /// Hooks for the profiles of `config`, with `process_hooks`'s audit and
+    /// approver, built now.
     pub fn new(config: Arc<Config>, process_hooks: ProcessHooks) -> ProfileHooks {
-        ProfileHooks { config: RwLock::new(config), process_hooks, built: Mutex::new(HashMap::new()) }
+        let built = ProfileHooks::build_all(&config, &process_hooks);
+        ProfileHooks { config: RwLock::new(config), process_hooks, built: Mutex::new(built) }
     }
 
-    /// Switches to a reloaded configuration; hooks are rebuilt on demand.
-    pub fn replace(&self, config: Arc<Config>) {
+    /// Switches to a reloaded configuration, with the hooks
+    /// [`ProfileHooks::build_all`] built for it.
+    pub fn replace(&self, config: Arc<Config>, built: HashMap<Option<String>, Hooks>) {
         *warden_sync::write(&self.config) = config;
-        warden_sync::lock(&self.built).clear();
+        *warden_sync::lock(&self.built) = built;
+    }
+
+    /// The hooks of the default profile and of every named one of
+    /// `config`, for a reload to build where it may wait: compiling a
+    /// policy resolves the paths it names, on a mount that may not answer.
+    /// A profile whose hooks fail is left out, to be refused, with why, when
+    /// a session asks for it.
+    pub fn build_all(config: &Config, process_hooks: &ProcessHooks) -> HashMap<Option<String>, Hooks> {
+        std::iter::once(None)
+            .chain(config.profiles.keys().map(|name| Some(name.clone())))
+            .filter_map(|name| Some((name.clone(), for_profile(config, name.as_deref(), process_hooks.clone()).ok()?)))
+            .collect()
     }
 }
 

@@ -82,6 +82,32 @@ fn server_changes_apply_live_to_a_stdio_session() {
     assert!(client.tool_names().contains(&"fresh__echo".to_owned()));
 }
 
+/// A reload whose policy names a path on a filesystem that does not answer
+/// (a network mount that hangs) waits for it on a blocking thread: calls go
+/// on meanwhile, served by the configuration in force, and once the mount
+/// is gone the reload ends, applied or rejected, and Warden serves on.
+#[test]
+fn a_reload_waiting_on_a_hung_mount_holds_up_no_call() {
+    let Some(mount) = support::HungMount::mount() else { return };
+    let dir = scratch_dir("hung-reload");
+    let path = dir.join("warden.yaml");
+    let servers = config(&[("keep", &[], "")]);
+    std::fs::write(&path, &servers).expect("write config");
+    let mut client = Client::start(&["serve", "--config", path.to_str().expect("utf-8")], &[]);
+    client.initialize();
+    client.wait_for_tool("keep__echo");
+    let secret = mount.path.join("secret").display().to_string();
+    std::fs::write(&path, format!("{servers}policy:\n  protectedPaths: [{secret:?}]\n")).expect("rewrite config");
+    client.wait_stderr("the configuration changed: reloading");
+    retry("the reload to wait on the mount", || support::waits_on_fuse(client.pid()).then_some(()));
+    assert_eq!(text(&client.call_tool("keep__echo", json!({"text": "during"}))), "during");
+    assert!(!client.stderr().contains("configuration reloaded"), "the reload cannot have read the mount");
+    drop(mount);
+    let ended = |stderr: &str| stderr.contains("configuration reloaded") || stderr.contains("config reload rejected");
+    retry("the reload to end", || ended(&client.stderr()).then_some(()));
+    assert_eq!(text(&client.call_tool("keep__echo", json!({"text": "after"}))), "after");
+}
+
 /// Sends a call on its own connection (the answer may take a while), with
 /// an id no other request of the session uses.
 fn call_in_background(client: &McpHttp, id: u64, name: &str, arguments: Value) -> std::thread::JoinHandle<Value> {

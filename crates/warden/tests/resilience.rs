@@ -159,64 +159,6 @@ fn a_slow_call_never_delays_other_calls() {
     assert_eq!(client.response(&slow)["result"]["content"][0]["text"], "slept 3000");
 }
 
-/// A FUSE filesystem that never answers, as a network mount that hangs: a
-/// `stat` under it blocks until it is dropped (then it fails). Mounted by
-/// a Python helper (root with `/dev/fuse`, as on CI); `None` where this
-/// machine cannot mount one.
-struct HungMount {
-    helper: std::process::Child,
-    path: std::path::PathBuf,
-}
-
-impl HungMount {
-    const HELPER: &str = r#"
-import ctypes, os, sys
-libc = ctypes.CDLL("libc.so.6", use_errno=True)
-fd = os.open("/dev/fuse", os.O_RDWR)
-options = f"fd={fd},rootmode=40000,user_id=0,group_id=0".encode()
-if libc.mount(b"warden-hung", sys.argv[1].encode(), b"fuse", 0, options) != 0:
-    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
-print("mounted", flush=True)
-sys.stdin.read()
-os.close(fd)
-libc.umount2(sys.argv[1].encode(), 2)
-"#;
-
-    fn mount() -> Option<HungMount> {
-        use std::io::BufRead;
-        let path = support::scratch_dir("hung-mount").join("mnt");
-        std::fs::create_dir_all(&path).expect("the mount point");
-        let mut helper = std::process::Command::new("python3")
-            .arg("-c")
-            .arg(Self::HELPER)
-            .arg(&path)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .ok()?;
-        let mut line = String::new();
-        let stdout = helper.stdout.take()?;
-        std::io::BufReader::new(stdout).read_line(&mut line).ok()?;
-        if line.trim() != "mounted" {
-            let _ = helper.kill();
-            let output = helper.wait_with_output().ok()?;
-            eprintln!("skipped: cannot mount a FUSE filesystem here: {}", String::from_utf8_lossy(&output.stderr));
-            return None;
-        }
-        Some(HungMount { helper, path })
-    }
-}
-
-impl Drop for HungMount {
-    fn drop(&mut self) {
-        // Its stdin closed, the helper closes the connection (what was
-        // blocked fails) and unmounts.
-        drop(self.helper.stdin.take());
-        let _ = self.helper.wait();
-    }
-}
-
 /// A call naming a path on a filesystem that does not answer (a network
 /// mount that hangs) waits alone: the policy resolves the paths a call
 /// names (protected paths hold with no policy written), and one on a
@@ -225,7 +167,7 @@ impl Drop for HungMount {
 /// too; after 5 s it is refused, and Warden serves on.
 #[test]
 fn a_path_on_a_filesystem_that_hangs_holds_up_its_call_alone() {
-    let Some(mount) = HungMount::mount() else { return };
+    let Some(mount) = support::HungMount::mount() else { return };
     let mut client = Client::serve_initialized(&fixtures(&[("fs", &[])], ""));
     client.wait_for_tool("fs__echo");
     let hung = mount.path.join("file").display().to_string();

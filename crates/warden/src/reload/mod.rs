@@ -4,6 +4,7 @@
 //! ones restart, the rest are untouched); naming applies at once; the log
 //! names what waits for Warden's next start.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use tokio::sync::mpsc;
 use warden_config::Config;
 use warden_gateway::Session;
 use warden_gateway::front::HttpFront;
+use warden_pipeline::Hooks;
 
 use crate::hooks::{ProcessHooks, ProfileHooks};
 
@@ -64,11 +66,13 @@ pub fn watch_shaped(
                 Some(()) = changes.recv() => {
                     tokio::time::sleep(SETTLE).await;
                     while changes.try_recv().is_ok() {}
+                    tracing::info!("the configuration changed: reloading {}", path.display());
                 }
                 Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading {}", path.display()),
                 else => return,
             }
-            if let Some(config) = reload(&path, profile.as_deref(), &running, process_hooks.clone(), &target, &shape) {
+            let reloaded = reload(&path, profile.as_deref(), &running, process_hooks.clone(), &target, &shape).await;
+            if let Some(config) = reloaded {
                 running = config;
             }
         }
@@ -76,9 +80,21 @@ pub fn watch_shaped(
     Ok(())
 }
 
+/// A reloaded configuration, ready to apply.
+struct Prepared {
+    config: Config,
+    /// The hooks of the profile chosen on the command line.
+    hooks: Hooks,
+    /// Over HTTP, the hooks of every profile (see [`ProfileHooks::build_all`]).
+    built: HashMap<Option<String>, Hooks>,
+}
+
 /// Loads the file and applies its profile; on any error the previous
-/// configuration stays in force.
-fn reload(
+/// configuration stays in force. Reading the file and compiling its policy
+/// (which resolves the paths it names, on a mount that may not answer) are
+/// done on a blocking thread: the requests go on meanwhile, served by the
+/// previous configuration.
+async fn reload(
     path: &Path,
     profile: Option<&str>,
     running: &Config,
@@ -86,17 +102,18 @@ fn reload(
     target: &Target,
     shape: &Shape,
 ) -> Option<Arc<Config>> {
-    let config = match warden_config::load(path) {
-        Ok(config) => shape(config),
-        Err(err) => {
+    let (file, profile, shape) = (path.to_owned(), profile.map(str::to_owned), shape.clone());
+    let every_profile = matches!(target, Target::Http(..));
+    let prepared =
+        tokio::task::spawn_blocking(move || prepare(&file, profile.as_deref(), &process_hooks, &shape, every_profile));
+    let Prepared { config, hooks, built } = match prepared.await {
+        Ok(Ok(prepared)) => prepared,
+        Ok(Err(err)) => {
             tracing::error!("config reload rejected, the previous configuration stays in force: {err}");
             return None;
         }
-    };
-    let hooks = match crate::hooks::for_profile(&config, profile, process_hooks) {
-        Ok(hooks) => hooks,
         Err(err) => {
-            tracing::error!("config reload rejected, the previous configuration stays in force: {err:#}");
+            tracing::error!("config reload failed, the previous configuration stays in force: {err}");
             return None;
         }
     };
@@ -111,10 +128,25 @@ fn reload(
         }
         Target::Http(front, source) => {
             front.apply(running, config.clone());
-            source.replace(config.clone());
+            source.replace(config.clone(), built);
             front.reload();
         }
     }
     tracing::info!("configuration reloaded from {}", path.display());
     Some(config)
+}
+
+/// The file loaded and shaped, and its hooks built (every profile's when
+/// `every_profile`); why not, in words for the log.
+fn prepare(
+    path: &Path,
+    profile: Option<&str>,
+    process_hooks: &ProcessHooks,
+    shape: &Shape,
+    every_profile: bool,
+) -> Result<Prepared, String> {
+    let config = shape(warden_config::load(path).map_err(|err| err.to_string())?);
+    let hooks = crate::hooks::for_profile(&config, profile, process_hooks.clone()).map_err(|err| format!("{err:#}"))?;
+    let built = if every_profile { ProfileHooks::build_all(&config, process_hooks) } else { HashMap::new() };
+    Ok(Prepared { config, hooks, built })
 }

@@ -86,6 +86,75 @@ fn sweep_scratch_dirs() {
     }
 }
 
+/// A FUSE filesystem that never answers, as a network mount that hangs: a
+/// `stat` under it blocks until it is dropped (then it fails). Mounted by
+/// a Python helper (root with `/dev/fuse`, as on CI); `None` where this
+/// machine cannot mount one.
+pub struct HungMount {
+    helper: std::process::Child,
+    /// Where it is mounted.
+    pub path: std::path::PathBuf,
+}
+
+impl HungMount {
+    const HELPER: &str = r#"
+import ctypes, os, sys
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+fd = os.open("/dev/fuse", os.O_RDWR)
+options = f"fd={fd},rootmode=40000,user_id=0,group_id=0".encode()
+if libc.mount(b"warden-hung", sys.argv[1].encode(), b"fuse", 0, options) != 0:
+    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+print("mounted", flush=True)
+sys.stdin.read()
+os.close(fd)
+libc.umount2(sys.argv[1].encode(), 2)
+"#;
+
+    /// Mounts one, or says why it cannot.
+    pub fn mount() -> Option<HungMount> {
+        use std::io::BufRead;
+        let path = scratch_dir("hung-mount").join("mnt");
+        std::fs::create_dir_all(&path).expect("the mount point");
+        let mut helper = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(Self::HELPER)
+            .arg(&path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .ok()?;
+        let mut line = String::new();
+        let stdout = helper.stdout.take()?;
+        std::io::BufReader::new(stdout).read_line(&mut line).ok()?;
+        if line.trim() != "mounted" {
+            let _ = helper.kill();
+            let output = helper.wait_with_output().ok()?;
+            eprintln!("skipped: cannot mount a FUSE filesystem here: {}", String::from_utf8_lossy(&output.stderr));
+            return None;
+        }
+        Some(HungMount { helper, path })
+    }
+}
+
+impl Drop for HungMount {
+    fn drop(&mut self) {
+        // Its stdin closed, the helper closes the connection (what was
+        // blocked fails) and unmounts.
+        drop(self.helper.stdin.take());
+        let _ = self.helper.wait();
+    }
+}
+
+/// Whether a thread of process `pid` waits on a FUSE filesystem's answer
+/// (the kernel names where each thread sleeps in `wchan`).
+pub fn waits_on_fuse(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+    tasks
+        .flatten()
+        .any(|task| std::fs::read_to_string(task.path().join("wchan")).is_ok_and(|wchan| wchan.starts_with("fuse")))
+}
+
 /// One message from warden: its exact text and its parsed value.
 #[derive(Debug, Clone)]
 pub struct Message {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use warden_config::Config;
+use warden_pipeline::HooksSource;
 use warden_gateway::front::{HttpFront, serve_stdio};
 
 use crate::cli::ServeArgs;
@@ -65,9 +66,9 @@ async fn serve_http(
         );
     }
     let (process_hooks, approvals) = hooks::open_process_hooks(&config).await?;
-    // Fail now, not at the first client, if the default profile does not build.
-    hooks::for_profile(&config, target.profile.as_deref(), process_hooks.clone())?;
     let source = Arc::new(ProfileHooks::new(config.clone(), process_hooks.clone()));
+    // Fail now, not at the first client, if the default profile does not build.
+    source.hooks(target.profile.as_deref()).map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(wanted).await.with_context(|| format!("cannot listen on {wanted}"))?;
     let bound = listener.local_addr()?;
     let front =

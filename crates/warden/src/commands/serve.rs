@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use warden_config::Config;
-use warden_pipeline::HooksSource;
 use warden_gateway::front::{HttpFront, serve_stdio};
+use warden_pipeline::HooksSource;
 
 use crate::cli::ServeArgs;
 use crate::hooks::ProfileHooks;

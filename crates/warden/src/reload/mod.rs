@@ -146,7 +146,11 @@ fn prepare(
     every_profile: bool,
 ) -> Result<Prepared, String> {
     let config = shape(warden_config::load(path).map_err(|err| err.to_string())?);
-    let hooks = crate::hooks::for_profile(&config, profile, process_hooks.clone()).map_err(|err| format!("{err:#}"))?;
     let built = if every_profile { ProfileHooks::build_all(&config, process_hooks) } else { HashMap::new() };
+    let hooks = match built.get(&profile.map(str::to_owned)) {
+        Some(hooks) => hooks.clone(),
+        // Not built (or not built yet): built now, or why not.
+        None => crate::hooks::for_profile(&config, profile, process_hooks.clone()).map_err(|err| format!("{err:#}"))?,
+    };
     Ok(Prepared { config, hooks, built })
 }

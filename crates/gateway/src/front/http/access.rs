@@ -5,14 +5,12 @@ use std::borrow::Cow;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode};
 use warden_config::Config;
 
 use super::reply::Refusal;
+use super::request_headers::RequestHeaders;
 pub use warden_pipeline::access::{constant_time_eq, host_name, is_loopback_name};
-
-/// The header a client uses to pick one of the profiles its token allows.
-pub(super) const PROFILE_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static("warden-profile");
 
 /// The front's access rules.
 pub(super) struct Access {
@@ -70,19 +68,19 @@ impl Access {
     }
 
     /// Checks a request's `Host`, `Origin` and token.
-    pub fn check(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
+    pub fn check(&self, headers: &RequestHeaders<'_>) -> Result<Caller, Refusal> {
         self.check_origin_and_host(headers)?;
         self.authenticate(headers)
     }
 
     /// Checks a request's `Host` and `Origin` only (DNS rebinding).
-    pub fn check_origin_and_host(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+    pub fn check_origin_and_host(&self, headers: &RequestHeaders<'_>) -> Result<(), Refusal> {
         self.check_host(headers)?;
         self.check_origin(headers)
     }
 
-    fn check_host(&self, headers: &HeaderMap) -> Result<(), Refusal> {
-        let Some(host) = headers.get(header::HOST).and_then(|value| value.to_str().ok()) else {
+    fn check_host(&self, headers: &RequestHeaders<'_>) -> Result<(), Refusal> {
+        let Some(host) = headers.host().and_then(|value| value.to_str().ok()) else {
             return Err(Refusal::new(StatusCode::BAD_REQUEST, "the request has no Host header"));
         };
         if self.bound_host.as_deref() == Some(host) {
@@ -111,8 +109,8 @@ impl Access {
         }
     }
 
-    fn check_origin(&self, headers: &HeaderMap) -> Result<(), Refusal> {
-        let Some(origin) = headers.get(header::ORIGIN) else { return Ok(()) };
+    fn check_origin(&self, headers: &RequestHeaders<'_>) -> Result<(), Refusal> {
+        let Some(origin) = headers.origin() else { return Ok(()) };
         let origin = origin.to_str().unwrap_or("").to_ascii_lowercase();
         let loopback = origin
             .strip_prefix("http://")
@@ -128,12 +126,21 @@ impl Access {
         }
     }
 
-    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
+    /// Who presents a request's bearer token (anyone, on a front without tokens).
+    pub fn authenticate(&self, headers: &RequestHeaders<'_>) -> Result<Caller, Refusal> {
+        self.authenticate_by(|| headers.authorization())
+    }
+
+    /// [`authenticate`](Access::authenticate), given how to find the
+    /// `Authorization` header: looked for only when the front has tokens.
+    pub fn authenticate_by<'h>(
+        &self,
+        authorization: impl FnOnce() -> Option<&'h HeaderValue>,
+    ) -> Result<Caller, Refusal> {
         if self.tokens.is_empty() {
             return Ok(Caller { name: None, profiles: None });
         }
-        let presented =
-            headers.get(header::AUTHORIZATION).and_then(|value| value.to_str().ok()).and_then(bearer_credentials);
+        let presented = authorization().and_then(|value| value.to_str().ok()).and_then(bearer_credentials);
         let Some(presented) = presented else {
             return Err(Refusal::unauthorized("this Warden needs a bearer token (Authorization: Bearer <token>)"));
         };
@@ -152,8 +159,8 @@ impl Access {
 
     /// The profile a caller gets: the one named in the `Warden-Profile`
     /// header if the caller may use it, else the caller's default.
-    pub fn profile(&self, caller: &Caller, headers: &HeaderMap) -> Result<Option<String>, Refusal> {
-        let asked = headers.get(PROFILE_HEADER).and_then(|value| value.to_str().ok()).map(str::trim);
+    pub fn profile(&self, caller: &Caller, headers: &RequestHeaders<'_>) -> Result<Option<String>, Refusal> {
+        let asked = headers.profile().and_then(|value| value.to_str().ok()).map(str::trim);
         let allowed: &[String] = match &caller.profiles {
             Some(profiles) if !profiles.is_empty() => profiles,
             // A token without a list, or an open front: the default profile,
@@ -189,6 +196,8 @@ fn bearer_credentials(value: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+    use axum::http::{HeaderMap, header};
+
     use super::*;
 
     #[test]
@@ -226,17 +235,19 @@ mod tests {
             let bound: SocketAddr = bound.parse().expect("an address");
             let mut access = Access::new(&Config::default(), bound, None);
             assert_eq!(access.bound_host.as_deref(), Some(bound.to_string().as_str()));
-            assert!(access.check_host(&host(&bound.to_string())).is_ok(), "{bound}");
+            let headers = host(&bound.to_string());
+            assert!(access.check_host(&RequestHeaders::of(&headers)).is_ok(), "{bound}");
             access.bound_host = None;
-            assert!(access.check_host(&host(&bound.to_string())).is_ok(), "{bound}, the general check");
+            assert!(access.check_host(&RequestHeaders::of(&headers)).is_ok(), "{bound}, the general check");
         }
         let scoped: SocketAddr = "[fe80::1%2]:8210".parse().expect("an address");
         assert_eq!(Access::new(&Config::default(), scoped, None).bound_host, None);
         let mut access = Access::new(&Config::default(), "10.1.2.3:443".parse().expect("an address"), None);
         let hosts = ["10.1.2.3:443", "10.1.2.3:4430", "10.1.2.30:443", "evil.example", "LOCALHOST:443", "[::1]:443"];
-        let fast: Vec<bool> = hosts.iter().map(|text| access.check_host(&host(text)).is_ok()).collect();
+        let allowed = |access: &Access, text: &str| access.check_host(&RequestHeaders::of(&host(text))).is_ok();
+        let fast: Vec<bool> = hosts.iter().map(|text| allowed(&access, text)).collect();
         access.bound_host = None;
-        let general: Vec<bool> = hosts.iter().map(|text| access.check_host(&host(text)).is_ok()).collect();
+        let general: Vec<bool> = hosts.iter().map(|text| allowed(&access, text)).collect();
         assert_eq!(fast, general);
         assert_eq!(fast, [true, true, false, false, false, false]);
     }

@@ -1,6 +1,8 @@
 //! A POSTed message: its body read within a size and a time limit, and
 //! parsed as one JSON-RPC message (both transports take messages so).
 
+use std::task::Poll;
+
 use axum::body::Body;
 use axum::http::StatusCode;
 use futures_util::StreamExt;
@@ -11,7 +13,14 @@ use super::reply::Refusal;
 /// Reads a body of at most `limit` bytes, arriving within `timeout` in all
 /// (a client dripping a byte at a time is cut off, not waited for).
 pub(super) async fn read_body(body: Body, limit: usize, timeout: std::time::Duration) -> Result<String, Refusal> {
-    tokio::time::timeout(timeout, read_body_within(body, limit)).await.unwrap_or_else(|_| {
+    let mut reading = std::pin::pin!(read_body_within(body, limit));
+    // A message of a few hundred bytes has usually arrived with the request's
+    // head: read at once, it needs no timer (set, then cancelled: about 800
+    // instructions a POST).
+    if let Poll::Ready(read) = std::future::poll_fn(|cx| Poll::Ready(reading.as_mut().poll(cx))).await {
+        return read;
+    }
+    tokio::time::timeout(timeout, reading).await.unwrap_or_else(|_| {
         let message = format!("the body did not arrive within {} s (http.bodyTimeoutSecs)", timeout.as_secs());
         Err(Refusal::new(StatusCode::REQUEST_TIMEOUT, &message))
     })

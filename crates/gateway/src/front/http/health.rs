@@ -10,12 +10,14 @@ use serde_json::json;
 use crate::session::UpstreamStatus;
 
 use super::Front;
+use super::request_headers::RequestHeaders;
 
 /// GET `/healthz`: the front is up. `Host` and `Origin` are checked as
 /// everywhere (a DNS-rebinding page reads nothing); no token is needed, but
 /// only a caller with a valid one (or any caller of a front without tokens)
 /// learns the number of sessions.
 pub(super) fn healthz(front: Arc<Front>, headers: HeaderMap) -> Response {
+    let headers = RequestHeaders::of(&headers);
     if let Err(refusal) = front.access.check_origin_and_host(&headers) {
         return refusal.into_response();
     }
@@ -29,6 +31,7 @@ pub(super) fn healthz(front: Arc<Front>, headers: HeaderMap) -> Response {
 /// GET `/status`: every session and the state of its upstreams (with the
 /// stderr tail of those that failed). Needs a token when tokens are set.
 pub(super) fn status(front: Arc<Front>, headers: HeaderMap) -> Response {
+    let headers = RequestHeaders::of(&headers);
     let caller = match front.access.check(&headers) {
         Ok(caller) => caller,
         Err(refusal) => return refusal.into_response(),

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::oneshot;
 use warden_jsonrpc::{Frame, Kind, Method};
@@ -14,7 +14,8 @@ use crate::Work;
 
 use super::access::Caller;
 use super::body::{parse, read_body};
-use super::reply::Refusal;
+use super::reply::{self, Refusal};
+use super::request_headers::{Accept, RequestHeaders};
 use super::sessions::{self, Claim, Entry};
 use super::streams::{Answer, OpenError, SseEvent};
 use super::tenants::{Share, holding};
@@ -34,13 +35,18 @@ struct Accepts {
 const USUAL_ACCEPT: &[u8] = b"application/json, text/event-stream";
 
 impl Accepts {
-    fn of(headers: &HeaderMap) -> Accepts {
-        let mut values = headers
-            .get_all(header::ACCEPT)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .map(str::as_bytes)
-            .peekable();
+    fn of(headers: &RequestHeaders<'_>) -> Accepts {
+        let all = match headers.accept() {
+            Accept::None => return Accepts { json: true, sse: true },
+            Accept::One(value) => std::slice::from_ref(value).iter(),
+            Accept::Several => return Accepts::read(headers.map().get_all(header::ACCEPT).iter()),
+        };
+        Accepts::read(all)
+    }
+
+    /// What the `Accept` values list (none that is text: as no header).
+    fn read<'v>(values: impl Iterator<Item = &'v HeaderValue>) -> Accepts {
+        let mut values = values.filter_map(|value| value.to_str().ok()).map(str::as_bytes).peekable();
         if values.peek().is_none() {
             return Accepts { json: true, sse: true };
         }
@@ -68,9 +74,10 @@ pub(super) async fn post(front: Arc<Front>, scope: Option<String>, headers: Head
 }
 
 async fn posted(front: Arc<Front>, scope: Option<String>, headers: HeaderMap, body: Body) -> Result<Response, Refusal> {
+    let headers = RequestHeaders::of(&headers);
     let caller = front.access.check(&headers)?;
     let config = front.endpoint(scope.as_deref(), &caller, &headers)?;
-    if let Some(kind) = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok())
+    if let Some(kind) = headers.content_type().and_then(|value| value.to_str().ok())
         && !kind.trim_start().get(..JSON.len()).is_some_and(|start| start.eq_ignore_ascii_case(JSON))
     {
         let message = format!("messages must be sent as application/json, not {kind}");
@@ -100,7 +107,7 @@ async fn post_frame(
     scope: Option<String>,
     config: Arc<warden_config::Config>,
     caller: &Caller,
-    headers: &HeaderMap,
+    headers: &RequestHeaders<'_>,
     frame: Frame,
     accepts: Accepts,
 ) -> Result<Response, Refusal> {
@@ -152,7 +159,7 @@ async fn initialize(
     scope: Option<String>,
     config: Arc<warden_config::Config>,
     caller: &Caller,
-    headers: &HeaderMap,
+    headers: &RequestHeaders<'_>,
     frame: Frame,
 ) -> Result<Response, Refusal> {
     let refuse = |status, message: &str| Refusal::new(status, message).for_id(frame.id());
@@ -184,9 +191,7 @@ async fn respond(
     accepts: &Accepts,
 ) -> Result<Response, Refusal> {
     let mut response = match answer.await {
-        Ok(Answer::Json(text)) if accepts.json => {
-            ([(header::CONTENT_TYPE, HeaderValue::from_static(JSON))], text).into_response()
-        }
+        Ok(Answer::Json(text)) if accepts.json => reply::json(StatusCode::OK, text),
         Ok(Answer::Json(text)) => {
             let (events, receiver) = tokio::sync::mpsc::unbounded_channel();
             let _ = events.send(SseEvent { id: "0-0".to_owned(), data: std::sync::Arc::from(text) });
@@ -213,6 +218,7 @@ pub(super) fn open_stream(front: Arc<Front>, scope: Option<String>, headers: Hea
 }
 
 fn stream_opened(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
+    let headers = RequestHeaders::of(&headers);
     let caller = front.access.check(&headers)?;
     front.endpoint(scope.as_deref(), &caller, &headers)?;
     if !Accepts::of(&headers).sse {
@@ -225,8 +231,7 @@ fn stream_opened(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -
     check_version(&headers)?;
     let stream = front.tenants.take(caller.name.as_ref(), Share::Streams, 1)?;
     entry.touch();
-    const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
-    let last = headers.get(LAST_EVENT_ID).and_then(|value| value.to_str().ok());
+    let last = headers.last_event_id().and_then(|value| value.to_str().ok());
     let events = match entry.streams.attach(last) {
         Ok(events) => events,
         // A stream that is gone and fully delivered: the session's own stream instead.
@@ -243,6 +248,7 @@ pub(super) fn delete(front: Arc<Front>, scope: Option<String>, headers: HeaderMa
 }
 
 fn deleted(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
+    let headers = RequestHeaders::of(&headers);
     let caller = front.access.check(&headers)?;
     front.endpoint(scope.as_deref(), &caller, &headers)?;
     let Some(session_id) = session_id(&headers) else {
@@ -275,14 +281,14 @@ fn unknown_session() -> Refusal {
     Refusal::new(StatusCode::NOT_FOUND, "unknown or expired session: initialize a new one")
 }
 
-fn session_id(headers: &HeaderMap) -> Option<&str> {
-    headers.get(SESSION_HEADER).and_then(|value| value.to_str().ok()).map(str::trim).filter(|id| !id.is_empty())
+fn session_id<'a>(headers: &RequestHeaders<'a>) -> Option<&'a str> {
+    headers.session().and_then(|value| value.to_str().ok()).map(str::trim).filter(|id| !id.is_empty())
 }
 
 /// A request after `initialize` may name its protocol revision; an unknown
 /// one is refused rather than guessed at.
-fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
-    match headers.get(super::PROTOCOL_VERSION_HEADER).map(|value| value.to_str().unwrap_or("")) {
+fn check_version(headers: &RequestHeaders<'_>) -> Result<(), Refusal> {
+    match headers.version().map(|value| value.to_str().unwrap_or("")) {
         Some(version) if !SUPPORTED_VERSIONS.contains(&version.trim()) => {
             let message =
                 format!("unsupported MCP-Protocol-Version {version:?} (supported: {})", SUPPORTED_VERSIONS.join(", "));
@@ -305,7 +311,7 @@ mod tests {
         for value in values {
             headers.append(header::ACCEPT, HeaderValue::from_bytes(value).expect("a header value"));
         }
-        let accepts = Accepts::of(&headers);
+        let accepts = Accepts::of(&RequestHeaders::of(&headers));
         (accepts.json, accepts.sse)
     }
 

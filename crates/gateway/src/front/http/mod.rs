@@ -18,6 +18,7 @@ mod health;
 mod mcp;
 mod modern;
 mod reply;
+mod request_headers;
 mod routes;
 mod sessions;
 mod sse;
@@ -30,7 +31,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use warden_config::{Config, PrefixMode};
@@ -43,15 +44,13 @@ use access::{Access, Caller};
 use budget::ProcessBudget;
 use connections::Connections;
 use reply::Refusal;
+use request_headers::RequestHeaders;
 use sessions::{Claim, Entry, Reservation, Sessions};
 use streams::Streams;
 use tenants::{Held, Share, Tenants};
 
 /// The session header of Streamable HTTP (2025 era).
 const SESSION_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static("mcp-session-id");
-
-/// The revision a request is written in (both eras send it after the handshake).
-const PROTOCOL_VERSION_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static("mcp-protocol-version");
 
 /// What a client refused for lack of room is told to wait, in seconds.
 const RETRY_AFTER_SECS: u64 = 2;
@@ -168,7 +167,7 @@ impl HttpFront {
     fn owner(&self) -> accept::Owner {
         let front = self.front.clone();
         Arc::new(move |headers: &axum::http::HeaderMap| {
-            let name = front.access.authenticate(headers).ok()?.name?;
+            let name = front.access.authenticate_by(|| headers.get(axum::http::header::AUTHORIZATION)).ok()?.name?;
             let limit = front.tenants.limit(&name, Share::Connections);
             Some((name, limit))
         })
@@ -386,7 +385,7 @@ impl Front {
         scope: Option<String>,
         config: Arc<Config>,
         caller: &Caller,
-        headers: &HeaderMap,
+        headers: &RequestHeaders<'_>,
         sse_transport: bool,
     ) -> Result<Claim, Refusal> {
         let profile = self.access.profile(caller, headers)?;
@@ -415,7 +414,7 @@ impl Front {
         scope: Option<String>,
         config: Arc<Config>,
         caller: &Caller,
-        headers: &HeaderMap,
+        headers: &RequestHeaders<'_>,
         first: &warden_jsonrpc::Frame,
     ) -> Result<crate::modern::Lane, Refusal> {
         let profile = self.access.profile(caller, headers)?;
@@ -538,7 +537,12 @@ impl Front {
     /// already authenticated. A server endpoint whose server the caller's
     /// profile hides answers exactly as one that does not exist: the same
     /// 404, whatever the method, and nothing starts.
-    fn endpoint(&self, scope: Option<&str>, caller: &Caller, headers: &HeaderMap) -> Result<Arc<Config>, Refusal> {
+    fn endpoint(
+        &self,
+        scope: Option<&str>,
+        caller: &Caller,
+        headers: &RequestHeaders<'_>,
+    ) -> Result<Arc<Config>, Refusal> {
         // The profile first: its refusals do not depend on the server named.
         let profile = self.access.profile(caller, headers)?;
         // Both checks are made whatever the first finds: a hidden server and

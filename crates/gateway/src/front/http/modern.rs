@@ -9,26 +9,27 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use warden_config::Config;
 use warden_jsonrpc::{ErrorCode, Frame, Kind, Members, Text};
 use warden_upstream::mirror;
 
+use super::Front;
 use super::access::Caller;
-use super::reply::Refusal;
-use super::{Front, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
+use super::reply::{self, Refusal};
+use super::request_headers::RequestHeaders;
 use crate::modern::{self, Envelope, EnvelopeError, Reply, ReplyMessage};
 
 /// Whether a POST is for the modern era: its body carries the envelope, or
 /// it names a revision after the handshake-based ones and opens no session
 /// (a modern request whose envelope is missing is refused as one).
-pub(super) fn is_modern(headers: &HeaderMap, frame: &Frame) -> bool {
+pub(super) fn is_modern(headers: &RequestHeaders<'_>, frame: &Frame) -> bool {
     // The headers first: a modern client names its revision there, and then
     // the body need not be read to know.
-    let version = header_text(headers, PROTOCOL_VERSION_HEADER);
-    let opens_session = headers.contains_key(SESSION_HEADER)
+    let version = text(headers.version());
+    let opens_session = headers.session().is_some()
         || frame.method().is_some_and(|method| *method == warden_jsonrpc::Method::Initialize);
     if version.is_some_and(|version| !modern::is_2025_era_version(version)) && !opens_session {
         return true;
@@ -42,7 +43,7 @@ pub(super) async fn post(
     scope: Option<String>,
     config: Arc<Config>,
     caller: &Caller,
-    headers: &HeaderMap,
+    headers: &RequestHeaders<'_>,
     frame: Frame,
     json: bool,
 ) -> Result<Response, Refusal> {
@@ -54,8 +55,7 @@ pub(super) async fn post(
     let envelope = match check(headers, &frame) {
         Ok(envelope) => envelope,
         Err(err) => {
-            let body = err.response(Some(id));
-            return Ok((StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response());
+            return Ok(reply::json(StatusCode::BAD_REQUEST, err.response(Some(id))));
         }
     };
     if frame.method().is_some_and(|method| method.as_str() == "server/discover") {
@@ -65,8 +65,7 @@ pub(super) async fn post(
     }
     let lane = front.lane(scope, config, caller, headers, &frame).await.map_err(|refusal| refusal.for_id(Some(id)))?;
     if let Err(err) = check_params(headers, &frame, &lane).await {
-        let body = err.response(Some(id));
-        return Ok((StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response());
+        return Ok(reply::json(StatusCode::BAD_REQUEST, err.response(Some(id))));
     }
     let mut reply = lane.serve(&frame, &envelope).await;
     match reply.next().await {
@@ -81,10 +80,10 @@ pub(super) async fn post(
 /// The envelope, once it and the headers that mirror it agree. The params
 /// are not read again: the parse found their `_meta` and `name` (a
 /// `resources/read`'s `uri` is read here).
-fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> {
+fn check(headers: &RequestHeaders<'_>, frame: &Frame) -> Result<Envelope, EnvelopeError> {
     let envelope = Envelope::read(frame)?;
     let mismatch = |message: String| EnvelopeError { code: ErrorCode::HeaderMismatch, message, data: None };
-    match header_text(headers, PROTOCOL_VERSION_HEADER) {
+    match text(headers.version()) {
         None => return Err(mismatch("Header mismatch: the MCP-Protocol-Version header is required".into())),
         Some(version) if version != envelope.version => {
             return Err(mismatch(format!(
@@ -96,7 +95,7 @@ fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> 
     }
     envelope.check_version()?;
     let method = frame.method().map(|method| method.as_str()).unwrap_or_default();
-    match header_text(headers, MCP_METHOD) {
+    match text(headers.method()) {
         None => return Err(mismatch("Header mismatch: the Mcp-Method header is required".into())),
         Some(value) if value != method => {
             return Err(mismatch(format!(
@@ -112,7 +111,7 @@ fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> 
             _ => frame.params().and_then(|params| Members::parse(params).ok()).and_then(|params| params.get(key)),
         };
         let body = raw.and_then(Text::read);
-        let Some(value) = header_text(headers, MCP_NAME) else {
+        let Some(value) = text(headers.name()) else {
             return Err(mismatch(format!("Header mismatch: the Mcp-Name header is required for {method}")));
         };
         let decoded = mirror::decode_header_value(value)
@@ -129,12 +128,16 @@ fn check(headers: &HeaderMap, frame: &Frame) -> Result<Envelope, EnvelopeError> 
 
 /// The `Mcp-Param-*` headers of a `tools/call` against the tool's schema:
 /// every annotated argument with a value must be mirrored, exactly.
-async fn check_params(headers: &HeaderMap, frame: &Frame, lane: &crate::modern::Lane) -> Result<(), EnvelopeError> {
+async fn check_params(
+    headers: &RequestHeaders<'_>,
+    frame: &Frame,
+    lane: &crate::modern::Lane,
+) -> Result<(), EnvelopeError> {
     if frame.method().is_none_or(|method| *method != warden_jsonrpc::Method::ToolsCall) {
         return Ok(());
     }
     // The name is the body's: `check` compared it with the header already.
-    let Some(name) = header_text(headers, MCP_NAME).and_then(mirror::decode_header_value) else { return Ok(()) };
+    let Some(name) = text(headers.name()).and_then(mirror::decode_header_value) else { return Ok(()) };
     let known = match lane.session().tool_mirrored_schema(&name) {
         Some(known) => known,
         None => {
@@ -153,7 +156,7 @@ async fn check_params(headers: &HeaderMap, frame: &Frame, lane: &crate::modern::
         }
     };
     for (header, expected) in mirror::param_headers(&schema, arguments) {
-        let sent = header_text(headers, &header).map(mirror::decode_header_value);
+        let sent = text(headers.map().get(&header)).map(mirror::decode_header_value);
         let matches = matches!(&sent, Some(Some(sent)) if mirror::same_value(sent, &expected));
         if !matches {
             let message = match sent {
@@ -168,14 +171,9 @@ async fn check_params(headers: &HeaderMap, frame: &Frame, lane: &crate::modern::
     Ok(())
 }
 
-/// The headers that mirror a request's method and name (named once: a
-/// `&str` name is parsed and checked at every lookup).
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
-
 /// A header's value, trimmed, if present and text.
-fn header_text(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
-    headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim)
+fn text(value: Option<&HeaderValue>) -> Option<&str> {
+    value.and_then(|value| value.to_str().ok()).map(str::trim)
 }
 
 /// One final message as a JSON body (or a one-event stream for a client
@@ -187,7 +185,7 @@ fn answer(text: String, json: bool) -> Response {
         _ => StatusCode::OK,
     };
     if json || status != StatusCode::OK {
-        return (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], text).into_response();
+        return reply::json(status, text);
     }
     let events = futures_util::stream::once(async move { Ok::<_, Infallible>(Event::default().data(text)) });
     Sse::new(events).into_response()

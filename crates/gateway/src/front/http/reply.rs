@@ -1,9 +1,19 @@
-//! HTTP answers that are not a session's own messages: refusals with a
-//! JSON-RPC error body, so that clients show the reason.
+//! JSON bodies: a message as the answer to a POST, and refusals by the
+//! front itself, with a JSON-RPC error body so that clients show the reason.
 
+use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use warden_jsonrpc::{ErrorCode, error_response};
+
+/// A JSON body with `status`, its one header set directly (through a
+/// `(headers, body)` pair, the body's own type is set, then replaced).
+pub(super) fn json(status: StatusCode, text: String) -> Response {
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
 
 /// A request refused by the front itself.
 #[derive(Debug, Clone)]
@@ -55,7 +65,7 @@ impl IntoResponse for Refusal {
             _ => ErrorCode::Refused,
         });
         let body = error_response(self.id.as_deref(), code, &self.message, None);
-        let mut response = (self.status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+        let mut response = json(self.status, body);
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }

@@ -9,6 +9,7 @@ use axum::http::{HeaderValue, Method, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use percent_encoding::percent_decode_str;
 
+use super::request_headers::RequestHeaders;
 use super::{Front, health, mcp, sse_transport};
 
 /// The front's endpoints.
@@ -87,7 +88,7 @@ pub(super) async fn route(front: Arc<Front>, request: Request<Body>) -> Response
         (Endpoint::Health, Method::GET) => health::healthz(front, headers),
         (Endpoint::Status, Method::GET) => health::status(front, headers),
         (Endpoint::Metrics, Method::GET) => match front.metrics.get() {
-            Some(metrics) => match front.access.check_origin_and_host(&headers) {
+            Some(metrics) => match front.access.check_origin_and_host(&RequestHeaders::of(&headers)) {
                 Ok(()) => metrics.answer(&headers),
                 Err(refusal) => refusal.into_response(),
             },

@@ -14,6 +14,7 @@ use warden_jsonrpc::Kind;
 use super::Front;
 use super::body::{parse, read_body};
 use super::reply::Refusal;
+use super::request_headers::RequestHeaders;
 use super::sessions;
 use super::sse::{self, Opening};
 use super::tenants::{Share, holding};
@@ -25,6 +26,7 @@ pub(super) async fn open(front: Arc<Front>, scope: Option<String>, headers: Head
 }
 
 async fn opened(front: Arc<Front>, scope: Option<String>, headers: HeaderMap) -> Result<Response, Refusal> {
+    let headers = RequestHeaders::of(&headers);
     let caller = front.access.check(&headers)?;
     let config = front.endpoint(scope.as_deref(), &caller, &headers)?;
     let stream = front.tenants.take(caller.name.as_ref(), Share::Streams, 1)?;
@@ -49,7 +51,7 @@ pub(super) async fn message(front: Arc<Front>, query: &str, headers: HeaderMap, 
     let handled = async {
         let query: SessionQuery = serde_urlencoded::from_str(query)
             .map_err(|_| Refusal::new(StatusCode::BAD_REQUEST, "the query must name the session: ?sessionId=…"))?;
-        let caller = front.access.check(&headers)?;
+        let caller = front.access.check(&RequestHeaders::of(&headers))?;
         let entry = front
             .sessions
             .get(&query.session_id)

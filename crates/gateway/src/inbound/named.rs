@@ -89,9 +89,10 @@ pub(super) async fn call_named(session: &SessionParts, frame: &Frame, method: &M
     };
     let hooks = session.surface.hooks.load_full();
     let route = resolve(session, kind, &exposed).await;
-    let Some(Route { upstream, name }) =
-        route.filter(|route| hooks.view.shows(session.upstreams.get(route.upstream).name(), kind, &route.name))
-    else {
+    let shown = route
+        .map(|route| (session.upstreams.get(route.upstream), route))
+        .filter(|(server, route)| hooks.view.shows(server.name(), kind, &route.name));
+    let Some((server, Route { upstream, name })) = shown else {
         if let Some(down) = down_owner(session, &exposed) {
             return session.link.fail(
                 frame,
@@ -107,7 +108,6 @@ pub(super) async fn call_named(session: &SessionParts, frame: &Frame, method: &M
         splice.replace(frame.span_of(params.name), json_string(&name));
     }
     let token = progress_token(frame, params.meta);
-    let server = session.upstreams.get(upstream);
     let call = Call { session: &session.id, server: server.name(), method, name: &name, arguments: params.arguments };
     let target = Target { upstream, splice, token, creates_task: params.task.is_some() };
     dispatch(session, frame, &hooks, call, target).await;

@@ -35,7 +35,7 @@ pub use id_text::IdText;
 pub use lines::{Line, LineReader};
 pub use meta::{MetaMembers, ProtocolKeys, keys as meta_keys};
 pub use method::Method;
-pub use needle::{Needle, has_escape, plain_without};
+pub use needle::{Needle, has_escape};
 pub use object::{Members, without_members};
 pub use oversized::guess_id;
 pub use params::ParamMembers;

@@ -36,46 +36,9 @@ pub fn has_escape(text: &str) -> bool {
     memchr::memchr(b'\\', text.as_bytes()).is_some()
 }
 
-/// Whether `text` (JSON) has no backslash and none of the strings
-/// `quoted`, each written with its quotes (`"\"_meta\""`): one pass over
-/// its quotes and backslashes, where [`has_escape`] and a [`Needle`] per
-/// string read it once each (four keys in a small result: about 1,000
-/// instructions more, by callgrind). Every occurrence of a quoted string
-/// starts at a quote, and each quote is looked at.
-pub fn plain_without(text: &str, quoted: &[&str]) -> bool {
-    debug_assert!(quoted.iter().all(|string| string.starts_with('"')));
-    let bytes = text.as_bytes();
-    !memchr::memchr2_iter(b'"', b'\\', bytes)
-        .any(|at| bytes[at] == b'\\' || quoted.iter().any(|string| bytes[at..].starts_with(string.as_bytes())))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{Needle, has_escape, plain_without};
-
-    /// The one pass says what a search for a backslash and for each
-    /// string says.
-    #[test]
-    fn one_pass_finds_what_the_searches_find() {
-        let quoted = [r#""_meta""#, r#""ttlMs""#];
-        let searched = |text: &str| !has_escape(text) && !quoted.iter().any(|string| text.contains(string));
-        for text in [
-            r#"{"content":[{"type":"text","text":"hi"}]}"#,
-            r#"{"_meta":{}}"#,
-            r#"{"a":"_meta","b":"\"_meta\""}"#,
-            r#"{"text":"say \"hi\""}"#,
-            r#"{"ttlMs":0}"#,
-            r#"{"ttlM":0,"_met":1,"x":"_meta"}"#,
-            r#""_meta""#,
-            r#"{"a":"_meta"}"#,
-            r#"{"a":""}"#,
-            "\\",
-            "",
-            "\"",
-        ] {
-            assert_eq!(plain_without(text, &quoted), searched(text), "{text}");
-        }
-    }
+    use super::{Needle, has_escape};
 
     #[test]
     fn an_escape_is_any_backslash() {

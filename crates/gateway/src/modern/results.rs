@@ -95,9 +95,14 @@ fn push_modern_result(out: &mut String, result: &Members, method: &str) {
 /// one. Those go in after its `{`, the rest keeps its bytes. `None`: the
 /// result must be read ([`push_modern_result`]).
 fn plain_result(result: &str, id: &str, method: &str) -> Option<String> {
-    const ADDED: [&str; 4] = [r#""_meta""#, r#""resultType""#, r#""ttlMs""#, r#""cacheScope""#];
+    static ADDED: [Needle; 4] = [
+        Needle::new(r#""_meta""#),
+        Needle::new(r#""resultType""#),
+        Needle::new(r#""ttlMs""#),
+        Needle::new(r#""cacheScope""#),
+    ];
     let inner = result.strip_prefix('{')?;
-    if !warden_jsonrpc::plain_without(result, &ADDED) {
+    if warden_jsonrpc::has_escape(result) || ADDED.iter().any(|added| added.is_in(result)) {
         return None;
     }
     const HEAD: &str = r#"{"jsonrpc":"2.0","id":"#;

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use warden_audit::{AuditLog, AuditSettings, Fsync};
@@ -166,50 +166,56 @@ pub fn for_profile(config: &Config, profile: Option<&str>, process_hooks: Proces
 /// shared by every HTTP session that uses it (so rate limits and breakers
 /// count across sessions, per profile).
 pub struct ProfileHooks {
-    config: RwLock<Arc<Config>>,
-    process_hooks: ProcessHooks,
-    built: Mutex<HashMap<Option<String>, Hooks>>,
+    built: Mutex<Built>,
 }
 
+/// Each profile's hooks, or why they could not be built, by name (`None`:
+/// the configuration's default).
+pub type Built = HashMap<Option<String>, Result<Hooks, String>>;
+
 impl ProfileHooks {
-    /// Hooks for the profiles of `config`, with `process_hooks`'s audit and
-    /// approver, built now.
-    pub fn new(config: Arc<Config>, process_hooks: ProcessHooks) -> ProfileHooks {
-        let built = ProfileHooks::build_all(&config, &process_hooks);
-        ProfileHooks { config: RwLock::new(config), process_hooks, built: Mutex::new(built) }
+    /// The hooks [`ProfileHooks::build_all`] built.
+    pub fn new(built: Built) -> ProfileHooks {
+        ProfileHooks { built: Mutex::new(built) }
     }
 
-    /// Switches to a reloaded configuration, with the hooks
-    /// [`ProfileHooks::build_all`] built for it.
-    pub fn replace(&self, config: Arc<Config>, built: HashMap<Option<String>, Hooks>) {
-        *warden_sync::write(&self.config) = config;
+    /// Switches to the hooks [`ProfileHooks::build_all`] built for a
+    /// reloaded configuration.
+    pub fn replace(&self, built: Built) {
         *warden_sync::lock(&self.built) = built;
     }
 
-    /// The hooks of the default profile and of every named one of
-    /// `config`, for a reload to build where it may wait: compiling a
-    /// policy resolves the paths it names, on a mount that may not answer.
-    /// A profile whose hooks fail is left out, to be refused, with why, when
-    /// a session asks for it.
-    pub fn build_all(config: &Config, process_hooks: &ProcessHooks) -> HashMap<Option<String>, Hooks> {
-        std::iter::once(None)
-            .chain(config.profiles.keys().map(|name| Some(name.clone())))
-            .filter_map(|name| Some((name.clone(), for_profile(config, name.as_deref(), process_hooks.clone()).ok()?)))
+    /// The hooks of the default profile, of every named one of `config` and
+    /// of `chosen` (the command line's, which may name none of them), with
+    /// `process_hooks`'s audit and approver; built where waiting holds up no
+    /// request (before Warden serves, or on a reload's blocking thread):
+    /// compiling a policy resolves the paths it names, on a mount that may
+    /// not answer. A profile that fails keeps why, for the sessions that ask
+    /// for it: it is not compiled again for each of them.
+    pub fn build_all(config: &Config, chosen: Option<&str>, process_hooks: &ProcessHooks) -> Built {
+        let mut names: Vec<Option<String>> =
+            std::iter::once(None).chain(config.profiles.keys().cloned().map(Some)).collect();
+        if let Some(chosen) = chosen.filter(|chosen| !config.profiles.contains_key(*chosen)) {
+            names.push(Some(chosen.to_owned()));
+        }
+        names
+            .into_iter()
+            .map(|name| {
+                let hooks =
+                    for_profile(config, name.as_deref(), process_hooks.clone()).map_err(|err| format!("{err:#}"));
+                (name, hooks)
+            })
             .collect()
     }
 }
 
 impl HooksSource for ProfileHooks {
     fn hooks(&self, profile: Option<&str>) -> Result<Hooks, String> {
-        let mut built = warden_sync::lock(&self.built);
-        let key = profile.map(str::to_owned);
-        if let Some(hooks) = built.get(&key) {
-            return Ok(hooks.clone());
+        match warden_sync::lock(&self.built).get(&profile.map(str::to_owned)) {
+            Some(built) => built.clone(),
+            // Every profile of the configuration in force was built with it.
+            None => Err(format!("there is no profile {:?}", profile.unwrap_or_default())),
         }
-        let config = warden_sync::read(&self.config).clone();
-        let hooks = for_profile(&config, profile, self.process_hooks.clone()).map_err(|err| format!("{err:#}"))?;
-        built.insert(key, hooks.clone());
-        Ok(hooks)
     }
 }
 
@@ -295,5 +301,40 @@ impl SandboxDenials {
                 tracing::error!(server = %server, "cannot audit the sandbox's {}: {err}", method.as_str());
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// Every profile is built with the configuration, a failing one with
+    /// why, and a session's ask is answered from what was built.
+    #[test]
+    fn every_profile_is_built_once_and_one_that_fails_keeps_why() {
+        let yaml = "servers:\n  fx: {transport: {kind: stdio, command: \"true\", args: []}}\n\
+                    defaultProfile: ro\nprofiles:\n  ro:\n    servers:\n      fx: {tools: {allow: [\"read*\"]}}\n";
+        let config = warden_config::parse(Path::new("warden.yaml"), yaml, &|_| None).expect("a config");
+        let process_hooks = ProcessHooks {
+            audit: None,
+            approver: None,
+            sandbox: report_sandbox_denials(None, None),
+            metrics: None,
+            tracer: None,
+        };
+        let built = ProfileHooks::build_all(&config, Some("nope"), &process_hooks);
+        let mut names: Vec<Option<&str>> = built.keys().map(Option::as_deref).collect();
+        names.sort();
+        assert_eq!(names, [None, Some("nope"), Some("ro")]);
+        let source = ProfileHooks::new(built);
+        assert!(source.hooks(Some("ro")).is_ok() && source.hooks(None).is_ok());
+        // The command line's profile that the configuration lacks keeps the
+        // words its compilation gave, as when it was compiled for each session.
+        let chosen = source.hooks(Some("nope")).err().unwrap_or_default();
+        assert!(chosen.contains("unknown profile \"nope\""), "{chosen}");
+        let gone = source.hooks(Some("gone")).err().unwrap_or_default();
+        assert_eq!(gone, "there is no profile \"gone\"");
     }
 }

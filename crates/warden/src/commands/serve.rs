@@ -66,7 +66,8 @@ async fn serve_http(
         );
     }
     let (process_hooks, approvals) = hooks::open_process_hooks(&config).await?;
-    let source = Arc::new(ProfileHooks::new(config.clone(), process_hooks.clone()));
+    let source =
+        Arc::new(ProfileHooks::new(ProfileHooks::build_all(&config, target.profile.as_deref(), &process_hooks)));
     // Fail now, not at the first client, if the default profile does not build.
     source.hooks(target.profile.as_deref()).map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(wanted).await.with_context(|| format!("cannot listen on {wanted}"))?;

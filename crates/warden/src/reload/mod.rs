@@ -4,7 +4,6 @@
 //! ones restart, the rest are untouched); naming applies at once; the log
 //! names what waits for Warden's next start.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +14,7 @@ use warden_gateway::Session;
 use warden_gateway::front::HttpFront;
 use warden_pipeline::Hooks;
 
-use crate::hooks::{ProcessHooks, ProfileHooks};
+use crate::hooks::{Built, ProcessHooks, ProfileHooks};
 
 mod saves;
 
@@ -86,7 +85,7 @@ struct Prepared {
     /// The hooks of the profile chosen on the command line.
     hooks: Hooks,
     /// Over HTTP, the hooks of every profile (see [`ProfileHooks::build_all`]).
-    built: HashMap<Option<String>, Hooks>,
+    built: Built,
 }
 
 /// Loads the file and applies its profile; on any error the previous
@@ -128,7 +127,7 @@ async fn reload(
         }
         Target::Http(front, source) => {
             front.apply(running, config.clone());
-            source.replace(config.clone(), built);
+            source.replace(built);
             front.reload();
         }
     }
@@ -146,10 +145,10 @@ fn prepare(
     every_profile: bool,
 ) -> Result<Prepared, String> {
     let config = shape(warden_config::load(path).map_err(|err| err.to_string())?);
-    let built = if every_profile { ProfileHooks::build_all(&config, process_hooks) } else { HashMap::new() };
+    let built = if every_profile { ProfileHooks::build_all(&config, profile, process_hooks) } else { Built::new() };
     let hooks = match built.get(&profile.map(str::to_owned)) {
-        Some(hooks) => hooks.clone(),
-        // Not built (or not built yet): built now, or why not.
+        Some(hooks) => hooks.clone()?,
+        // The stdio front's one session: its profile alone.
         None => crate::hooks::for_profile(&config, profile, process_hooks.clone()).map_err(|err| format!("{err:#}"))?,
     };
     Ok(Prepared { config, hooks, built })

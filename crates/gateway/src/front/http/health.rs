@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::session::UpstreamStatus;
 
 use super::Front;
+use super::reply;
 use super::request_headers::RequestHeaders;
 
 /// GET `/healthz`: the front is up. `Host` and `Origin` are checked as
@@ -25,7 +26,7 @@ pub(super) fn healthz(front: Arc<Front>, headers: HeaderMap) -> Response {
         Ok(_) => json!({"status": "ok", "sessions": front.sessions.len()}),
         Err(_) => json!({"status": "ok"}),
     };
-    ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    reply::json(StatusCode::OK, body.to_string())
 }
 
 /// GET `/status`: every session and the state of its upstreams (with the
@@ -81,7 +82,7 @@ pub(super) fn status(front: Arc<Front>, headers: HeaderMap) -> Response {
             "openFilesLimit": super::descriptors::open_files_limit(),
         },
     });
-    ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    reply::json(StatusCode::OK, body.to_string())
 }
 
 /// One upstream of a session in `/status`; `displayName` only when the

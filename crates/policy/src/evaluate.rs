@@ -160,12 +160,15 @@ impl PolicyEngine {
     }
 
     /// Evaluates a `prompts/get` (`name` is the prompt's, `arguments` its
-    /// arguments) or a `resources/read` (`name` is the URI). Only rules that
-    /// name the method judge it: the first that matches decides; when none
-    /// does, the request is allowed (the default and the structural checks
+    /// arguments) or a `resources/read` (`name` is the URI). A resource
+    /// whose `file:` URI, or a prompt argument whose whole value, names a
+    /// path within a protected path is denied (`protected-path`), as a
+    /// tool's path-like argument is. Otherwise only rules that name the
+    /// method judge it: the first that matches decides; when none does, the
+    /// request is allowed (the default and the other structural checks
     /// concern tool calls).
     pub fn evaluate_request(&self, request: Request, server: &str, name: &str, arguments: Option<&str>) -> Evaluation {
-        self.judge_request(request, server, name, arguments, false)
+        self.judge_request(request, server, name, arguments, false, &Resolver::reading())
     }
 
     /// [`PolicyEngine::evaluate`] as it was before rules were indexed: every
@@ -187,7 +190,7 @@ impl PolicyEngine {
         name: &str,
         arguments: Option<&str>,
     ) -> Evaluation {
-        self.judge_request(request, server, name, arguments, true)
+        self.judge_request(request, server, name, arguments, true, &Resolver::reading())
     }
 
     /// What the guard decides for a tool call: [`PolicyEngine::evaluate`]
@@ -204,6 +207,7 @@ impl PolicyEngine {
         name: &str,
         arguments: Option<&str>,
         scan: bool,
+        resolver: &Resolver,
     ) -> Evaluation {
         let mut logged = Vec::new();
         let what = match request {
@@ -222,6 +226,13 @@ impl PolicyEngine {
                 Ok(args) => args,
                 Err(why) => break 'decided Outcome::new(Decision::Deny, "invalid-arguments", why),
             };
+            let refused = match request {
+                Request::Prompt => self.loose_path_refusal(&args, None, &mut Trace { steps: None }, resolver),
+                Request::Resource => self.protected_resource(server, name, resolver),
+            };
+            if let Some(refused) = refused {
+                break 'decided refused;
+            }
             let mut selection = self.select(server, name, scan);
             let mut memo = selection.memo(self);
             selection.sift(self, &args, &mut memo);
@@ -559,6 +570,31 @@ impl PolicyEngine {
         None
     }
 
+    /// The refusal of a resource whose `file:` URI names a file within a
+    /// protected path: by the standard's reading (the host dropped) and, for
+    /// `file://host/path`, as `host/path` under Warden's or the server's
+    /// directory (what a server that strips `file://` opens).
+    fn protected_resource(&self, server: &str, uri: &str, resolver: &Resolver) -> Option<Outcome<'_>> {
+        let refusal = |protected: &std::path::Path| {
+            let reason = format!("the resource {uri:?} is within the protected path {}", protected.display());
+            Some(Outcome::new(Decision::Deny, "protected-path", reason))
+        };
+        if let Some(path) = loose_paths::path_in(uri)
+            && let Ok(paths) = resolver.canonicalize(&path, &self.env)
+            && let Some(protected) = protected_by(&paths, &self.protected, self.sandbox.as_deref())
+        {
+            return refusal(protected);
+        }
+        let relative = loose_paths::host_as_directory(uri)?;
+        if let Ok(paths) = resolver.canonicalize(&relative, &self.env)
+            && let Some(protected) = protected_by(&paths, &self.protected, self.sandbox.as_deref())
+        {
+            return refusal(protected);
+        }
+        let (_, protected) = self.relative_protected(server, &relative, resolver)?;
+        refusal(&protected)
+    }
+
     /// For a relative path: the first of the server's other bases (see
     /// [`PolicyEngine::bases`]) against which it lies within a protected
     /// path, with that path. Servers differ in what they resolve a relative
@@ -877,9 +913,9 @@ fn glob_hits(set: &globset::GlobSet, name: &str) -> Vec<bool> {
 }
 
 impl Guard for PolicyEngine {
-    /// Decides `tools/call`, and `prompts/get` and `resources/read` where
-    /// rules name them; every other method is allowed (views and other
-    /// guards handle them). Matches of `log` rules are written to the
+    /// Decides `tools/call`, `prompts/get` and `resources/read` (the
+    /// protected paths, and the rules that name them); every other method
+    /// is allowed (views and other guards handle them). Matches of `log` rules are written to the
     /// `tracing` log.
     fn decide(&self, call: &Call<'_>) -> Verdict {
         // A resolver that reads never refrains: the refusal is unreachable,
@@ -890,7 +926,7 @@ impl Guard for PolicyEngine {
         })
     }
 
-    /// `None` for a tool call whose decision resolves a path on a remote
+    /// `None` for a request whose decision resolves a path on a remote
     /// mount (see [`crate::mounts`]), which may not answer: resolving paths
     /// is the only part of a decision that reads the filesystem.
     fn decide_at_once(&self, call: &Call<'_>) -> Option<Verdict> {
@@ -911,12 +947,15 @@ impl PolicyEngine {
                 }
                 (outcome.verdict(), logged, outcome.position)
             }
-            Method::PromptsGet => {
-                let evaluation = self.evaluate_request(Request::Prompt, call.server, call.name, call.arguments);
-                (evaluation.verdict(), evaluation.logged, evaluation.position)
-            }
-            Method::ResourcesRead => {
-                let evaluation = self.evaluate_request(Request::Resource, call.server, call.name, None);
+            Method::PromptsGet | Method::ResourcesRead => {
+                let (request, arguments) = match call.method {
+                    Method::PromptsGet => (Request::Prompt, call.arguments),
+                    _ => (Request::Resource, None),
+                };
+                let evaluation = self.judge_request(request, call.server, call.name, arguments, false, resolver);
+                if resolver.wanted() {
+                    return None;
+                }
                 (evaluation.verdict(), evaluation.logged, evaluation.position)
             }
             _ => return Some(Verdict::Allow),
@@ -941,5 +980,42 @@ impl PolicyEngine {
             escalation.identifiers = identifiers(self, call.server, call.name, call.arguments);
         }
         Some(verdict)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A resource or prompt that names a path on a remote mount is put off
+    /// (decided off the serving thread), as a tool call is; one on a local
+    /// filesystem is decided at once.
+    #[cfg(unix)]
+    #[test]
+    fn requests_naming_a_remote_mount_are_put_off() {
+        let dir = std::env::temp_dir().join(format!("warden-policy-put-off-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("nfs")).expect("temp dir");
+        std::fs::create_dir_all(dir.join("local")).expect("temp dir");
+        let dir = std::fs::canonicalize(&dir).expect("canonical");
+        let yaml = "servers:\n  s: {transport: {kind: stdio, command: s}}\n";
+        let config = warden_config::parse(std::path::Path::new("t.yaml"), yaml, &|_| None).expect("config");
+        let engine = PolicyEngine::compile(&config, None).expect("policy");
+        let mountinfo = format!("40 22 0:35 / {} rw - nfs4 server:/x rw\n", dir.join("nfs").display());
+        let resolver = || Resolver::local_only_of(crate::mounts::Remote::of_mountinfo(&mountinfo));
+        let at = |rest: &str| dir.join(rest).display().to_string();
+        for (method, name, arguments) in [
+            (Method::ResourcesRead, format!("file://{}", at("nfs/x")), None),
+            (Method::PromptsGet, "p".to_owned(), Some(format!(r#"{{"file":"{}"}}"#, at("nfs/x")))),
+        ] {
+            let call =
+                Call { session: "t", server: "s", method: &method, name: &name, arguments: arguments.as_deref() };
+            assert_eq!(engine.verdict(&call, &resolver()), None, "{method:?}");
+            let local = name.replace("/nfs/", "/local/");
+            let local_arguments = arguments.as_deref().map(|a| a.replace("/nfs/", "/local/"));
+            let call = Call { name: &local, arguments: local_arguments.as_deref(), ..call };
+            assert_eq!(engine.verdict(&call, &resolver()), Some(Verdict::Allow), "{method:?}");
+        }
+        std::fs::remove_dir_all(&dir).expect("cleaned");
     }
 }

@@ -53,6 +53,28 @@ pub(crate) fn path_in(text: &str) -> Option<Cow<'_, str>> {
     Some(Cow::Owned(percent_decode(path)))
 }
 
+/// The other reading of a `file://host/path` URL whose host is neither
+/// empty nor `localhost`: `host/path` as a relative path (percent escapes
+/// decoded), which is what a server that strips the `file://` prefix
+/// opens. `file://home/u/.ssh` names `/u/.ssh` on the host `home` by the
+/// standard, and `home/u/.ssh` under such a server's directory.
+pub(crate) fn host_as_directory(text: &str) -> Option<String> {
+    if text.len() > MAX_PATH_BYTES || text.contains(['\n', '\r']) {
+        return None;
+    }
+    let scheme = text.get(..7)?;
+    if !scheme.eq_ignore_ascii_case("file://") {
+        return None;
+    }
+    let rest = text.get(7..)?;
+    let rest = rest.split(['?', '#']).next().unwrap_or(rest);
+    let host = rest.split('/').next().unwrap_or(rest);
+    if host.is_empty() || host.eq_ignore_ascii_case("localhost") {
+        return None;
+    }
+    Some(percent_decode(rest))
+}
+
 /// `%xx` escapes decoded (invalid ones kept as written; bytes that are not
 /// UTF-8 replaced).
 fn percent_decode(text: &str) -> String {
@@ -118,6 +140,24 @@ mod tests {
         assert!(!may_hold_paths(r#"{"a":"hello","n":1}"#));
         for text in ["file:", "xFiLe:y", "fil:", "ile:", ":file", "", "é:file:", "éfile:"] {
             assert_eq!(may_hold_paths(text), text.to_ascii_lowercase().contains("file:"), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_host_is_also_read_as_a_directory() {
+        let cases = [
+            ("file://home/u/.ssh/id_rsa", Some("home/u/.ssh/id_rsa")),
+            ("FILE://.ssh", Some(".ssh")),
+            ("file://h%6fme/u?x#y", Some("home/u")),
+            ("file:///home/u/.ssh", None),
+            ("file://localhost/home/u/.ssh", None),
+            ("file://LocalHost/x", None),
+            ("file:/x", None),
+            ("fixture://items/1", None),
+            ("file://a\nb", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(host_as_directory(text).as_deref(), expected, "{text:?}");
         }
     }
 

@@ -304,10 +304,7 @@ fn the_index_decides_as_the_scan_of_every_rule() {
                         assert_eq!(verdict, engine.decide(&call), "at once, {method:?}: {}", context());
                         at_once += usize::from(method == Method::ToolsCall);
                     }
-                    None => {
-                        assert_eq!(method, Method::ToolsCall, "only tool calls resolve paths: {}", context());
-                        put_off += 1;
-                    }
+                    None => put_off += 1,
                 }
             }
             compared += 1;

@@ -179,3 +179,64 @@ fn rules_that_can_never_match_are_reported() {
     assert!(!warnings.contains("'writes'"), "the filesystem server's shipped annotation gives write-path: {warnings}");
     assert!(warnings.contains("rule 'after' never decides a tool call: rule 'everything'"), "{warnings}");
 }
+
+/// A `resources/read` of `uri` by `server`, and what decided it.
+fn read(engine: &PolicyEngine, server: &str, uri: &str) -> (Decision, String) {
+    let evaluation = engine.evaluate_request(warden_policy::Request::Resource, server, uri, None);
+    (evaluation.action, evaluation.rule)
+}
+
+#[test]
+fn resources_and_prompts_that_name_protected_paths_are_refused_with_no_policy() {
+    let engine = compile(SERVERS);
+    let home = home();
+    let refused = (Decision::Deny, "protected-path".to_owned());
+    for uri in [
+        format!("file://{home}/.ssh/id_rsa"),
+        format!("FILE://localhost{home}/%2essh/id_rsa"),
+        format!("file:{home}/.aws/credentials"),
+        format!("file://{home}/tmp/../.gnupg/private-keys-v1.d"),
+        format!("file://{home}/.ssh/id_rsa?raw#top"),
+        format!("{home}/.ssh/id_rsa"),
+        "~/.netrc".to_owned(),
+    ] {
+        assert_eq!(read(&engine, "other", &uri), refused, "{uri}");
+    }
+    // `file://home/u/.ssh` is `/u/.ssh` on host `home` by the standard, and
+    // `home/u/.ssh` under the server's directory (`/` for `fs`) to a server
+    // that strips the prefix.
+    let host_form = format!("file://{}/.ssh/id_rsa", home.trim_start_matches('/'));
+    assert_eq!(read(&engine, "fs", &host_form), refused);
+    // What is not protected is judged by the rules (none here).
+    let allowed = (Decision::Allow, "no-rule".to_owned());
+    for uri in ["file:///etc/hostname", "fixture://items/1", "https://example.com/.ssh/id_rsa", ".ssh/id_rsa"] {
+        assert_eq!(read(&engine, "other", uri), allowed, "{uri}");
+    }
+    // A prompt argument whose whole value names a protected path.
+    let prompt = |args: &str| {
+        let evaluation = engine.evaluate_request(warden_policy::Request::Prompt, "other", "explain", Some(args));
+        (evaluation.action, evaluation.rule)
+    };
+    assert_eq!(prompt(&format!(r#"{{"file": {}}}"#, js(&format!("{home}/.ssh/id_rsa")))), refused);
+    assert_eq!(prompt(&format!(r#"{{"file": {}}}"#, js(&format!("file://{home}/.kube/config")))), refused);
+    assert_eq!(prompt(r#"{"topic": "where ssh keys live"}"#), allowed);
+}
+
+#[test]
+fn a_resource_is_judged_where_its_symlinks_lead() {
+    let dir = temp_dir("resource-link");
+    let config_file = dir.join("warden.yaml");
+    std::fs::write(&config_file, SERVERS).unwrap();
+    let elsewhere = temp_dir("resource-link-elsewhere");
+    std::os::unix::fs::symlink(&config_file, elsewhere.join("innocent.txt")).unwrap();
+    let config = warden_config::load(&config_file).unwrap();
+    let engine = PolicyEngine::compile(&config, None).unwrap();
+    let uri = format!("file://{}", elsewhere.join("innocent.txt").display());
+    assert_eq!(read(&engine, "other", &uri), (Decision::Deny, "protected-path".to_owned()));
+    // A trusted server is not judged; a removed default is not protected.
+    let trusting = compile(&format!("{SERVERS}policy: {{trustedServers: [other], unprotectDefaults: [\"~/.ssh\"]}}\n"));
+    let home = home();
+    assert_eq!(read(&trusting, "other", &format!("file://{home}/.aws/config")).1, "trusted-server");
+    assert_eq!(read(&trusting, "fs", &format!("file://{home}/.ssh/id_rsa")).1, "no-rule");
+    assert_eq!(read(&trusting, "fs", &format!("file://{home}/.aws/config")).1, "protected-path");
+}

@@ -30,13 +30,15 @@ pub(crate) fn may_hold_paths(text: &str) -> bool {
 /// The path a string names, if its whole value is one: `/abs`, `~`, `~/x`,
 /// or a `file:` URL (`file:///x`, `file://localhost/x`, `file:/x`; its
 /// percent escapes decoded). Strings over `PATH_MAX` or with a line break
-/// are not paths.
+/// within are not paths. Read as a lenient server reads it: spaces and
+/// line breaks around it trimmed, and only up to a NUL (where C stops).
 pub(crate) fn path_in(text: &str) -> Option<Cow<'_, str>> {
+    let text = text.trim_ascii();
     if text.len() > MAX_PATH_BYTES || text.contains(['\n', '\r']) {
         return None;
     }
     if text.starts_with('/') || text == "~" || text.starts_with("~/") {
-        return Some(Cow::Borrowed(text));
+        return until_nul(Cow::Borrowed(text));
     }
     let scheme = text.get(..5)?;
     if !scheme.eq_ignore_ascii_case("file:") {
@@ -50,7 +52,16 @@ pub(crate) fn path_in(text: &str) -> Option<Cow<'_, str>> {
         None => return None,
     };
     let path = path.split(['?', '#']).next().unwrap_or(path);
-    Some(Cow::Owned(percent_decode(path)))
+    until_nul(Cow::Owned(percent_decode(path)))
+}
+
+/// `path` up to its first NUL; `None` when that leaves nothing.
+fn until_nul(path: Cow<'_, str>) -> Option<Cow<'_, str>> {
+    match path.find('\0') {
+        None => Some(path),
+        Some(0) => None,
+        Some(at) => Some(Cow::Owned(path.get(..at)?.to_owned())),
+    }
 }
 
 /// The other reading of a `file://host/path` URL whose host is neither
@@ -59,6 +70,7 @@ pub(crate) fn path_in(text: &str) -> Option<Cow<'_, str>> {
 /// opens. `file://home/u/.ssh` names `/u/.ssh` on the host `home` by the
 /// standard, and `home/u/.ssh` under such a server's directory.
 pub(crate) fn host_as_directory(text: &str) -> Option<String> {
+    let text = text.trim_ascii();
     if text.len() > MAX_PATH_BYTES || text.contains(['\n', '\r']) {
         return None;
     }
@@ -72,7 +84,7 @@ pub(crate) fn host_as_directory(text: &str) -> Option<String> {
     if host.is_empty() || host.eq_ignore_ascii_case("localhost") {
         return None;
     }
-    Some(percent_decode(rest))
+    until_nul(Cow::Owned(percent_decode(rest))).map(Cow::into_owned)
 }
 
 /// `%xx` escapes decoded (invalid ones kept as written; bytes that are not
@@ -129,6 +141,11 @@ mod tests {
             ("~bob/x", None),
             ("https://example.com/x", None),
             ("/multi\nline", None),
+            (" /home/u/.ssh/id_rsa\n", Some("/home/u/.ssh/id_rsa")),
+            ("/home/u/.ssh/id_rsa\0.png", Some("/home/u/.ssh/id_rsa")),
+            ("file:///home/u/.ssh/id_rsa%00.png", Some("/home/u/.ssh/id_rsa")),
+            ("\0/etc/passwd", None),
+            ("file://%00", None),
             ("file://host-only", None),
             ("%", None),
         ];
@@ -155,6 +172,7 @@ mod tests {
             ("file:/x", None),
             ("fixture://items/1", None),
             ("file://a\nb", None),
+            ("file://home/u/.ssh/id_rsa%00.png ", Some("home/u/.ssh/id_rsa")),
         ];
         for (text, expected) in cases {
             assert_eq!(host_as_directory(text).as_deref(), expected, "{text:?}");

@@ -96,6 +96,9 @@ fn unannotated_tools_are_checked_for_path_like_strings() {
         format!("file://{home}/.ssh/id_rsa"),
         format!("file://localhost{home}/%2Essh/id_rsa"),
         format!("{home}/.ssh/../.ssh/id_rsa"),
+        // What a server that trims, or a C library that stops at a NUL, opens.
+        format!("  {home}/.ssh/id_rsa\n"),
+        format!("{home}/.ssh/id_rsa\u{0}.png"),
     ] {
         expect(&engine, "other", "read", &format!(r#"{{"file": {}}}"#, js(&value)), Decision::Deny, "protected-path");
         // Also behind JSON escapes.
@@ -197,6 +200,8 @@ fn resources_and_prompts_that_name_protected_paths_are_refused_with_no_policy() 
         format!("file:{home}/.aws/credentials"),
         format!("file://{home}/tmp/../.gnupg/private-keys-v1.d"),
         format!("file://{home}/.ssh/id_rsa?raw#top"),
+        format!("file://{home}/.ssh/id_rsa%00.png"),
+        format!(" file://{home}/.ssh/id_rsa\n"),
         format!("{home}/.ssh/id_rsa"),
         "~/.netrc".to_owned(),
     ] {

@@ -73,20 +73,33 @@ pub(crate) struct Remote {
 }
 
 impl Remote {
-    /// The remote mounts of a `/proc/self/mountinfo` text.
+    /// The remote mounts of a `/proc/self/mountinfo` text. An overlay
+    /// counts as remote when one of its layers lies on a remote mount: a
+    /// lookup in it reads its lower layers.
     pub(crate) fn of_mountinfo(text: &str) -> Remote {
         let mut points = Vec::new();
+        let mut overlays = Vec::new();
         for line in text.lines() {
             // `id parent dev root point options [optional...] - type source super`
             let Some((mount, filesystem)) = line.split_once(" - ") else { continue };
-            let (Some(point), Some(kind)) = (mount.split(' ').nth(4), filesystem.split(' ').next()) else {
+            let mut filesystem = filesystem.split(' ');
+            let (Some(point), Some(kind)) = (mount.split(' ').nth(4), filesystem.next()) else {
                 continue;
             };
-            if !LOCAL.contains(&kind) {
-                points.push(PathBuf::from(unescape(point)));
+            let point = PathBuf::from(unescape(point));
+            if kind == "overlay" {
+                overlays.push((point, filesystem.nth(1).map(overlay_layers).unwrap_or_default()));
+            } else if !LOCAL.contains(&kind) {
+                points.push(point);
             }
         }
-        Remote { points, unknown: false }
+        let mut remote = Remote { points, unknown: false };
+        // An overlay may stack on another whose layers are remote.
+        while let Some(at) = overlays.iter().position(|(_, layers)| layers.iter().any(|layer| remote.reaches(layer))) {
+            let (point, _) = overlays.swap_remove(at);
+            remote.points.push(point);
+        }
+        remote
     }
 
     /// Whether reading `path` (absolute) may wait on one of these mounts:
@@ -94,6 +107,35 @@ impl Remote {
     pub(crate) fn reaches(&self, path: &Path) -> bool {
         self.unknown || self.points.iter().any(|point| path.starts_with(point))
     }
+}
+
+/// The directories an overlay's super options name: `lowerdir` (its layers
+/// split at `:`, which a path escapes as `\:`), `lowerdir+`, `datadir+`,
+/// `upperdir` and `workdir`.
+fn overlay_layers(options: &str) -> Vec<PathBuf> {
+    let mut layers = Vec::new();
+    for option in options.split(',') {
+        let Some((key, value)) = option.split_once('=') else { continue };
+        let value = unescape(value);
+        match key {
+            "lowerdir" => {
+                let mut layer = String::new();
+                let mut chars = value.chars();
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => layer.extend(chars.next()),
+                        ':' => layers.push(PathBuf::from(std::mem::take(&mut layer))),
+                        c => layer.push(c),
+                    }
+                }
+                layers.push(PathBuf::from(layer));
+            }
+            "lowerdir+" | "datadir+" | "upperdir" | "workdir" => layers.push(PathBuf::from(value)),
+            _ => {}
+        }
+    }
+    layers.retain(|layer| layer.is_absolute());
+    layers
 }
 
 /// The kernel writes a space, tab, line feed and backslash in a mount
@@ -161,6 +203,30 @@ not a mountinfo line
         assert!(!remote.reaches(Path::new("/tmp/x")));
         assert!(!remote.reaches(Path::new("/home/u/notes")));
         assert!(Remote { points: Vec::new(), unknown: true }.reaches(Path::new("/tmp")));
+    }
+
+    #[test]
+    fn an_overlay_with_a_layer_on_a_remote_mount_is_remote() {
+        let mountinfo = "\
+22 1 8:1 / / rw - ext4 /dev/sda1 rw
+40 22 0:35 / /srv/nfs rw - nfs4 server:/export rw
+50 22 0:50 / /merged rw - overlay overlay rw,lowerdir=/var/lower1:/srv/nfs/lower,upperdir=/var/up,workdir=/var/work
+51 22 0:51 / /stacked rw - overlay overlay rw,lowerdir=/merged/x,upperdir=/var/up2,workdir=/var/work2
+52 22 0:52 / /local rw - overlay overlay rw,lowerdir=/var/a\\134:b:/var/c,upperdir=/var/up3,workdir=/var/w3
+53 22 0:53 / /new rw - overlay overlay rw,lowerdir+=/var/l,datadir+=/srv/nfs/data
+54 22 0:54 / /escaped rw - overlay overlay rw,lowerdir=/srv/nfs\\134:x,upperdir=/var/u4,workdir=/var/w4
+";
+        let remote = Remote::of_mountinfo(mountinfo);
+        let mut points: Vec<&str> = remote.points.iter().filter_map(|p| p.to_str()).collect();
+        points.sort_unstable();
+        assert_eq!(points, ["/merged", "/new", "/srv/nfs", "/stacked"]);
+        assert!(!remote.reaches(Path::new("/local/x")));
+        // `/srv/nfs\:x` is the directory `nfs:x` beside the mount, not in it.
+        assert!(!remote.reaches(Path::new("/escaped/x")));
+        assert_eq!(
+            overlay_layers("rw,lowerdir=/var/a\\134:b:/var/c,upperdir=/u,workdir=/w,index=off"),
+            ["/var/a:b", "/var/c", "/u", "/w"].map(PathBuf::from)
+        );
     }
 
     #[test]

@@ -915,8 +915,8 @@ fn glob_hits(set: &globset::GlobSet, name: &str) -> Vec<bool> {
 impl Guard for PolicyEngine {
     /// Decides `tools/call`, `prompts/get` and `resources/read` (the
     /// protected paths, and the rules that name them); every other method
-    /// is allowed (views and other guards handle them). Matches of `log` rules are written to the
-    /// `tracing` log.
+    /// is allowed (views and other guards handle them). Matches of `log`
+    /// rules are written to the `tracing` log.
     fn decide(&self, call: &Call<'_>) -> Verdict {
         // A resolver that reads never refrains: the refusal is unreachable,
         // and fails closed.

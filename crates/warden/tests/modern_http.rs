@@ -371,6 +371,17 @@ policy:
     assert!(theft["error"]["message"].as_str().unwrap().contains("requestState"), "{theft}");
     let (_, done) = last(post(&warden, "/mcp", json!(8), "tools/call", stolen, &alice));
     assert!(done.to_string().contains("Mallory"), "the owner's retry still works: {done}");
+
+    // The protected paths hold in this lane too: a resource naming
+    // Warden's own configuration is refused, another reaches the server.
+    let uri = format!("file://{}", warden.config_path.display());
+    let read = json!({"_meta": meta(), "uri": uri});
+    let (_, refused) = last(post(&warden, "/mcp", json!(9), "resources/read", read, &alice));
+    assert_eq!(refused["error"]["code"], -32011, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("protected-path"), "{refused}");
+    let readme = json!({"_meta": meta(), "uri": "fixture://readme"});
+    let (_, read) = last(post(&warden, "/mcp", json!(10), "resources/read", readme, &alice));
+    assert!(read["result"]["contents"].is_array(), "{read}");
 }
 
 /// What one server sends about one request reaches the client in the order

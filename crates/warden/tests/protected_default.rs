@@ -1,7 +1,8 @@
 //! Safe out of the box: with no policy written, `warden wrap` refuses calls
 //! that name a credential store or Warden's own files, for the real
 //! reference filesystem server (its shipped annotations) and for a server
-//! nobody annotated (path-like strings).
+//! nobody annotated (path-like strings); and resources and prompts that
+//! name them, for `warden serve`.
 
 mod support;
 
@@ -116,4 +117,38 @@ fn wrap_of_an_unannotated_server_refuses_path_like_arguments() {
         let response = call(&mut client, "echo", json!({"text": text}));
         assert!(refused(&response), "{text}: {}", response.raw);
     }
+}
+
+#[test]
+fn resources_and_prompts_naming_protected_files_are_refused_with_no_policy() {
+    let dir = scratch_dir("protected-resources");
+    let config_path = dir.join("warden.yaml");
+    std::fs::write(&config_path, support::fixtures(&[("fx", &[])], "")).unwrap();
+    // A link elsewhere to Warden's own configuration (protected by default).
+    let elsewhere = scratch_dir("protected-resources-link");
+    std::os::unix::fs::symlink(&config_path, elsewhere.join("notes.txt")).unwrap();
+    let mut client = Client::start(&["serve", "--config", config_path.to_str().unwrap()], &[]);
+    client.initialize();
+    client.wait_for_tool("fx__echo");
+    let config = config_path.display().to_string();
+    for uri in [
+        format!("file://{config}"),
+        format!("FILE://localhost{}", config.replace("warden.yaml", "%77arden.yaml")),
+        format!("file://{}", elsewhere.join("notes.txt").display()),
+    ] {
+        let read = client.request("resources/read", json!({"uri": uri}));
+        assert_eq!(read["error"]["code"], -32011, "{uri}: {}", read.raw);
+        let message = read["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("Denied by policy 'protected-path'"), "{uri}: {message}");
+    }
+    let prompt = client.request("prompts/get", json!({"name": "fx__greeting", "arguments": {"name": config}}));
+    assert_eq!(prompt["error"]["code"], -32011, "{}", prompt.raw);
+    // The rest reaches the server: a fixture resource, a file the server
+    // does not serve (its own answer), a prompt with a plain argument.
+    let readme = client.request("resources/read", json!({"uri": "fixture://readme"}));
+    assert!(readme.value.get("result").is_some(), "{}", readme.raw);
+    let other = client.request("resources/read", json!({"uri": "file:///etc/hostname"}));
+    assert_eq!(other["error"]["code"], -32002, "the server's own not found: {}", other.raw);
+    let greeting = client.request("prompts/get", json!({"name": "fx__greeting", "arguments": {"name": "Ada"}}));
+    assert!(greeting.value.get("result").is_some(), "{}", greeting.raw);
 }

@@ -33,10 +33,7 @@ pub(crate) fn may_hold_paths(text: &str) -> bool {
 /// within are not paths. Read as a lenient server reads it: spaces and
 /// line breaks around it trimmed, and only up to a NUL (where C stops).
 pub(crate) fn path_in(text: &str) -> Option<Cow<'_, str>> {
-    let text = text.trim_ascii();
-    if text.len() > MAX_PATH_BYTES || text.contains(['\n', '\r']) {
-        return None;
-    }
+    let text = one_line(text)?;
     if text.starts_with('/') || text == "~" || text.starts_with("~/") {
         return until_nul(Cow::Borrowed(text));
     }
@@ -55,6 +52,13 @@ pub(crate) fn path_in(text: &str) -> Option<Cow<'_, str>> {
     until_nul(Cow::Owned(percent_decode(path)))
 }
 
+/// `text` trimmed of spaces and line breaks, if it is then one line no
+/// longer than `PATH_MAX`.
+fn one_line(text: &str) -> Option<&str> {
+    let text = text.trim_ascii();
+    (text.len() <= MAX_PATH_BYTES && !text.contains(['\n', '\r'])).then_some(text)
+}
+
 /// `path` up to its first NUL; `None` when that leaves nothing.
 fn until_nul(path: Cow<'_, str>) -> Option<Cow<'_, str>> {
     match path.find('\0') {
@@ -70,10 +74,7 @@ fn until_nul(path: Cow<'_, str>) -> Option<Cow<'_, str>> {
 /// opens. `file://home/u/.ssh` names `/u/.ssh` on the host `home` by the
 /// standard, and `home/u/.ssh` under such a server's directory.
 pub(crate) fn host_as_directory(text: &str) -> Option<String> {
-    let text = text.trim_ascii();
-    if text.len() > MAX_PATH_BYTES || text.contains(['\n', '\r']) {
-        return None;
-    }
+    let text = one_line(text)?;
     let scheme = text.get(..7)?;
     if !scheme.eq_ignore_ascii_case("file://") {
         return None;

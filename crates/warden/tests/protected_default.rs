@@ -152,3 +152,45 @@ fn resources_and_prompts_naming_protected_files_are_refused_with_no_policy() {
     let greeting = client.request("prompts/get", json!({"name": "fx__greeting", "arguments": {"name": "Ada"}}));
     assert!(greeting.value.get("result").is_some(), "{}", greeting.raw);
 }
+
+/// The official Python SDK (`interop/py_protected.py`) sees those refusals
+/// as JSON-RPC errors, in both eras, over stdio and over HTTP.
+#[test]
+fn the_python_sdk_is_refused_protected_resources_and_prompts_in_both_eras() {
+    let interop = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop");
+    let python = interop.join(".venv/bin/python");
+    if !python.exists() {
+        let why = format!("{} is missing (run interop/install.sh)", python.display());
+        assert!(std::env::var_os("WARDEN_REQUIRE_INTEROP").is_none(), "WARDEN_REQUIRE_INTEROP is set but {why}");
+        println!("skipped: {why}");
+        return;
+    }
+    let home = home("protected-sdk");
+    let key = path(&home, ".ssh/id_rsa");
+    let env = [("HOME", home.to_str().unwrap()), ("XDG_CONFIG_HOME", ""), ("XDG_STATE_HOME", "")];
+    let run = |mode: &str, transport: &[&str]| {
+        let output = std::process::Command::new(&python)
+            .arg(interop.join("py_protected.py"))
+            .args([mode, key.as_str()])
+            .args(transport)
+            .envs(env)
+            .output()
+            .expect("run the Python client");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success() && stdout.matches(r#""ok": true"#).count() == 4,
+            "{mode} {transport:?}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    let warden = support::warden_bin();
+    let fixture = fixture_bin();
+    let stdio = ["--stdio", warden.to_str().unwrap(), "wrap", "--", fixture.as_str()];
+    run("legacy", &stdio);
+    run("2026-07-28", &stdio);
+    let config = support::fixtures(&[("fx", &[])], "naming: {prefix: never}\n");
+    let http = support::http::HttpWarden::start_with(&config, &["--http", "127.0.0.1:0"], &env);
+    let url = format!("http://{}/mcp", http.addr);
+    run("legacy", &["--url", &url]);
+    run("2026-07-28", &["--url", &url]);
+}

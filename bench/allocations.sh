@@ -19,6 +19,8 @@ set -euo pipefail
 export WARDEN_ALLOCATOR=system
 
 bin="$1"
+# WARDEN: another build of warden to measure (bench/pgo.sh's).
+warden="${WARDEN:-$bin/warden}"
 calls="${2:-500}"
 command -v heaptrack >/dev/null || { echo "allocations.sh: heaptrack is not installed" >&2; exit 2; }
 tmp="$(mktemp -d)"
@@ -38,7 +40,7 @@ allocations() {
 # count_stdio N: allocations of `warden wrap` over N calls per phase.
 count_stdio() {
     "$bin/warden-bench" --calls "$1" --warmup 0 --concurrency 1 -- \
-        heaptrack -o "$tmp/stdio-$1" "$bin/warden" wrap -- "$bin/warden-fixture" >"$tmp/stdio-$1.log" 2>&1
+        heaptrack -o "$tmp/stdio-$1" "$warden" wrap -- "$bin/warden-fixture" >"$tmp/stdio-$1.log" 2>&1
     allocations "$tmp/stdio-$1.log"
 }
 
@@ -47,7 +49,7 @@ count_stdio() {
 count_http() {
     local n="$1" log="$tmp/http-$1-$#.log" url pid
     shift
-    heaptrack -o "$tmp/http-$n" "$bin/warden" serve --config "$config" --http 127.0.0.1:0 >"$log" 2>&1 &
+    heaptrack -o "$tmp/http-$n" "$warden" serve --config "$config" --http 127.0.0.1:0 >"$log" 2>&1 &
     pid=$!
     for _ in $(seq 200); do
         url="$(grep -o 'http://[0-9.:]*/mcp' "$log" | head -1 || true)"

@@ -26,6 +26,8 @@
 set -euo pipefail
 
 bin="$1"
+# WARDEN: another build of warden to measure (bench/pgo.sh's).
+warden="${WARDEN:-$bin/warden}"
 calls="${2:-2000}"
 command -v valgrind >/dev/null || { echo "instructions.sh: valgrind is not installed" >&2; exit 2; }
 tmp="$(mktemp -d)"
@@ -51,7 +53,7 @@ instructions_http() {
     local out="$tmp/$1-$2.callgrind" log="$tmp/$1-$2.log" measured era=() url="" pid
     case "$1" in
         bridge) measured=("$bin/warden-bench" --bridge-bare 127.0.0.1:0 -- "$bin/warden-fixture") ;;
-        *) measured=("$bin/warden" serve --config "$tmp/none.yaml" --http 127.0.0.1:0) ;;
+        *) measured=("$warden" serve --config "$tmp/none.yaml" --http 127.0.0.1:0) ;;
     esac
     [[ $1 == http2026 ]] && era=(--modern)
     valgrind --tool=callgrind --callgrind-out-file="$out" "${measured[@]}" >"$log" 2>&1 &
@@ -78,10 +80,10 @@ instructions() {
     case "$1" in
         relay) measured=("$bin/warden-bench" --relay-bare -- "$bin/warden-fixture") ;;
         sequential)
-            measured=("$bin/warden" serve --config "$tmp/none.yaml")
+            measured=("$warden" serve --config "$tmp/none.yaml")
             in_flight=1
             ;;
-        *) measured=("$bin/warden" serve --config "$tmp/$1.yaml") ;;
+        *) measured=("$warden" serve --config "$tmp/$1.yaml") ;;
     esac
     "$bin/warden-bench" --calls "$2" --warmup 100 --concurrency "$in_flight" -- \
         valgrind --tool=callgrind --callgrind-out-file="$out" "${measured[@]}" >"$tmp/$1-$2.log" 2>&1

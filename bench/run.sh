@@ -68,6 +68,8 @@
 #   AUDIT_CALLS  calls per phase for the audit runs (default: CALLS)
 #   DISK_WRITES  durable appends measured per round for the disk's own latency (default 1000)
 #   SKIP_BUILD=1 use the release binaries already built
+#   WARDEN       the warden binary to measure (default: the release build's;
+#                target/pgo/release/warden after bench/pgo.sh)
 #   MCP_PROXY    path of the mcp-proxy binary (default: mcp-proxy on PATH)
 #   EVERYTHING_VERSION  npm version of server-everything (default below)
 #   SUPERGATEWAY_VERSION  npm version of supergateway (default below)
@@ -124,11 +126,14 @@ case "$target_dir" in
 esac
 bin="$target_dir/release"
 bench="$bin/warden-bench"
-warden="$bin/warden"
+# WARDEN: another build of warden to measure (bench/pgo.sh's), against the
+# same floors, peers and fixture.
+warden="${WARDEN:-$bin/warden}"
 fixture="$bin/warden-fixture"
 for b in "$bench" "$warden" "$fixture"; do
     [[ -x "$b" ]] || die "missing binary $b after build"
 done
+echo "==> measuring $warden" >&2
 
 # The npm packages, pinned, in bench/node_modules (git-ignored). They are
 # installed together: `npm install --no-save` of one removes the other.
@@ -607,7 +612,7 @@ echo >&2
 if [[ "${SKIP_ALLOC:-0}" != 1 && "$AUDIT_ONLY" != 1 ]]; then
     if command -v heaptrack >/dev/null; then
         echo "counting allocations per call (bench/allocations.sh)..." >&2
-        "$root/bench/allocations.sh" "$bin" >>"$results" || echo "run.sh: bench/allocations.sh failed" >&2
+        WARDEN="$warden" "$root/bench/allocations.sh" "$bin" >>"$results" || echo "run.sh: bench/allocations.sh failed" >&2
     else
         echo "run.sh: heaptrack is not installed: allocations per call are not counted" >&2
     fi
@@ -617,7 +622,7 @@ fi
 if [[ "${SKIP_INSTR:-0}" != 1 && "$AUDIT_ONLY" != 1 ]]; then
     if command -v valgrind >/dev/null; then
         echo "counting instructions per call (bench/instructions.sh)..." >&2
-        "$root/bench/instructions.sh" "$bin" >>"$results" || echo "run.sh: bench/instructions.sh failed" >&2
+        WARDEN="$warden" "$root/bench/instructions.sh" "$bin" >>"$results" || echo "run.sh: bench/instructions.sh failed" >&2
     else
         echo "run.sh: valgrind is not installed: instructions per call are not counted" >&2
     fi

@@ -129,6 +129,8 @@ bench="$bin/warden-bench"
 # WARDEN: another build of warden to measure (bench/pgo.sh's), against the
 # same floors, peers and fixture.
 warden="${WARDEN:-$bin/warden}"
+# Absolute: the TypeScript client starts it from another directory.
+[[ "$warden" == /* ]] || warden="$PWD/$warden"
 fixture="$bin/warden-fixture"
 for b in "$bench" "$warden" "$fixture"; do
     [[ -x "$b" ]] || die "missing binary $b after build"

@@ -555,9 +555,7 @@ impl PolicyEngine {
             let mut texts = Vec::new();
             loose_paths::strings(value, &mut texts);
             for text in texts {
-                let Some(path) = loose_paths::path_in(text) else { continue };
-                let Ok(paths) = resolver.canonicalize(&path, &self.env) else { continue };
-                if let Some(protected) = protected_by(&paths, &self.protected, self.sandbox.as_deref()) {
+                if let Some(protected) = self.protected_path_in(text, resolver) {
                     let reason = format!(
                         "argument '{arg}' names {text:?}, which is within the protected path {}",
                         protected.display()
@@ -570,6 +568,14 @@ impl PolicyEngine {
         None
     }
 
+    /// The protected path within which the path a string names lies (see
+    /// [`loose_paths::path_in`]), resolved against Warden's directory.
+    fn protected_path_in(&self, text: &str, resolver: &Resolver) -> Option<&std::path::Path> {
+        let path = loose_paths::path_in(text)?;
+        let paths = resolver.canonicalize(&path, &self.env).ok()?;
+        protected_by(&paths, &self.protected, self.sandbox.as_deref())
+    }
+
     /// The refusal of a resource whose `file:` URI names a file within a
     /// protected path: by the standard's reading (the host dropped) and, for
     /// `file://host/path`, as `host/path` under Warden's or the server's
@@ -579,10 +585,7 @@ impl PolicyEngine {
             let reason = format!("the resource {uri:?} is within the protected path {}", protected.display());
             Some(Outcome::new(Decision::Deny, "protected-path", reason))
         };
-        if let Some(path) = loose_paths::path_in(uri)
-            && let Ok(paths) = resolver.canonicalize(&path, &self.env)
-            && let Some(protected) = protected_by(&paths, &self.protected, self.sandbox.as_deref())
-        {
+        if let Some(protected) = self.protected_path_in(uri, resolver) {
             return refusal(protected);
         }
         let relative = loose_paths::host_as_directory(uri)?;

@@ -29,13 +29,15 @@ pub(crate) fn may_hold_paths(text: &str) -> bool {
 
 /// The path a string names, if its whole value is one: `/abs`, `~`, `~/x`,
 /// or a `file:` URL (`file:///x`, `file://localhost/x`, `file:/x`; its
-/// percent escapes decoded). Strings over `PATH_MAX` or with a line break
-/// within are not paths. Read as a lenient server reads it: spaces and
-/// line breaks around it trimmed, and only up to a NUL (where C stops).
+/// percent escapes decoded, its query and fragment dropped). Read as a
+/// lenient server reads it: spaces and line breaks around it trimmed, and
+/// only up to a NUL (where C stops). A path over `PATH_MAX` or with a line
+/// break within is not one; what is measured is that path, not the string,
+/// so a long query or what follows a NUL hides nothing.
 pub(crate) fn path_in(text: &str) -> Option<Cow<'_, str>> {
-    let text = one_line(text)?;
+    let text = text.trim_ascii();
     if text.starts_with('/') || text == "~" || text.starts_with("~/") {
-        return until_nul(Cow::Borrowed(text));
+        return one_path(Cow::Borrowed(text));
     }
     let scheme = text.get(..5)?;
     if !scheme.eq_ignore_ascii_case("file:") {
@@ -48,24 +50,25 @@ pub(crate) fn path_in(text: &str) -> Option<Cow<'_, str>> {
         None if rest.starts_with('/') => rest,
         None => return None,
     };
+    one_path(Cow::Owned(decoded(path)?))
+}
+
+/// `path` up to its first NUL, if that leaves a path: not empty, one line,
+/// no longer than `PATH_MAX`.
+fn one_path(path: Cow<'_, str>) -> Option<Cow<'_, str>> {
+    let path = match path.find('\0') {
+        None => path,
+        Some(at) => Cow::Owned(path.get(..at)?.to_owned()),
+    };
+    (!path.is_empty() && path.len() <= MAX_PATH_BYTES && !path.contains(['\n', '\r'])).then_some(path)
+}
+
+/// A URL's path part without its query and fragment, percent escapes
+/// decoded; `None` when it is too long to decode to a path (an escape is
+/// three bytes for one).
+fn decoded(path: &str) -> Option<String> {
     let path = path.split(['?', '#']).next().unwrap_or(path);
-    until_nul(Cow::Owned(percent_decode(path)))
-}
-
-/// `text` trimmed of spaces and line breaks, if it is then one line no
-/// longer than `PATH_MAX`.
-fn one_line(text: &str) -> Option<&str> {
-    let text = text.trim_ascii();
-    (text.len() <= MAX_PATH_BYTES && !text.contains(['\n', '\r'])).then_some(text)
-}
-
-/// `path` up to its first NUL; `None` when that leaves nothing.
-fn until_nul(path: Cow<'_, str>) -> Option<Cow<'_, str>> {
-    match path.find('\0') {
-        None => Some(path),
-        Some(0) => None,
-        Some(at) => Some(Cow::Owned(path.get(..at)?.to_owned())),
-    }
+    (path.len() <= 3 * MAX_PATH_BYTES).then(|| percent_decode(path))
 }
 
 /// The other reading of a `file://host/path` URL whose host is neither
@@ -74,18 +77,17 @@ fn until_nul(path: Cow<'_, str>) -> Option<Cow<'_, str>> {
 /// opens. `file://home/u/.ssh` names `/u/.ssh` on the host `home` by the
 /// standard, and `home/u/.ssh` under such a server's directory.
 pub(crate) fn host_as_directory(text: &str) -> Option<String> {
-    let text = one_line(text)?;
+    let text = text.trim_ascii();
     let scheme = text.get(..7)?;
     if !scheme.eq_ignore_ascii_case("file://") {
         return None;
     }
     let rest = text.get(7..)?;
-    let rest = rest.split(['?', '#']).next().unwrap_or(rest);
-    let host = rest.split('/').next().unwrap_or(rest);
+    let host = rest.split(['/', '?', '#']).next().unwrap_or(rest);
     if host.is_empty() || host.eq_ignore_ascii_case("localhost") {
         return None;
     }
-    until_nul(Cow::Owned(percent_decode(rest))).map(Cow::into_owned)
+    one_path(Cow::Owned(decoded(rest)?)).map(Cow::into_owned)
 }
 
 /// `%xx` escapes decoded (invalid ones kept as written; bytes that are not
@@ -147,6 +149,12 @@ mod tests {
             ("file:///home/u/.ssh/id_rsa%00.png", Some("/home/u/.ssh/id_rsa")),
             ("\0/etc/passwd", None),
             ("file://%00", None),
+            // The length that counts is the path's: not a query's, not
+            // what follows a NUL.
+            (&format!("file:///home/u/.ssh/id_rsa?{}", "q".repeat(5000)), Some("/home/u/.ssh/id_rsa")),
+            (&format!("/home/u/.ssh/id_rsa\0{}", "x".repeat(5000)), Some("/home/u/.ssh/id_rsa")),
+            (&format!("/{}", "a".repeat(5000)), None),
+            (&format!("file:///{}", "%61".repeat(5000)), None),
             ("file://host-only", None),
             ("%", None),
         ];
@@ -174,6 +182,7 @@ mod tests {
             ("fixture://items/1", None),
             ("file://a\nb", None),
             ("file://home/u/.ssh/id_rsa%00.png ", Some("home/u/.ssh/id_rsa")),
+            (&format!("file://home/u/.ssh/id_rsa#{}", "f".repeat(5000)), Some("home/u/.ssh/id_rsa")),
         ];
         for (text, expected) in cases {
             assert_eq!(host_as_directory(text).as_deref(), expected, "{text:?}");

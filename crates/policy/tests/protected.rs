@@ -99,6 +99,9 @@ fn unannotated_tools_are_checked_for_path_like_strings() {
         // What a server that trims, or a C library that stops at a NUL, opens.
         format!("  {home}/.ssh/id_rsa\n"),
         format!("{home}/.ssh/id_rsa\u{0}.png"),
+        // Padding past `PATH_MAX` where no path is: a query, after a NUL.
+        format!("file://{home}/.ssh/id_rsa?{}", "q".repeat(5000)),
+        format!("{home}/.ssh/id_rsa\u{0}{}", "x".repeat(5000)),
     ] {
         expect(&engine, "other", "read", &format!(r#"{{"file": {}}}"#, js(&value)), Decision::Deny, "protected-path");
         // Also behind JSON escapes.

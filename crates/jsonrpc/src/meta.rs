@@ -155,10 +155,13 @@ impl MetaReader {
     /// One member: its key as written, where it starts (its key's quote)
     /// and where its value is, in the message.
     fn note(&mut self, key: &[u8], member: usize, value: Range<usize>) {
-        self.unreadable |= key.contains(&b'\\');
         if let Some(slot) = NOTED.iter().position(|noted| *noted == key) {
             let span = Span::of(Some(value.start - self.start..value.end - self.start));
             self.unreadable |= std::mem::replace(&mut self.spans.values[slot], span).range().is_some();
+        } else {
+            // A key that is one of those noted has no escape: only the
+            // others are searched (an envelope's keys all are noted).
+            self.unreadable |= memchr::memchr(b'\\', key).is_some();
         }
         if key.starts_with(keys::PROTOCOL_PREFIX.as_bytes()) {
             if let Some(run) = &mut self.run {

@@ -84,8 +84,10 @@ struct Front {
     /// The open client connections.
     connections: Arc<Connections>,
     /// The lanes serving modern (2026-07-28) requests, one per endpoint,
-    /// principal and profile.
-    lanes: std::sync::Mutex<HashMap<LaneKey, LaneEntry>>,
+    /// principal and profile. Looked up on every modern request: hashed
+    /// with foldhash (SipHash cost 600 instructions a call), as the keys are
+    /// Warden's (endpoints, token names and profiles it was configured with).
+    lanes: std::sync::Mutex<foldhash::HashMap<LaneKey, LaneEntry>>,
     /// Held while a lane starts, so that two first requests start one.
     starting_lane: tokio::sync::Mutex<()>,
     /// Seals the `requestState` of modern requests.
@@ -470,7 +472,7 @@ impl Front {
     }
 
     /// The lanes, locked.
-    fn lanes(&self) -> std::sync::MutexGuard<'_, HashMap<LaneKey, LaneEntry>> {
+    fn lanes(&self) -> std::sync::MutexGuard<'_, foldhash::HashMap<LaneKey, LaneEntry>> {
         warden_sync::lock(&self.lanes)
     }
 

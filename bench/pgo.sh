@@ -11,9 +11,10 @@
 # (`warden serve` and `warden wrap`) and over HTTP (a 2025 session and
 # 2026-07-28 requests), one at a time and 16 in flight, with nothing
 # configured, then with a policy whose rules read the arguments (SQL
-# included), the audit log and the metrics listener on. A path it does not
-# train (approvals, the sandbox's start) is compiled as well as in the plain
-# build, but not laid out for speed.
+# included), the audit log, the metrics listener and traces (every request,
+# to a local sink) on. A path it does not train (approvals, the sandbox's
+# start) is compiled as well as in the plain build, but not laid out for
+# speed.
 #
 # Needs `llvm-profdata` of the LLVM that rustc uses (`rustc -vV`): found as
 # `llvm-profdata-N` (Debian package `llvm-N`), in rustup's `llvm-tools`
@@ -64,12 +65,23 @@ warden="$gen/release/warden"
 
 tmp="$(mktemp -d)"
 trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$tmp"' EXIT
+# Where the guarded configuration's traces go: a bare endpoint that reads
+# each POST and answers 202, as in bench/run.sh.
+"$bin/warden-bench" --serve-bare 127.0.0.1:0 >"$tmp/sink.log" 2>&1 &
+sink=""
+for _ in $(seq 100); do
+    sink="$(grep -o 'http://[^ ]*/mcp' "$tmp/sink.log" | head -1 || true)"
+    [[ -n "$sink" ]] && break
+    sleep 0.1
+done
+[[ -n "$sink" ]] || die "the trace sink did not start: $(tail -3 "$tmp/sink.log")"
 servers="$(printf 'servers:\n  fixture:\n    transport: {kind: stdio, command: "%s", args: []}\n' "$bin/warden-fixture")"
 printf '%s\n' "$servers" >"$tmp/plain.yaml"
 cat >"$tmp/guarded.yaml" <<EOF
 $servers
 audit: {path: "$tmp/audit.jsonl"}
 metrics: {listen: "127.0.0.1:0", open: true}
+tracing: {otlp: "${sink%/mcp}/v1/traces", sampleRatio: 1}
 policy:
   rules:
     - {name: no-drops, if: {tool: [echo], args: {arg: text, contains: DROP}}, then: deny, reason: no DROP here}

@@ -85,7 +85,7 @@ struct Front {
     connections: Arc<Connections>,
     /// The lanes serving modern (2026-07-28) requests, one per endpoint,
     /// principal and profile. Looked up on every modern request: hashed
-    /// with foldhash (SipHash cost 600 instructions a call), as the keys are
+    /// with foldhash (SipHash cost 300 instructions a call), as the keys are
     /// Warden's (endpoints, token names and profiles it was configured with).
     lanes: std::sync::Mutex<foldhash::HashMap<LaneKey, LaneEntry>>,
     /// Held while a lane starts, so that two first requests start one.

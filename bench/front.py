@@ -14,7 +14,9 @@ Prints, as medians over the rounds:
   - the core's targets, as ratios to those floors measured in the same run
     (the hop, CPU per call over HTTP and over stdio, a 2026-07-28 call
     against a 2025 one, the TypeScript pair through warden against the same
-    pair through the bare relay), the allocations per forwarded call when
+    pair through the bare relay; for the last two also each round's ratio
+    against the floor's run beside it, to show how far they move), the
+    allocations per forwarded call when
     bench/allocations.sh counted them, and the user-space instructions per
     call (none, sequential, metrics, traces, the bare relay) when bench/instructions.sh
     counted them;
@@ -140,13 +142,40 @@ ratio_target("  CPU per sequential HTTP call vs the bare HTTP-to-stdio bridge",
 ratio_target("  CPU per sequential stdio call vs the bare relay",
              median("fixture/warden", "sequential", "cpu_us_per_call"),
              median("fixture/bare", "sequential", "cpu_us_per_call"), 1.25)
+
+
+def paired(label, floor, phase, field):
+    """Each run of `label` against the run of `floor` nearest to it in the
+    results (the same round's pair, run back to back): the per-round ratios,
+    which a slow phase of the VM moves together rather than apart."""
+    runs = [(i, r) for i, r in enumerate(rows) if r.get("phase") == phase and r.get(field)]
+    ratios = []
+    for i, run in runs:
+        if run["label"] != label:
+            continue
+        floors = [(abs(i - j), other[field]) for j, other in runs if other["label"] == floor]
+        if floors:
+            ratios.append(run[field] / min(floors)[1])
+    return sorted(ratios)
+
+
+def spread(what, ratios):
+    """How far the per-round ratios of a target move: for reading a median
+    near its limit."""
+    if len(ratios) > 1:
+        listed = ", ".join(f"{r:.2f}" for r in ratios)
+        print(f"    {what}, per round: {listed} (median {statistics.median(ratios):.2f})")
+
+
 for phase in ("sequential", "concurrent"):
     ratio_target(f"  CPU of a 2026-07-28 call vs a 2025 call, {phase}",
                  median("modern/warden", phase, "cpu_us_per_call"),
                  median("http1/warden", phase, "cpu_us_per_call"), 1.1)
+    spread("against the 2025 run beside it", paired("modern/warden", "http1/warden", phase, "cpu_us_per_call"))
 ratio_target("  the TypeScript SDK pair through warden wrap vs through the bare relay, p50",
              median("tseverything/warden", "sequential", "p50_us"),
              median("tseverything/bare", "sequential", "p50_us"), 1.03)
+spread("against the relay's run beside it", paired("tseverything/warden", "tseverything/bare", "sequential", "p50_us"))
 allocs = {r["label"]: r["allocs_per_call"] for r in rows if r.get("phase") == "allocations"}
 if allocs:
     for label, limit in (("alloc/http2025", 30), ("alloc/http2026", 35), ("alloc/stdio", None)):

@@ -65,16 +65,22 @@ warden="$gen/release/warden"
 
 tmp="$(mktemp -d)"
 trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$tmp"' EXIT
+# url_in LOG WHAT: the http://.../mcp address a server just started in the
+# background writes in LOG, once it has; stops the script, naming WHAT, if
+# none comes within 30 seconds.
+url_in() {
+    local log="$1" what="$2" url=""
+    for _ in $(seq 300); do
+        url="$(grep -o 'http://[^ ]*/mcp' "$log" | head -1 || true)"
+        [[ -n "$url" ]] && { echo "$url"; return 0; }
+        sleep 0.1
+    done
+    die "$what did not start: $(tail -3 "$log")"
+}
 # Where the guarded configuration's traces go: a bare endpoint that reads
 # each POST and answers 202, as in bench/run.sh.
 "$bin/warden-bench" --serve-bare 127.0.0.1:0 >"$tmp/sink.log" 2>&1 &
-sink=""
-for _ in $(seq 100); do
-    sink="$(grep -o 'http://[^ ]*/mcp' "$tmp/sink.log" | head -1 || true)"
-    [[ -n "$sink" ]] && break
-    sleep 0.1
-done
-[[ -n "$sink" ]] || die "the trace sink did not start: $(tail -3 "$tmp/sink.log")"
+sink="$(url_in "$tmp/sink.log" "the trace sink")"
 servers="$(printf 'servers:\n  fixture:\n    transport: {kind: stdio, command: "%s", args: []}\n' "$bin/warden-fixture")"
 printf '%s\n' "$servers" >"$tmp/plain.yaml"
 cat >"$tmp/guarded.yaml" <<EOF
@@ -96,15 +102,10 @@ export LLVM_PROFILE_FILE="$data/warden-%p-%m.profraw"
 args_plain='{"text":"hello"}'
 args_guarded='{"text":"SELECT id FROM t LIMIT 5"}'
 train_http() {
-    local config="$1" args="$2" url="" pid
+    local config="$1" args="$2" url pid
     "$warden" serve --config "$config" --http 127.0.0.1:0 >"$tmp/http.log" 2>&1 &
     pid=$!
-    for _ in $(seq 300); do
-        url="$(grep -o 'http://[^ ]*/mcp' "$tmp/http.log" | head -1 || true)"
-        [[ -n "$url" ]] && break
-        sleep 0.1
-    done
-    [[ -n "$url" ]] || die "the instrumented warden did not start: $(tail -3 "$tmp/http.log")"
+    url="$(url_in "$tmp/http.log" "the instrumented warden")"
     for in_flight in 1 16; do
         "$bin/warden-bench" --calls "$calls" --warmup 100 --concurrency "$in_flight" --args "$args" --url "$url" >/dev/null
         "$bin/warden-bench" --calls "$calls" --warmup 100 --concurrency "$in_flight" --args "$args" --url "$url" \

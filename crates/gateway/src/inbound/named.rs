@@ -107,7 +107,7 @@ pub(super) async fn call_named(session: &SessionParts, frame: &Frame, method: &M
     if *name != *exposed {
         splice.replace(frame.span_of(params.name), json_string(&name));
     }
-    let token = progress_token(frame, params.meta);
+    let token = progress_token(frame, || params.meta);
     let call = Call { session: &session.id, server: server.name(), method, name: &name, arguments: params.arguments };
     let target = Target { upstream, splice, token, creates_task: params.task.is_some() };
     dispatch(session, frame, &hooks, call, target).await;

@@ -77,7 +77,7 @@ pub(super) async fn call_resource(session: &SessionParts, frame: &Frame, method:
         session.replay.relisten(&session.id, upstream, &connection);
         return session.link.respond(frame, warden_jsonrpc::result_response(frame.id().unwrap_or("null"), "{}"));
     }
-    let token = progress_token(frame, params.meta.map(RawValue::get));
+    let token = progress_token(frame, || params.meta.map(RawValue::get));
     let server = session.upstreams.get(upstream);
     let call = Call { session: &session.id, server: server.name(), method, name: &params.uri, arguments: None };
     dispatch(session, frame, &hooks, call, Target { token, ..Target::upstream(upstream) }).await;
@@ -142,7 +142,7 @@ pub(super) async fn complete(session: &SessionParts, frame: &Frame) {
             );
         }
     };
-    let token = progress_token(frame, params.meta.map(RawValue::get));
+    let token = progress_token(frame, || params.meta.map(RawValue::get));
     let server = session.upstreams.get(upstream);
     let call =
         Call { session: &session.id, server: server.name(), method: &Method::Complete, name: &name, arguments: None };

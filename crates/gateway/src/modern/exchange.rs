@@ -225,11 +225,8 @@ impl Exchange {
 /// The `progressToken` a request carries in its params' `_meta` (JSON
 /// text), as the session finds it: none for `null` or one named twice.
 pub(super) fn progress_token_of(frame: &Frame) -> Option<String> {
-    // As the parse found it, where it could: `_meta` is not looked up first.
-    if let Some(found) = frame.meta_members() {
-        return found.progress_token.filter(|token| *token != "null").map(str::to_owned);
-    }
-    let token = crate::parts::progress_token(frame, frame.param_meta()?.ok()?)?;
+    // `_meta` is looked up only if the parse did not find the token's place.
+    let token = crate::parts::progress_token(frame, || frame.param_meta()?.ok()?)?;
     Some(frame.text()[token].to_owned())
 }
 

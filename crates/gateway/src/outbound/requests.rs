@@ -54,5 +54,5 @@ pub(super) fn upstream_request(
 
 fn progress_span(frame: &Frame) -> Option<std::ops::Range<usize>> {
     let with_meta: WithMeta = serde_json::from_str(frame.named_params()?).ok()?;
-    progress_token(frame, with_meta.meta.map(RawValue::get))
+    progress_token(frame, || with_meta.meta.map(RawValue::get))
 }

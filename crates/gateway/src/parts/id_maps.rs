@@ -150,10 +150,14 @@ impl IdMaps {
     }
 }
 
-/// The byte range of `_meta.progressToken` in `frame`, given the `_meta` of
-/// its params (already read by the caller, so the params are scanned once).
-/// None for a `null` token, or one named twice.
-pub(crate) fn progress_token(frame: &warden_jsonrpc::Frame, meta: Option<&str>) -> Option<std::ops::Range<usize>> {
+/// The byte range of `_meta.progressToken` in `frame`, given how to get the
+/// `_meta` of its params (asked only when the parse did not find the token's
+/// place; callers that read the params already hand it over, so they are
+/// scanned once). None for a `null` token, or one named twice.
+pub(crate) fn progress_token<'a>(
+    frame: &'a warden_jsonrpc::Frame,
+    meta: impl FnOnce() -> Option<&'a str>,
+) -> Option<std::ops::Range<usize>> {
     // A `_meta` (valid JSON, as a frame's are) whose text has neither the
     // key nor an escape cannot name it: a 2026-07-28 request's envelope is
     // not read again for nothing.
@@ -162,7 +166,7 @@ pub(crate) fn progress_token(frame: &warden_jsonrpc::Frame, meta: Option<&str>) 
     if let Some(found) = frame.meta_members() {
         return found.progress_token.filter(|token| *token != "null").map(|token| frame.span_of(token));
     }
-    let meta = meta.filter(|meta| KEY.is_in(meta) || warden_jsonrpc::has_escape(meta))?;
+    let meta = meta().filter(|meta| KEY.is_in(meta) || warden_jsonrpc::has_escape(meta))?;
     let meta = warden_jsonrpc::Members::parse(meta).ok()?;
     let token = meta.optional("progressToken").ok()??;
     Some(frame.span_of(token))

@@ -254,6 +254,11 @@ mod tests {
         assert!(request(r#"{"_meta":{"progress\u0054oken":1}}"#).meta_members().is_none());
         assert!(request(r#"{"_meta":{"progressToken":1,"progressToken":2}}"#).meta_members().is_none());
         assert!(request(&format!(r#"{{"_meta":{{{V},{V}}}}}"#)).meta_members().is_none());
+        // A second spelling of a noted key, after the plain one: the escaped
+        // one is not a noted key's bytes, and is still seen.
+        let escaped = r#""io.modelcontextprotocol\/protocolVersion":"2025-06-18""#;
+        assert!(request(&format!(r#"{{"_meta":{{{V},{escaped}}}}}"#)).meta_members().is_none());
+        assert!(request(&format!(r#"{{"_meta":{{{escaped},{V}}}}}"#)).meta_members().is_none());
         // Not an object, or no `_meta`: nothing to read.
         assert!(request(r#"{"_meta":null}"#).meta_members().is_none());
         assert!(request(r#"{"name":"t"}"#).meta_members().is_none());

@@ -1,7 +1,7 @@
 //! Where a session's messages for the client go.
 
 use tokio::sync::mpsc;
-use warden_jsonrpc::IdText;
+use warden_jsonrpc::{Frame, IdText, Kind};
 
 /// One message for the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +31,19 @@ pub struct Outbound {
 pub trait Outlet: Send + Sync + 'static {
     /// Takes one message. When the client is gone, it is dropped.
     fn deliver(&self, message: Outbound);
+
+    /// Takes an upstream's `answer` to the client's request `request` (its
+    /// id as JSON text), to go out under that id; `alone` as in
+    /// [`Outbound::alone`]. By default the id is written in and the answer
+    /// delivered, with its result's place. A front that writes an answer of
+    /// its own around the result anyway (the 2026-07-28 lane) takes the
+    /// upstream's frame as it is: the answer is copied once, not twice.
+    fn deliver_answer(&self, answer: &Frame, request: &str, alone: bool) {
+        let answered = answer.with_id_frame(request);
+        let result = answered.payload_span().filter(|_| answered.kind() == Kind::Response);
+        let request = Some(IdText::from(request));
+        self.deliver(Outbound { text: answered.into_text(), request, is_response: true, result, alone });
+    }
 
     /// The client cancelled its request `request` (id as JSON text), and the
     /// session no longer waits for its answer: no response will come. A

@@ -369,6 +369,16 @@ impl Frame {
         Some(self.meta_spans.as_ref()?.members(meta))
     }
 
+    /// Where the value of `_meta.progressToken` is in the message, as the
+    /// parse found it, without the other members being looked at (this is
+    /// asked of every request): `Some(None)` when it read `_meta` and found
+    /// none, `None` when [`meta_members`](Frame::meta_members) is `None`.
+    pub fn noted_progress_token(&self) -> Option<Option<Range<usize>>> {
+        let meta = self.param_spans?.meta_range()?;
+        let token = self.meta_spans.as_ref()?.progress_token();
+        Some(token.map(|token| meta.start + token.start..meta.start + token.end))
+    }
+
     /// The params' `_meta` (JSON text, `null` included), as the parse found
     /// it or else read from the params. `None` without params or when they
     /// are not an object; `Err` when they name `_meta` twice (parsers differ

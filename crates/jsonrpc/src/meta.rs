@@ -93,6 +93,11 @@ impl MetaMembers<'_> {
 }
 
 impl MetaSpans {
+    /// Where `progressToken`'s value is, as an offset into `_meta`.
+    pub(crate) fn progress_token(&self) -> Option<Range<usize>> {
+        self.values[4].range()
+    }
+
     /// The members, given `_meta`'s text.
     pub(crate) fn members<'a>(&self, meta: &'a str) -> MetaMembers<'a> {
         let at = |span: Span| span.range().and_then(|range| meta.get(range));
@@ -272,5 +277,14 @@ mod tests {
         let renamed = frame.with_id_frame(r#""a-much-longer-id""#);
         assert_eq!(renamed.meta_members(), frame.meta_members());
         assert_eq!(renamed.meta_members().and_then(|m| m.progress_token), Some("3"));
+        // The token's place alone, in the message: the same value, found
+        // without the other members.
+        for frame in [&frame, &renamed] {
+            let token = frame.noted_progress_token().flatten().map(|span| &frame.text()[span]);
+            assert_eq!(token, Some("3"));
+        }
+        assert_eq!(request(r#"{"_meta":{"x":1}}"#).noted_progress_token(), Some(None));
+        assert_eq!(request(r#"{"name":"t"}"#).noted_progress_token(), None);
+        assert_eq!(request(r#"{"_meta":{"progress\u0054oken":1}}"#).noted_progress_token(), None);
     }
 }

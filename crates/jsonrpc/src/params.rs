@@ -50,7 +50,12 @@ impl ParamSpans {
 
     /// `_meta`'s text, in `text` (the frame's).
     pub(crate) fn meta<'a>(&self, text: &'a str) -> Option<&'a str> {
-        text.get(self.spans[2].range()?)
+        text.get(self.meta_range()?)
+    }
+
+    /// Where `_meta` is in the frame's text.
+    pub(crate) fn meta_range(&self) -> Option<std::ops::Range<usize>> {
+        self.spans[2].range()
     }
 
     /// The spans moved by `by` bytes where they start at or after `from`

@@ -105,10 +105,10 @@ impl Exchange {
         self.lock().round.capabilities
     }
 
-    /// The final answer (a 2025-era response for the lane's id), rewritten
-    /// by `finish` for the client. Returns false when parked: the answer
-    /// waits for the retry.
-    pub fn finish(&self, text: String, finish: impl FnOnce(String, &str) -> String) -> bool {
+    /// The final answer (a 2025-era response, under whichever id: the
+    /// rewrite writes the client's), rewritten by `finish` for the client.
+    /// Returns false when parked: the answer waits for the retry.
+    pub fn finish(&self, text: &str, finish: impl FnOnce(&str, &str) -> String) -> bool {
         let mut state = self.lock();
         match state.round.to_client.take() {
             Some(to_client) => {
@@ -116,7 +116,7 @@ impl Exchange {
                 true
             }
             None => {
-                state.answer = Some(text);
+                state.answer = Some(text.to_owned());
                 false
             }
         }

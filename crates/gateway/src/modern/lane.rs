@@ -90,6 +90,17 @@ impl Outlet for LaneOutlet {
             }
         }
     }
+
+    fn deliver_answer(&self, answer: &Frame, request: &str, alone: bool) {
+        match self.lane.get().and_then(Weak::upgrade) {
+            Some(lane) => lane.answer(answer, request),
+            None => {
+                if let Some(fallback) = &self.fallback {
+                    fallback.deliver_answer(answer, request, alone);
+                }
+            }
+        }
+    }
 }
 
 impl Lane {
@@ -178,11 +189,7 @@ impl Inner {
         let exchange = key.and_then(|key| lock(&self.exchanges).get(&key).cloned());
         let Some(exchange) = exchange else { return self.unrouted(message.text) };
         if message.is_response {
-            let result = message.result;
-            let method = exchange.method.as_str();
-            if exchange.finish(message.text, |text, id| results::complete(text, result, id, method)) {
-                self.forget(&exchange);
-            }
+            self.finish(&exchange, &message.text, message.result);
             return;
         }
         let Ok(frame) = Frame::parse(message.text) else { return };
@@ -195,6 +202,27 @@ impl Inner {
             Kind::Notification if method == "notifications/progress" => exchange.progress(&frame),
             Kind::Notification => exchange.notify(frame.into_text(), method == "notifications/message"),
             _ => {}
+        }
+    }
+
+    /// An upstream's answer to the request the lane sent as `request`,
+    /// rewritten for its client straight from the upstream's frame.
+    fn answer(&self, answer: &Frame, request: &str) {
+        let exchange = exchange_key(request).and_then(|key| lock(&self.exchanges).get(&key).cloned());
+        // A response that belongs to no request (it was cancelled) is dropped.
+        if let Some(exchange) = exchange {
+            let result = answer.payload_span().filter(|_| answer.kind() == Kind::Response);
+            self.finish(&exchange, answer.text(), result);
+        }
+    }
+
+    /// The final answer of `exchange`'s call (a 2025-era response, its
+    /// result at `result` when known): to the client, or kept for the retry
+    /// while the request is parked.
+    fn finish(&self, exchange: &Arc<Exchange>, text: &str, result: Option<std::ops::Range<usize>>) {
+        let method = exchange.method.as_str();
+        if exchange.finish(text, |text, id| results::complete(text, result, id, method)) {
+            self.forget(exchange);
         }
     }
 
@@ -344,7 +372,7 @@ impl Inner {
         match exchange.resume(round, responses.as_ref(), state.round) {
             Err(why) => invalid(why),
             Ok((Resumed::Finished(answer), _)) => {
-                let _ = to_client.send(ReplyMessage::Last(results::complete(answer, None, &client_id, method)));
+                let _ = to_client.send(ReplyMessage::Last(results::complete(&answer, None, &client_id, method)));
                 self.forget(&exchange);
                 Reply::new(pieces, None, None)
             }

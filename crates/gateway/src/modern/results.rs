@@ -36,8 +36,7 @@ fn cacheable(method: &str) -> bool {
 ///
 /// `result` is where the result is in `text`, when the sender knows: a plain
 /// result is then rewritten without `text` being parsed again.
-pub fn complete(text: impl Into<String>, result: Option<std::ops::Range<usize>>, id: &str, method: &str) -> String {
-    let text = text.into();
+pub fn complete(text: &str, result: Option<std::ops::Range<usize>>, id: &str, method: &str) -> String {
     if let Some(out) = result.and_then(|span| text.get(span)).and_then(|result| plain_result(result, id, method)) {
         return out;
     }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use tokio::sync::watch;
-use warden_jsonrpc::{ErrorCode, Frame, IdText, Kind, error_response, notification};
+use warden_jsonrpc::{ErrorCode, Frame, IdText, error_response, notification};
 
 use crate::catalog::ItemKind;
 use crate::outlet::{Outbound, Outlet};
@@ -88,11 +88,7 @@ impl ClientLink {
     /// under the request's id; a result's place in it goes along.
     pub fn respond_answer(&self, frame: &Frame, answer: &Frame) {
         let Some(id) = frame.id() else { return self.respond(frame, answer.with_id("null")) };
-        let answered = answer.with_id_frame(id);
-        let result = answered.payload_span().filter(|_| answered.kind() == Kind::Response);
-        let request = Some(IdText::from(id));
-        let alone = self.alone();
-        self.outlet.deliver(Outbound { text: answered.into_text(), request, is_response: true, result, alone });
+        self.outlet.deliver_answer(answer, id, self.alone());
     }
 
     /// Answers the client's request `frame` with an error.

@@ -163,8 +163,8 @@ pub(crate) fn progress_token<'a>(
     // not read again for nothing.
     static KEY: warden_jsonrpc::Needle = warden_jsonrpc::Needle::new("progressToken");
     // As the parse found it, where it could.
-    if let Some(found) = frame.meta_members() {
-        return found.progress_token.filter(|token| *token != "null").map(|token| frame.span_of(token));
+    if let Some(found) = frame.noted_progress_token() {
+        return found.filter(|token| &frame.text()[token.clone()] != "null");
     }
     let meta = meta().filter(|meta| KEY.is_in(meta) || warden_jsonrpc::has_escape(meta))?;
     let meta = warden_jsonrpc::Members::parse(meta).ok()?;

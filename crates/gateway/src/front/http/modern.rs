@@ -110,10 +110,13 @@ fn check(headers: &RequestHeaders<'_>, frame: &Frame) -> Result<Envelope, Envelo
             Some(members) if key == "name" => members.name,
             _ => frame.params().and_then(|params| Members::parse(params).ok()).and_then(|params| params.get(key)),
         };
-        let body = raw.and_then(Text::read);
         let Some(value) = text(headers.name()) else {
             return Err(mismatch(format!("Header mismatch: the Mcp-Name header is required for {method}")));
         };
+        if raw.is_some_and(|raw| same_plain_text(raw, value)) {
+            return Ok(envelope);
+        }
+        let body = raw.and_then(Text::read);
         let decoded = mirror::decode_header_value(value)
             .ok_or_else(|| mismatch("Header mismatch: Mcp-Name is not valid".into()))?;
         if body.as_deref() != Some(&*decoded) {
@@ -124,6 +127,18 @@ fn check(headers: &RequestHeaders<'_>, frame: &Frame) -> Result<Envelope, Envelo
         }
     }
     Ok(envelope)
+}
+
+/// Whether the JSON string `raw` holds exactly the header value `value`,
+/// seen without decoding either: `raw` has no escape (a valid JSON string
+/// without a backslash holds its bytes as written) and `value` is not
+/// Base64-encoded. `false` says only that they must be decoded to compare.
+fn same_plain_text(raw: &str, value: &str) -> bool {
+    raw.len() == value.len() + 2
+        && raw.as_bytes().get(1..raw.len() - 1) == Some(value.as_bytes())
+        && raw.starts_with('"')
+        && !raw.contains('\\')
+        && !value.starts_with("=?")
 }
 
 /// The `Mcp-Param-*` headers of a `tools/call` against the tool's schema:
@@ -208,4 +223,21 @@ fn stream(first: String, reply: Reply, keep_alive: std::time::Duration) -> Respo
     let mut response = Sse::new(events).keep_alive(KeepAlive::new().interval(keep_alive)).into_response();
     response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_plain_text;
+
+    #[test]
+    fn only_texts_equal_as_written_are_compared_without_decoding() {
+        assert!(same_plain_text(r#""fx__echo""#, "fx__echo"));
+        assert!(!same_plain_text(r#""fx__echo""#, "fx__echoo"));
+        assert!(!same_plain_text(r#""fx__echa""#, "fx__echo"));
+        // An escape, or a Base64 header: decoded and compared by the caller.
+        assert!(!same_plain_text(r#""a\/b""#, r"a\/b"));
+        assert!(!same_plain_text(r#""=?base64?eA==?=""#, "=?base64?eA==?="));
+        // Not a string.
+        assert!(!same_plain_text("1234", "12"));
+    }
 }

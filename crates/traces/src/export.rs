@@ -63,14 +63,17 @@ impl Queue {
         self.full.len() * BATCH + self.spans
     }
 
-    /// The oldest batch, full or not; `None` when there is none.
-    fn take(&mut self) -> Option<Vec<u8>> {
+    /// The oldest full batch; else, when `partial` is set, the batch being
+    /// filled (and `partial` is cleared: it goes once). `None` when there
+    /// is none to take.
+    fn take(&mut self, partial: &mut bool) -> Option<Vec<u8>> {
         if let Some(batch) = self.full.pop_front() {
             return Some(batch);
         }
-        if self.spans == 0 {
+        if !*partial || self.spans == 0 {
             return None;
         }
+        *partial = false;
         self.spans = 0;
         Some(std::mem::take(&mut self.filling))
     }
@@ -102,8 +105,12 @@ impl Exporter {
         }
     }
 
-    /// Sends what is queued to `to`, every `to.every` or when a batch
-    /// fills, until the process ends.
+    /// Sends what is queued to `to` until the process ends: a batch as soon
+    /// as it is full, and the batch being filled every `to.every`. Under
+    /// load, batches go out full: one POST per 512 spans, not one for what
+    /// gathered while the last POST was on its way (about twenty spans at
+    /// 16 calls in flight, each POST costing the sender and the collector
+    /// as much as a call).
     pub(crate) async fn run(self: Arc<Self>, to: Destination) {
         // The process's TLS provider (ring), if nothing installed one yet.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -116,13 +123,15 @@ impl Exporter {
             Err(err) => return tracing::error!("traces are not exported: cannot build an HTTP client: {err}"),
         };
         let mut failing = false;
+        let mut due = tokio::time::interval_at(tokio::time::Instant::now() + to.every, to.every);
+        due.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tokio::select! {
-                () = tokio::time::sleep(to.every) => {}
-                () = self.wake.notified() => {}
-            }
+            let mut partial = tokio::select! {
+                _ = due.tick() => true,
+                () = self.wake.notified() => false,
+            };
             loop {
-                let Some(batch) = lock(&self.queue).take() else { break };
+                let Some(batch) = lock(&self.queue).take(&mut partial) else { break };
                 let sent = post(&client, &to, export_request(&to.service, batch)).await;
                 match (sent, failing) {
                     (Ok(()), true) => {
@@ -175,11 +184,17 @@ mod tests {
         assert_eq!(queue.len(), BATCH + 3);
         // Each span is a `ScopeSpans.spans` field: tag 0x12, length 4, the bytes.
         // After the room for the request's header.
-        let first = queue.take().expect("a full batch");
+        // Between ticks, only full batches go.
+        let mut partial = false;
+        let first = queue.take(&mut partial).expect("a full batch");
         assert_eq!(first.len(), HEADROOM + BATCH * 6);
         assert_eq!(&first[HEADROOM..HEADROOM + 6], b"\x12\x04span");
-        assert_eq!(queue.take().map(|rest| rest.len()), Some(HEADROOM + 3 * 6), "then the one being filled");
-        assert_eq!(queue.take(), None);
+        assert_eq!(queue.take(&mut partial), None, "the one being filled waits for the tick");
+        // On a tick, the one being filled too, once.
+        partial = true;
+        assert_eq!(queue.take(&mut partial).map(|rest| rest.len()), Some(HEADROOM + 3 * 6));
+        assert!(!partial);
+        assert_eq!(queue.take(&mut true), None, "nothing is left");
         drop(queue);
         for _ in 0..MAX_QUEUED + 5 {
             exporter.push(span);

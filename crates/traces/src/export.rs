@@ -123,7 +123,9 @@ impl Exporter {
             Err(err) => return tracing::error!("traces are not exported: cannot build an HTTP client: {err}"),
         };
         let mut failing = false;
-        let mut due = tokio::time::interval_at(tokio::time::Instant::now() + to.every, to.every);
+        // An interval must not be zero (`OTEL_BSP_SCHEDULE_DELAY=0`).
+        let every = to.every.max(Duration::from_millis(1));
+        let mut due = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         due.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let mut partial = tokio::select! {
@@ -172,6 +174,30 @@ mod tests {
 
     fn span(out: &mut Vec<u8>) {
         out.extend_from_slice(b"span");
+    }
+
+    /// `OTEL_BSP_SCHEDULE_DELAY=0` asks for no wait: the sender runs on
+    /// (an interval of zero would stop it at its first poll).
+    #[test]
+    fn a_zero_interval_does_not_stop_the_sender() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let exporter = Arc::new(Exporter::default());
+            exporter.push(span);
+            // Nothing listens on the discard port: each POST fails at once.
+            let to = Destination {
+                url: "http://127.0.0.1:9/v1/traces".into(),
+                headers: Vec::new(),
+                service: "t".into(),
+                every: Duration::ZERO,
+            };
+            let sender = tokio::spawn(exporter.run(to));
+            for _ in 0..20 {
+                tokio::task::yield_now().await;
+            }
+            assert!(!sender.is_finished(), "the sender stopped");
+            sender.abort();
+        });
     }
 
     #[test]

@@ -537,6 +537,22 @@ impl PolicyEngine {
         chosen
     }
 
+    /// A refusal for a `completion/complete` whose partial value, or a value
+    /// the client filled in before it (`arguments`: both, as JSON text), is
+    /// a path within a protected path: a server completing a path lists the
+    /// directory it is in, and that is what a protected path shields.
+    /// Completion has no rules of its own; a trusted server is not judged.
+    fn completion_refusal(&self, server: &str, arguments: Option<&str>, resolver: &Resolver) -> Option<Outcome<'_>> {
+        if self.trusted.contains(server) || !arguments.is_some_and(loose_paths::may_hold_paths) {
+            return None;
+        }
+        let args = match decode::arguments(arguments) {
+            Ok(args) => args,
+            Err(why) => return Some(Outcome::new(Decision::Deny, "invalid-arguments", why)),
+        };
+        self.loose_path_refusal(&args, None, &mut Trace { steps: None }, resolver)
+    }
+
     /// A refusal when a string of an argument the annotation does not
     /// mention (any argument of an unannotated tool) is a path within a
     /// protected path.
@@ -961,6 +977,16 @@ impl PolicyEngine {
                 }
                 (evaluation.verdict(), evaluation.logged, evaluation.position)
             }
+            Method::Complete => {
+                let refused = self.completion_refusal(call.server, call.arguments, resolver);
+                if resolver.wanted() {
+                    return None;
+                }
+                match refused {
+                    Some(outcome) => (outcome.verdict(), Vec::new(), outcome.position),
+                    None => return Some(Verdict::Allow),
+                }
+            }
             _ => return Some(Verdict::Allow),
         };
         for rule in &logged {
@@ -990,9 +1016,9 @@ impl PolicyEngine {
 mod tests {
     use super::*;
 
-    /// A resource or prompt that names a path on a remote mount is put off
-    /// (decided off the serving thread), as a tool call is; one on a local
-    /// filesystem is decided at once.
+    /// A resource, prompt or completion that names a path on a remote mount
+    /// is put off (decided off the serving thread), as a tool call is; one
+    /// on a local filesystem is decided at once.
     #[cfg(unix)]
     #[test]
     fn requests_naming_a_remote_mount_are_put_off() {
@@ -1010,6 +1036,11 @@ mod tests {
         for (method, name, arguments) in [
             (Method::ResourcesRead, format!("file://{}", at("nfs/x")), None),
             (Method::PromptsGet, "p".to_owned(), Some(format!(r#"{{"file":"{}"}}"#, at("nfs/x")))),
+            (
+                Method::Complete,
+                "p".to_owned(),
+                Some(format!(r#"{{"argument":{{"name":"file","value":"{}"}},"context":null}}"#, at("nfs/x"))),
+            ),
         ] {
             let call =
                 Call { session: "t", server: "s", method: &method, name: &name, arguments: arguments.as_deref() };

@@ -1,8 +1,8 @@
 //! Safe out of the box: with no policy written, `warden wrap` refuses calls
 //! that name a credential store or Warden's own files, for the real
 //! reference filesystem server (its shipped annotations) and for a server
-//! nobody annotated (path-like strings); and resources and prompts that
-//! name them, for `warden serve`.
+//! nobody annotated (path-like strings); and resources, prompts and
+//! completions that name them, for `warden serve`.
 
 mod support;
 
@@ -151,6 +151,20 @@ fn resources_and_prompts_naming_protected_files_are_refused_with_no_policy() {
     assert_eq!(other["error"]["code"], -32002, "the server's own not found: {}", other.raw);
     let greeting = client.request("prompts/get", json!({"name": "fx__greeting", "arguments": {"name": "Ada"}}));
     assert!(greeting.value.get("result").is_some(), "{}", greeting.raw);
+
+    // Completion lists what is within a path, so a partial value within a
+    // protected one is refused, as is one the client filled in before it.
+    let greeting = json!({"type": "ref/prompt", "name": "fx__greeting"});
+    for params in [
+        json!({"ref": greeting, "argument": {"name": "name", "value": config}}),
+        json!({"ref": greeting, "argument": {"name": "name", "value": "a"}, "context": {"arguments": {"dir": config}}}),
+    ] {
+        let completion = client.request("completion/complete", params.clone());
+        assert_eq!(completion["error"]["code"], -32011, "{params}: {}", completion.raw);
+    }
+    let completion =
+        client.request("completion/complete", json!({"ref": greeting, "argument": {"name": "name", "value": "a"}}));
+    assert_eq!(completion["result"]["completion"]["values"], json!(["alice"]), "{}", completion.raw);
 }
 
 /// The official Python SDK (`interop/py_protected.py`) sees those refusals

@@ -25,8 +25,28 @@ struct UriParams<'a> {
 struct CompleteParams<'a> {
     #[serde(borrow, rename = "ref")]
     reference: Reference<'a>,
+    /// The argument being completed (`{name, value}`).
+    #[serde(borrow, default)]
+    argument: Option<&'a RawValue>,
+    /// What the client filled in already (`{arguments}`).
+    #[serde(borrow, default)]
+    context: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "_meta")]
     meta: Option<&'a RawValue>,
+}
+
+impl CompleteParams<'_> {
+    /// The values the completion is asked for, for the stages to judge as a
+    /// call's arguments (JSON text): a server completing a path lists the
+    /// directory the partial value, or one filled in before it, is in.
+    fn judged(&self) -> Option<String> {
+        if self.argument.is_none() && self.context.is_none() {
+            return None;
+        }
+        let (argument, context) =
+            (self.argument.map_or("null", RawValue::get), self.context.map_or("null", RawValue::get));
+        Some(format!(r#"{{"argument":{argument},"context":{context}}}"#))
+    }
 }
 
 #[derive(Deserialize)]
@@ -144,7 +164,8 @@ pub(super) async fn complete(session: &SessionParts, frame: &Frame) {
     };
     let token = progress_token(frame, || params.meta.map(RawValue::get));
     let server = session.upstreams.get(upstream);
-    let call =
-        Call { session: &session.id, server: server.name(), method: &Method::Complete, name: &name, arguments: None };
+    let judged = params.judged();
+    let arguments = judged.as_deref();
+    let call = Call { session: &session.id, server: server.name(), method: &Method::Complete, name: &name, arguments };
     dispatch(session, frame, &hooks, call, Target { splice, token, ..Target::upstream(upstream) }).await;
 }

@@ -538,9 +538,11 @@ impl PolicyEngine {
     }
 
     /// A refusal for a `completion/complete` whose partial value, or a value
-    /// the client filled in before it (`arguments`: both, as JSON text), is
-    /// a path within a protected path: a server completing a path lists the
-    /// directory it is in, and that is what a protected path shields.
+    /// the client filled in before it (`arguments`: `{argument, context}`,
+    /// as JSON text), is a path within a protected path: a server completing
+    /// a path lists the directory it is in, and that is what a protected
+    /// path shields. A relative value is resolved as the server may resolve
+    /// it (against its directories), as for a path argument of a tool.
     /// Completion has no rules of its own; a trusted server is not judged.
     fn completion_refusal(&self, server: &str, arguments: Option<&str>, resolver: &Resolver) -> Option<Outcome<'_>> {
         if self.trusted.contains(server) || !arguments.is_some_and(loose_paths::may_hold_paths) {
@@ -550,7 +552,24 @@ impl PolicyEngine {
             Ok(args) => args,
             Err(why) => return Some(Outcome::new(Decision::Deny, "invalid-arguments", why)),
         };
-        self.loose_path_refusal(&args, None, &mut Trace { steps: None }, resolver)
+        if let Some(refused) = self.loose_path_refusal(&args, None, &mut Trace { steps: None }, resolver) {
+            return Some(refused);
+        }
+        // The values only: an argument's name is not a path.
+        let mut values = Vec::new();
+        loose_paths::strings(&args["argument"]["value"], &mut values);
+        loose_paths::strings(&args["context"]["arguments"], &mut values);
+        for value in values.into_iter().filter(|value| value.contains('/')) {
+            if let Some((base, protected)) = self.relative_protected(server, value, resolver) {
+                let reason = format!(
+                    "the completed value {value:?}, resolved against {} as the server may, is within the protected path {}",
+                    base.display(),
+                    protected.display()
+                );
+                return Some(Outcome::new(Decision::Deny, "protected-path", reason));
+            }
+        }
+        None
     }
 
     /// A refusal when a string of an argument the annotation does not

@@ -248,3 +248,39 @@ fn a_resource_is_judged_where_its_symlinks_lead() {
     assert_eq!(read(&trusting, "fs", &format!("file://{home}/.ssh/id_rsa")).1, "no-rule");
     assert_eq!(read(&trusting, "fs", &format!("file://{home}/.aws/config")).1, "protected-path");
 }
+
+/// A completion whose partial value, or a value filled in before it, lies
+/// within a protected path is refused: a server completing a path lists
+/// the directory it is in. A relative value is resolved against the
+/// server's directories, a symbolic link followed; the argument's name is
+/// not a path, and what is not within one is allowed.
+#[test]
+fn completions_within_protected_paths_are_refused() {
+    use warden_pipeline::{Call, Guard, Verdict};
+    let dir = temp_dir("completion");
+    let root = std::fs::canonicalize(&dir).unwrap();
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    std::os::unix::fs::symlink(format!("{}/.ssh", home()), root.join("keys")).unwrap();
+    let servers = format!(
+        "servers:\n  fs: {{transport: {{kind: stdio, command: npx, args: [\"-y\", \"@modelcontextprotocol/server-filesystem\", {}]}}}}\n",
+        js(&root.display().to_string())
+    );
+    let engine = compile(&servers);
+    let method = warden_jsonrpc::Method::Complete;
+    let complete = |argument: &str, context: &str| {
+        let arguments = format!(r#"{{"argument":{argument},"context":{context}}}"#);
+        let call =
+            Call { session: "s", server: "fs", method: &method, name: "file:///{path}", arguments: Some(&arguments) };
+        matches!(engine.decide(&call), Verdict::Deny { .. })
+    };
+    let value = |value: &str| format!(r#"{{"name":"path","value":{}}}"#, js(value));
+    let home = home();
+    assert!(complete(&value(&format!("{home}/.ssh/")), "null"), "an absolute value");
+    assert!(complete(&value("~/.aws/cre"), "null"), "a ~ value");
+    assert!(complete(&value("keys/id_"), "null"), "a relative value, through a link");
+    let filled = format!(r#"{{"arguments":{{"dir":{}}}}}"#, js(&format!("{home}/.ssh")));
+    assert!(complete(&value("id_"), &filled), "a value filled in before");
+    assert!(!complete(&value("notes/"), "null"), "a directory not protected");
+    assert!(!complete(&value("a"), "null"), "a plain value");
+    assert!(!complete(r#"{"name":"keys/","value":"x"}"#, "null"), "the argument's name is no path");
+}

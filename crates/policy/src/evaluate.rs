@@ -539,11 +539,13 @@ impl PolicyEngine {
 
     /// A refusal for a `completion/complete` whose partial value, or a value
     /// the client filled in before it (`arguments`: `{argument, context}`,
-    /// as JSON text), is a path within a protected path: a server completing
-    /// a path lists the directory it is in, and that is what a protected
-    /// path shields. A relative value is resolved as the server may resolve
-    /// it (against its directories), as for a path argument of a tool.
-    /// Completion has no rules of its own; a trusted server is not judged.
+    /// as JSON text, and `uri`, the resource URI they make of a template),
+    /// is a path within a protected path: a server completing a path lists
+    /// the directory it is in, and that is what a protected path shields. A
+    /// relative value is resolved as the server may resolve it (against its
+    /// directories), as for a path argument of a tool; the URI is judged as
+    /// a `resources/read` of it would be. Completion has no rules of its
+    /// own; a trusted server is not judged.
     fn completion_refusal(&self, server: &str, arguments: Option<&str>, resolver: &Resolver) -> Option<Outcome<'_>> {
         if self.trusted.contains(server) || !arguments.is_some_and(loose_paths::may_hold_paths) {
             return None;
@@ -553,6 +555,9 @@ impl PolicyEngine {
             Err(why) => return Some(Outcome::new(Decision::Deny, "invalid-arguments", why)),
         };
         if let Some(refused) = self.loose_path_refusal(&args, None, &mut Trace { steps: None }, resolver) {
+            return Some(refused);
+        }
+        if let Some(refused) = args["uri"].as_str().and_then(|uri| self.protected_resource(server, uri, resolver)) {
             return Some(refused);
         }
         // The values only: an argument's name is not a path.

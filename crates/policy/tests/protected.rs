@@ -283,4 +283,15 @@ fn completions_within_protected_paths_are_refused() {
     assert!(!complete(&value("notes/"), "null"), "a directory not protected");
     assert!(!complete(&value("a"), "null"), "a plain value");
     assert!(!complete(r#"{"name":"keys/","value":"x"}"#, "null"), "the argument's name is no path");
+    // A resource template's URI with the values in: judged as a read of it,
+    // also where the value alone names nothing protected.
+    let uri = |uri: &str| {
+        let arguments = format!(r#"{{"argument":{},"context":null,"uri":{}}}"#, value("id_"), js(uri));
+        let call = Call { session: "s", server: "fs", method: &method, name: "t", arguments: Some(&arguments) };
+        matches!(engine.decide(&call), Verdict::Deny { .. })
+    };
+    assert!(uri(&format!("file://{home}/.ssh/id_")), "a template's URI");
+    assert!(uri(&format!("file://localhost{home}/%2essh/id_")), "the URI's other forms");
+    assert!(uri("file://keys/id_"), "a host read as a directory of the server's, as for a read");
+    assert!(!uri(&format!("file://{}/notes/id_", root.display())), "a URI not protected");
 }

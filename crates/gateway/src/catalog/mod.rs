@@ -16,7 +16,7 @@ use warden_jsonrpc::{Splice, json_string, span_in};
 use header_annotations::InvalidAnnotation;
 pub use naming::Namer;
 pub use surface::{Item, ItemKind, Page, Surface};
-pub use template::UriTemplate;
+pub use template::{UriTemplate, expand_literally};
 pub use warden_pipeline::InventoryItem;
 use warden_pipeline::{ShowAll, View};
 

@@ -41,6 +41,36 @@ impl UriTemplate {
     }
 }
 
+/// `template` with each expression replaced by its variables' values
+/// (`value_of`; an unknown one is empty), unencoded: the URI at its most
+/// literal, for judging what a server could take it to name (a server that
+/// decodes `{path}` reads `a%2Fb` as `a/b`). Not for sending.
+pub fn expand_literally<'v>(template: &str, value_of: impl Fn(&str) -> Option<&'v str>) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|close| close + open) else { break };
+        out.push_str(&rest[..open]);
+        let body = &rest[open + 1..close];
+        let (prefix, names) = match body.chars().next() {
+            Some(operator @ ('/' | '.' | '#' | ';' | '?' | '&')) => (operator.to_string(), &body[1..]),
+            Some('+') => (String::new(), &body[1..]),
+            _ => (String::new(), body),
+        };
+        let values: Vec<&str> = names
+            .split(',')
+            .filter_map(|name| value_of(name.trim_end_matches('*').split(':').next().unwrap_or(name)))
+            .collect();
+        if !values.is_empty() {
+            out.push_str(&prefix);
+            out.push_str(&values.join(","));
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The pattern for one `{...}` expression, by its operator.
 fn expression(body: &str) -> &'static str {
     match body.chars().next() {
@@ -76,5 +106,21 @@ mod tests {
         let dots = UriTemplate::new("x://a.b/{id}").unwrap();
         assert!(!dots.matches("x://aXb/1"), "literal dots are escaped");
         assert!(UriTemplate::new("x://{unclosed").is_none());
+    }
+
+    #[test]
+    fn expands_literally_for_judging() {
+        use super::expand_literally;
+        let value = |name: &str| match name {
+            "path" => Some("home/u/.ssh/id"),
+            "owner" => Some("me"),
+            _ => None,
+        };
+        assert_eq!(expand_literally("file:///{path}", value), "file:///home/u/.ssh/id");
+        assert_eq!(expand_literally("file:///{+path}", value), "file:///home/u/.ssh/id");
+        assert_eq!(expand_literally("repo://{owner}{/path}", value), "repo://me/home/u/.ssh/id");
+        assert_eq!(expand_literally("x://{owner}{?q,limit}", value), "x://me");
+        assert_eq!(expand_literally("x://{path:3}/{unknown}", value), "x://home/u/.ssh/id/");
+        assert_eq!(expand_literally("x://{unclosed", value), "x://{unclosed");
     }
 }

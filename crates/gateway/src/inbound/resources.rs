@@ -35,17 +35,45 @@ struct CompleteParams<'a> {
     meta: Option<&'a RawValue>,
 }
 
+/// The argument being completed, as the judged URI needs it.
+#[derive(Deserialize)]
+struct Argument {
+    name: String,
+    value: String,
+}
+
+/// What the client filled in already, as the judged URI needs it.
+#[derive(Deserialize)]
+struct Context {
+    #[serde(default)]
+    arguments: std::collections::HashMap<String, String>,
+}
+
 impl CompleteParams<'_> {
     /// The values the completion is asked for, for the stages to judge as a
     /// call's arguments (JSON text): a server completing a path lists the
-    /// directory the partial value, or one filled in before it, is in.
-    fn judged(&self) -> Option<String> {
+    /// directory the partial value, or one filled in before it, is in. For
+    /// a resource `template`, also the URI they make of it (`uri`), which
+    /// names that directory even when the values alone do not
+    /// (`file:///home/u/{path}` with `.ssh/`).
+    fn judged(&self, template: Option<&str>) -> Option<String> {
         if self.argument.is_none() && self.context.is_none() {
             return None;
         }
         let (argument, context) =
             (self.argument.map_or("null", RawValue::get), self.context.map_or("null", RawValue::get));
-        Some(format!(r#"{{"argument":{argument},"context":{context}}}"#))
+        let filled = self.argument.and_then(|raw| serde_json::from_str::<Argument>(raw.get()).ok());
+        let before = self.context.and_then(|raw| serde_json::from_str::<Context>(raw.get()).ok());
+        let uri = template.map(|template| {
+            crate::catalog::expand_literally(template, |name| match &filled {
+                Some(filled) if filled.name == name => Some(filled.value.as_str()),
+                _ => before.as_ref().and_then(|before| before.arguments.get(name)).map(String::as_str),
+            })
+        });
+        Some(match uri {
+            Some(uri) => format!(r#"{{"argument":{argument},"context":{context},"uri":{}}}"#, json_string(&uri)),
+            None => format!(r#"{{"argument":{argument},"context":{context}}}"#),
+        })
     }
 }
 
@@ -125,6 +153,7 @@ pub(super) async fn complete(session: &SessionParts, frame: &Frame) {
     };
     let hooks = session.surface.hooks.load_full();
     let mut splice = Splice::new();
+    let template = params.reference.uri.as_deref().filter(|_| params.reference.kind == "ref/resource");
     let (upstream, name) = match (params.reference.kind.as_str(), params.reference.name, &params.reference.uri) {
         ("ref/prompt", Some(raw), _) => {
             let Ok(exposed) = serde_json::from_str::<String>(raw.get()) else {
@@ -164,8 +193,32 @@ pub(super) async fn complete(session: &SessionParts, frame: &Frame) {
     };
     let token = progress_token(frame, || params.meta.map(RawValue::get));
     let server = session.upstreams.get(upstream);
-    let judged = params.judged();
+    let judged = params.judged(template);
     let arguments = judged.as_deref();
     let call = Call { session: &session.id, server: server.name(), method: &Method::Complete, name: &name, arguments };
     dispatch(session, frame, &hooks, call, Target { splice, token, ..Target::upstream(upstream) }).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CompleteParams;
+
+    /// What the stages judge of a completion: its values, and for a
+    /// resource template the URI they make of it, also with a value the
+    /// client filled in before.
+    #[test]
+    fn a_completion_is_judged_with_the_uri_its_values_make() {
+        let params = r#"{"ref":{"type":"ref/resource","uri":"file:///{root}/{+path}"},
+            "argument":{"name":"path","value":".ssh/id"},"context":{"arguments":{"root":"home/u"}}}"#;
+        let params: CompleteParams = serde_json::from_str(params).unwrap();
+        let judged: serde_json::Value =
+            serde_json::from_str(&params.judged(Some("file:///{root}/{+path}")).unwrap()).unwrap();
+        assert_eq!(judged["uri"], "file:///home/u/.ssh/id");
+        assert_eq!(judged["argument"]["value"], ".ssh/id");
+        assert_eq!(judged["context"]["arguments"]["root"], "home/u");
+        let prompt: serde_json::Value = serde_json::from_str(&params.judged(None).unwrap()).unwrap();
+        assert!(prompt.get("uri").is_none(), "a prompt has no URI");
+        let bare: CompleteParams = serde_json::from_str(r#"{"ref":{"type":"ref/prompt","name":"p"}}"#).unwrap();
+        assert_eq!(bare.judged(None), None);
+    }
 }

@@ -1,6 +1,6 @@
 """A real MCP client (the official Python SDK, `mcp==2.3.0`) asks Warden, with
-no policy written, for a resource and a prompt that name a protected file,
-then for ones that do not, and prints one JSON line per check.
+no policy written, for a resource, a prompt and a completion that name a
+protected file, then for ones that do not, and prints one JSON line per check.
 
     py_protected.py MODE PROTECTED_PATH (--url URL | --stdio CMD ARG...)
 
@@ -15,6 +15,7 @@ import sys
 
 from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
+from mcp.types import PromptReference
 
 failed = False
 
@@ -42,6 +43,11 @@ async def main():
         check("resource-refused", refused and refused[0] == -32011 and "protected-path" in refused[1], refused)
         refused = await refusal(client.get_prompt("greeting", {"name": protected}))
         check("prompt-refused", refused and refused[0] == -32011 and "protected-path" in refused[1], refused)
+        greeting = PromptReference(name="greeting")
+        refused = await refusal(client.complete(greeting, {"name": "name", "value": protected}))
+        check("completion-refused", refused and refused[0] == -32011 and "protected-path" in refused[1], refused)
+        completed = await client.complete(greeting, {"name": "name", "value": "a"})
+        check("completion-got", completed.completion.values == ["alice"], completed.completion)
         read = await client.read_resource("fixture://readme")
         check("resource-read", "Fixture readme" in str(read.contents), read.contents)
         prompt = await client.get_prompt("greeting", {"name": "Ada"})

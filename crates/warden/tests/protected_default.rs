@@ -168,7 +168,8 @@ fn resources_and_prompts_naming_protected_files_are_refused_with_no_policy() {
 }
 
 /// The official Python SDK (`interop/py_protected.py`) sees those refusals
-/// as JSON-RPC errors, in both eras, over stdio and over HTTP.
+/// (a resource, a prompt, a completion) as JSON-RPC errors, in both eras,
+/// over stdio and over HTTP.
 #[test]
 fn the_python_sdk_is_refused_protected_resources_and_prompts_in_both_eras() {
     let interop = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop");
@@ -192,7 +193,7 @@ fn the_python_sdk_is_refused_protected_resources_and_prompts_in_both_eras() {
             .expect("run the Python client");
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         assert!(
-            output.status.success() && stdout.matches(r#""ok": true"#).count() == 4,
+            output.status.success() && stdout.matches(r#""ok": true"#).count() == 6,
             "{mode} {transport:?}:\n{stdout}\n{}",
             String::from_utf8_lossy(&output.stderr)
         );

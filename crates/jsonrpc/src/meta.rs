@@ -24,6 +24,9 @@ pub mod keys {
     pub const PROGRESS_TOKEN: &str = "progressToken";
 }
 
+/// Where `progressToken` is in [`NOTED`] (and its span in [`MetaSpans::values`]).
+const PROGRESS_TOKEN_SLOT: usize = 4;
+
 /// The keys noted, in the order of [`MetaSpans::values`].
 const NOTED: [&[u8]; 5] = [
     keys::PROTOCOL_VERSION.as_bytes(),
@@ -95,7 +98,7 @@ impl MetaMembers<'_> {
 impl MetaSpans {
     /// Where `progressToken`'s value is, as an offset into `_meta`.
     pub(crate) fn progress_token(&self) -> Option<Range<usize>> {
-        self.values[4].range()
+        self.values[PROGRESS_TOKEN_SLOT].range()
     }
 
     /// The members, given `_meta`'s text.
@@ -107,7 +110,7 @@ impl MetaSpans {
             client_capabilities: at(self.values[1]),
             client_info: at(self.values[2]),
             log_level: at(self.values[3]),
-            progress_token: at(self.values[4]),
+            progress_token: at(self.values[PROGRESS_TOKEN_SLOT]),
             protocol_keys: self.protocol_keys.clone(),
         }
     }

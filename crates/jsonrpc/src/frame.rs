@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::codes::ErrorCode;
-use crate::meta::{MetaMembers, MetaSpans};
+use crate::meta::{MetaMembers, MetaSpans, ProtocolKeys};
 use crate::method::Method;
 use crate::params::{ParamMembers, ParamSpans, ParamsReader};
 use crate::text::Text;
@@ -358,6 +358,14 @@ impl Frame {
         self.param_spans.map(|spans| spans.members(&self.text))
     }
 
+    /// Whether the params have members besides `name`, `arguments`,
+    /// `_meta` and `task`, as the parse found them (the others unsliced:
+    /// this is asked of every 2026-07-28 request). `None` when
+    /// [`param_members`](Frame::param_members) is `None`.
+    pub fn params_have_others(&self) -> Option<bool> {
+        self.param_spans.map(|spans| spans.others())
+    }
+
     /// The members of the params' `_meta` that the stages read (the
     /// 2026-07-28 envelope, the progress token), as found while the message
     /// was parsed. `None` when it did not read them (no `_meta`, one that is
@@ -377,6 +385,16 @@ impl Frame {
         let meta = self.param_spans?.meta_range()?;
         let token = self.meta_spans.as_ref()?.progress_token();
         Some(token.map(|token| meta.start + token.start..meta.start + token.end))
+    }
+
+    /// Where the params' `_meta` is in the message, and where in it the
+    /// members whose keys MCP defines are (offsets into `_meta`), as the
+    /// parse found them, without the other members being looked at: for
+    /// taking a 2026-07-28 envelope off. `None` when
+    /// [`meta_members`](Frame::meta_members) is `None`.
+    pub fn noted_protocol_keys(&self) -> Option<(Range<usize>, &ProtocolKeys)> {
+        let meta = self.param_spans?.meta_range()?;
+        Some((meta, self.meta_spans.as_ref()?.protocol_keys()))
     }
 
     /// The params' `_meta` (JSON text, `null` included), as the parse found

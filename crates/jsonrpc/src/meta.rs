@@ -101,6 +101,11 @@ impl MetaSpans {
         self.values[PROGRESS_TOKEN_SLOT].range()
     }
 
+    /// Where the members whose keys MCP defines are.
+    pub(crate) fn protocol_keys(&self) -> &ProtocolKeys {
+        &self.protocol_keys
+    }
+
     /// The members, given `_meta`'s text.
     pub(crate) fn members<'a>(&self, meta: &'a str) -> MetaMembers<'a> {
         let at = |span: Span| span.range().and_then(|range| meta.get(range));

@@ -48,6 +48,11 @@ impl ParamSpans {
         }
     }
 
+    /// Whether the params have members besides the four.
+    pub(crate) fn others(&self) -> bool {
+        self.others
+    }
+
     /// `_meta`'s text, in `text` (the frame's).
     pub(crate) fn meta<'a>(&self, text: &'a str) -> Option<&'a str> {
         text.get(self.meta_range()?)

@@ -473,7 +473,7 @@ fn has_request_state(frame: &Frame) -> bool {
 /// Whether the parse found the params to have no member but `name`,
 /// `arguments`, `_meta` and `task`: then they carry no retry member.
 fn only_usual_members(frame: &Frame) -> bool {
-    frame.param_members().is_some_and(|members| !members.others)
+    frame.params_have_others() == Some(false)
 }
 
 /// The request as the lane's session takes it: the lane's id, without the

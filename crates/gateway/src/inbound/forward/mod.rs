@@ -109,22 +109,81 @@ pub(super) async fn forward(
 /// else is spliced inside `_meta` (a progress token, a trace parent), the
 /// connection takes it off instead.
 fn take_envelope_off(frame: &Frame, splice: &mut Splice) {
-    let Some(meta) = frame.param_members().and_then(|members| members.meta) else { return };
-    let span = frame.span_of(meta);
-    if splice.touches(&span) {
+    // Where the parse found the envelope's members side by side (as
+    // clients write them), they are cut out where they are: nothing read
+    // again, nothing copied.
+    let meta = match frame.noted_protocol_keys() {
+        Some((_, ProtocolKeys::None)) => return,
+        Some((meta, ProtocolKeys::Together(cut))) => {
+            if !splice.touches(&meta) {
+                let cut = meta.start + cut.start as usize..meta.start + cut.end as usize;
+                splice.replace(cut, String::new());
+            }
+            return;
+        }
+        Some((meta, ProtocolKeys::Apart)) => meta,
+        None => match frame.param_members().and_then(|members| members.meta) {
+            Some(meta) => frame.span_of(meta),
+            None => return,
+        },
+    };
+    if splice.touches(&meta) {
         return;
     }
-    // Where the parse found the envelope's members side by side (as
-    // clients write them), they are cut out without reading `_meta` again.
-    let without = match frame.meta_members() {
-        Some(members) => match members.protocol_keys {
-            ProtocolKeys::None => return,
-            ProtocolKeys::Together(_) => members.without_protocol_keys(),
-            ProtocolKeys::Apart => meta_without_envelope(meta),
-        },
-        None => meta_without_envelope(meta),
-    };
-    if let Some(without) = without {
-        splice.replace(span, without);
+    if let Some(without) = frame.text().get(meta.clone()).and_then(meta_without_envelope) {
+        splice.replace(meta, without);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The request as a 2025-era upstream gets it, from the splice alone
+    /// (the connection's own pass would hide a cut that went wrong).
+    fn sent(text: &str, splice: &mut Splice) -> String {
+        let frame = Frame::parse(text).expect("a request");
+        take_envelope_off(&frame, splice);
+        splice.apply(frame.text())
+    }
+
+    #[test]
+    fn the_envelope_is_cut_out_wherever_it_is_and_every_other_byte_kept() {
+        const ENVELOPE: &str =
+            r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}"#;
+        let request = |meta: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","_meta":{meta},"arguments":{{}}}}}}"#
+            )
+        };
+        for (meta, without) in [
+            (format!("{{{ENVELOPE}}}"), "{}"),
+            (format!(r#"{{{ENVELOPE},"x/keep":1.50}}"#), r#"{"x/keep":1.50}"#),
+            (format!(r#"{{"x/keep":1.50, {ENVELOPE}}}"#), r#"{"x/keep":1.50}"#),
+            (format!(r#"{{"a":1,{ENVELOPE},"b":[2]}}"#), r#"{"a":1,"b":[2]}"#),
+            // Apart: `_meta` is read again.
+            (
+                r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","a":1,"io.modelcontextprotocol/clientCapabilities":{}}"#.to_owned(),
+                r#"{"a":1}"#,
+            ),
+            // An escaped key: the parse leaves `_meta` to this pass.
+            (r#"{"io.modelcontextprotocol/protocol\u0056ersion":"2026-07-28","a":1}"#.to_owned(), r#"{"a":1}"#),
+        ] {
+            assert_eq!(sent(&request(&meta), &mut Splice::new()), request(without), "{meta}");
+        }
+        // Nothing to take off: nothing spliced.
+        let plain = request(r#"{"progressToken":7}"#);
+        assert_eq!(sent(&plain, &mut Splice::new()), plain);
+        let bare = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
+        assert_eq!(sent(bare, &mut Splice::new()), bare);
+    }
+
+    #[test]
+    fn an_edit_inside_meta_leaves_the_envelope_to_the_connection() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":"p"}}}"#;
+        let token = text.find(r#""p""#).expect("the token");
+        let mut splice = Splice::new();
+        splice.replace(token..token + 3, r#""w1""#);
+        assert_eq!(sent(text, &mut splice), text.replace(r#""p""#, r#""w1""#));
     }
 }

@@ -43,6 +43,9 @@ pub struct Frame {
     /// The members of the params' `_meta` that stages read, when the parse
     /// found them.
     meta_spans: Option<Arc<MetaSpans>>,
+    /// Whether the parse found the result to be an object with none of the
+    /// members a 2026-07-28 result gains (see [`Frame::result_is_plain`]).
+    result_plain: bool,
 }
 
 /// Where a part of a frame's text is: `u32` offsets, `(0, 0)` for none (no
@@ -102,6 +105,9 @@ struct Envelope<'a> {
     /// The members of the params' `_meta` that stages read, when the parse
     /// found them.
     meta_spans: Option<Arc<MetaSpans>>,
+    /// Whether the scan found the result to be an object whose keys are
+    /// none of those a 2026-07-28 result gains.
+    result_plain: bool,
 }
 
 impl<'a> Envelope<'a> {
@@ -124,6 +130,16 @@ impl<'a> Envelope<'a> {
                     envelope.param_spans = Some(spans);
                     envelope.meta_spans = meta;
                 }
+                end
+            } else if key == b"result" && b.get(at) == Some(&b'{') {
+                // Its keys are noted on the way (its values skipped as
+                // any value is): whether the lane may write around it.
+                let mut plain = true;
+                let end = crate::scan::object_end(text, at, |key, _, at| {
+                    plain &= !crate::meta::may_be_added_to_results(key);
+                    crate::scan::value_end(b, at)
+                })?;
+                envelope.result_plain = plain;
                 end
             } else {
                 crate::scan::value_end(b, at)?
@@ -182,6 +198,7 @@ impl<'a> From<SerdeEnvelope<'a>> for Envelope<'a> {
             error: read.error.map(RawValue::get),
             param_spans: None,
             meta_spans: None,
+            result_plain: false,
         }
     }
 }
@@ -234,7 +251,7 @@ impl Frame {
         if u32::try_from(text.len()).is_err() {
             return Err(FrameError::new(ErrorCode::InvalidRequest, "a message must be shorter than 4 GiB", None));
         }
-        let (kind, method, id, params, payload, param_spans, meta_spans) = {
+        let (kind, method, id, params, payload, param_spans, meta_spans, result_plain) = {
             let envelope = Self::envelope(&text)?;
             let span = |raw: Option<&str>| Span::of(raw.map(|raw| span_in(&text, raw)));
             let kind = Self::classify(&envelope)?;
@@ -246,9 +263,10 @@ impl Frame {
                 span(envelope.result.or(envelope.error)),
                 envelope.param_spans,
                 envelope.meta_spans,
+                envelope.result_plain,
             )
         };
-        Ok(Frame { text, kind, method, id, params, payload, param_spans, meta_spans })
+        Ok(Frame { text, kind, method, id, params, payload, param_spans, meta_spans, result_plain })
     }
 
     fn envelope(text: &str) -> Result<Envelope<'_>, FrameError> {
@@ -415,6 +433,15 @@ impl Frame {
         self.payload.range().map(|span| &self.text[span])
     }
 
+    /// Whether the result is an object none of whose members is `_meta`,
+    /// `resultType`, `ttlMs` or `cacheScope`, and none of whose keys is
+    /// escaped (which could spell one), as the parse found: a 2026-07-28
+    /// answer is written around such a result without reading it. `false`
+    /// when the parse did not read its keys.
+    pub fn result_is_plain(&self) -> bool {
+        self.result_plain
+    }
+
     /// The byte range of the payload ([`Frame::payload`]), for splicing.
     pub fn payload_span(&self) -> Option<Range<usize>> {
         self.payload.range()
@@ -467,6 +494,7 @@ impl Frame {
             param_spans: self.param_spans.map(|spans| spans.shifted(old.end, moved)),
             // Offsets into `_meta`: they do not move.
             meta_spans: self.meta_spans.clone(),
+            result_plain: self.result_plain,
         }
     }
 }
@@ -567,6 +595,37 @@ mod tests {
     /// moves it with a few stores, past that with a call to `memcpy` (at
     /// 136 bytes, about 460 more instructions a forwarded stdio call,
     /// counted with callgrind).
+    #[test]
+    fn a_plain_result_is_known_by_its_own_keys() {
+        let answer = |result: &str| format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#);
+        for (result, plain) in [
+            (r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#, true),
+            ("{}", true),
+            (r#"{ "content" : [ ] }"#, true),
+            // Nested, they are the content's own.
+            (r#"{"content":[{"_meta":{},"resultType":1}],"structuredContent":{"ttlMs":2}}"#, true),
+            (r#"{"content":"_meta"}"#, true),
+            (r#"{"a":1,"_meta":{}}"#, false),
+            (r#"{"resultType":"complete"}"#, false),
+            (r#"{"ttlMs":0}"#, false),
+            (r#"{"cacheScope":"private"}"#, false),
+            // An escape could spell one.
+            (r#"{"\u005fmeta":{}}"#, false),
+            (r#"{"a\n":1}"#, false),
+            ("[]", false),
+            ("null", false),
+        ] {
+            let frame = Frame::parse(answer(result)).unwrap();
+            assert_eq!(frame.result_is_plain(), plain, "{result}");
+            assert_eq!(frame.with_id_frame("\"w1\"").result_is_plain(), plain, "{result}");
+        }
+        // Read by serde_json (a member named twice), the keys are not known.
+        let twice = Frame::parse(r#"{"jsonrpc":"2.0","id":7,"id":8,"result":{}}"#);
+        assert!(twice.is_err() || !twice.unwrap().result_is_plain());
+        let error = Frame::parse(r#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}"#).unwrap();
+        assert!(!error.result_is_plain());
+    }
+
     #[test]
     fn a_frame_is_moved_without_memcpy() {
         assert!(std::mem::size_of::<Frame>() <= 128, "{} bytes", std::mem::size_of::<Frame>());

@@ -24,6 +24,15 @@ pub mod keys {
     pub const PROGRESS_TOKEN: &str = "progressToken";
 }
 
+/// Whether a result's member with key `key` (its bytes as written) may be
+/// one of those a 2026-07-28 result gains from Warden (`_meta`,
+/// `resultType`, `ttlMs`, `cacheScope`): it is, or it is escaped and
+/// could spell one.
+pub(crate) fn may_be_added_to_results(key: &[u8]) -> bool {
+    // A key is a few bytes: a plain loop, not a call into a SIMD search.
+    matches!(key, b"_meta" | b"resultType" | b"ttlMs" | b"cacheScope") || key.iter().any(|&byte| byte == b'\\')
+}
+
 /// Where `progressToken` is in [`NOTED`] (and its span in [`MetaSpans::values`]).
 const PROGRESS_TOKEN_SLOT: usize = 4;
 

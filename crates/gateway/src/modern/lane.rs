@@ -10,12 +10,13 @@ use warden_jsonrpc::{
     ErrorCode, Frame, Kind, Members, Method, Needle, error_response, json_string, notification, result_response,
 };
 
+use super::discover;
 use super::envelope::Envelope;
 use super::exchange::{Exchange, Input, Resumed, Round, binding, input_request, may_need_input, progress_token_of};
 use super::listeners::Listeners;
 use super::reply::{self, Canceller, DropCancel, Reply, ReplyMessage};
+use super::results::{self, ResultAt};
 use super::seal::{RequestState, Sealer, expiry};
-use super::{discover, results};
 use crate::outlet::{Outbound, Outlet};
 use crate::session::Session;
 use warden_sync::lock;
@@ -189,7 +190,8 @@ impl Inner {
         let exchange = key.and_then(|key| lock(&self.exchanges).get(&key).cloned());
         let Some(exchange) = exchange else { return self.unrouted(message.text) };
         if message.is_response {
-            self.finish(&exchange, &message.text, message.result);
+            let result = message.result.map(|span| ResultAt { span, plain: false });
+            self.finish(&exchange, &message.text, result);
             return;
         }
         let Ok(frame) = Frame::parse(message.text) else { return };
@@ -211,7 +213,10 @@ impl Inner {
         let exchange = exchange_key(request).and_then(|key| lock(&self.exchanges).get(&key).cloned());
         // A response that belongs to no request (it was cancelled) is dropped.
         if let Some(exchange) = exchange {
-            let result = answer.payload_span().filter(|_| answer.kind() == Kind::Response);
+            let result = answer
+                .payload_span()
+                .filter(|_| answer.kind() == Kind::Response)
+                .map(|span| ResultAt { span, plain: answer.result_is_plain() });
             self.finish(&exchange, answer.text(), result);
         }
     }
@@ -219,7 +224,7 @@ impl Inner {
     /// The final answer of `exchange`'s call (a 2025-era response, its
     /// result at `result` when known): to the client, or kept for the retry
     /// while the request is parked.
-    fn finish(&self, exchange: &Arc<Exchange>, text: &str, result: Option<std::ops::Range<usize>>) {
+    fn finish(&self, exchange: &Arc<Exchange>, text: &str, result: Option<ResultAt>) {
         let method = exchange.method.as_str();
         if exchange.finish(text, |text, id| results::complete(text, result, id, method)) {
             self.forget(exchange);

@@ -30,14 +30,25 @@ fn cacheable(method: &str) -> bool {
     )
 }
 
+/// Where an answer's result is in its text, as its sender knows it.
+#[derive(Debug, Clone)]
+pub struct ResultAt {
+    /// The result's bytes.
+    pub span: std::ops::Range<usize>,
+    /// Whether the answer's parse found it plain
+    /// ([`Frame::result_is_plain`]): it is then written around unsearched.
+    pub plain: bool,
+}
+
 /// The 2025-era answer `text` to a request of `method`, rewritten for a
 /// modern client whose request id is `id`. Only the envelope changes; the
 /// result's own members keep their bytes.
 ///
 /// `result` is where the result is in `text`, when the sender knows: a plain
 /// result is then rewritten without `text` being parsed again.
-pub fn complete(text: &str, result: Option<std::ops::Range<usize>>, id: &str, method: &str) -> String {
-    if let Some(out) = result.and_then(|span| text.get(span)).and_then(|result| plain_result(result, id, method)) {
+pub fn complete(text: &str, result: Option<ResultAt>, id: &str, method: &str) -> String {
+    let known = result.and_then(|at| Some((text.get(at.span)?, at.plain)));
+    if let Some(out) = known.and_then(|(result, plain)| plain_result(result, plain, id, method)) {
         return out;
     }
     // The session writes what it answers: a message it cannot read again
@@ -47,7 +58,9 @@ pub fn complete(text: &str, result: Option<std::ops::Range<usize>>, id: &str, me
     };
     match frame.kind() {
         Kind::Response => {
-            if let Some(out) = frame.payload().and_then(|result| plain_result(result, id, method)) {
+            if let Some(out) =
+                frame.payload().and_then(|result| plain_result(result, frame.result_is_plain(), id, method))
+            {
                 return out;
             }
             let Some(result) = frame.payload().and_then(|payload| Members::parse(payload).ok()) else {
@@ -88,12 +101,13 @@ fn push_modern_result(out: &mut String, result: &Members, method: &str) {
     }
 }
 
-/// The modern answer around `result`, written without reading it, when its
-/// text shows it has none of the members Warden adds: no `_meta`,
-/// `resultType`, `ttlMs` or `cacheScope`, and no escape that could spell
-/// one. Those go in after its `{`, the rest keeps its bytes. `None`: the
-/// result must be read ([`push_modern_result`]).
-fn plain_result(result: &str, id: &str, method: &str) -> Option<String> {
+/// The modern answer around `result`, written without reading it, when it
+/// has none of the members Warden adds: no `_meta`, `resultType`, `ttlMs`
+/// or `cacheScope`, and no escape that could spell one. `known_plain`: the
+/// answer's parse found so (else its text is searched, where they may be
+/// nested too). Those go in after its `{`, the rest keeps its bytes.
+/// `None`: the result must be read ([`push_modern_result`]).
+fn plain_result(result: &str, known_plain: bool, id: &str, method: &str) -> Option<String> {
     static ADDED: [Needle; 4] = [
         Needle::new(r#""_meta""#),
         Needle::new(r#""resultType""#),
@@ -101,7 +115,7 @@ fn plain_result(result: &str, id: &str, method: &str) -> Option<String> {
         Needle::new(r#""cacheScope""#),
     ];
     let inner = result.strip_prefix('{')?;
-    if warden_jsonrpc::has_escape(result) || ADDED.iter().any(|added| added.is_in(result)) {
+    if !known_plain && (warden_jsonrpc::has_escape(result) || ADDED.iter().any(|added| added.is_in(result))) {
         return None;
     }
     const HEAD: &str = r#"{"jsonrpc":"2.0","id":"#;
@@ -191,6 +205,19 @@ mod tests {
         assert!(!call.contains("ttlMs") && call.contains(r#""resultType":"complete""#));
     }
 
+    fn read(text: &str) -> serde_json::Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    /// The modern answer with id 7 around `result`, read and rendered.
+    fn rendered(result: &str, method: &str) -> String {
+        let members = Members::parse(result).unwrap();
+        let mut rendered = String::from(r#"{"jsonrpc":"2.0","id":7,"result":"#);
+        push_modern_result(&mut rendered, &members, method);
+        rendered.push('}');
+        rendered
+    }
+
     /// A result written around without being read means what the read and
     /// rendered one means, for every method's fields.
     #[test]
@@ -201,18 +228,24 @@ mod tests {
             (r#"{}"#, "tools/call"),
             (r#" {  } "#, "resources/read"),
         ] {
-            let plain = plain_result(result.trim(), "7", method).expect("plain");
-            let members = Members::parse(result).unwrap();
-            let mut rendered = String::from(r#"{"jsonrpc":"2.0","id":7,"result":"#);
-            push_modern_result(&mut rendered, &members, method);
-            rendered.push('}');
-            let read = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
-            assert_eq!(read(&plain), read(&rendered), "{result}");
+            let plain = plain_result(result.trim(), false, "7", method).expect("plain");
+            assert_eq!(read(&plain), read(&rendered(result, method)), "{result}");
+        }
+        // Known plain by the answer's parse, a result whose content names
+        // the keys Warden adds is written around as well, and the same.
+        for result in [r#"{"content":[{"_meta":{"k":1},"ttlMs":"x"}]}"#, r#"{"a":"\u0041","b":{"cacheScope":1}}"#] {
+            let answer = format!(r#"{{"jsonrpc":"2.0","id":"wm1","result":{result}}}"#);
+            let frame = Frame::parse(answer.as_str()).unwrap();
+            assert!(frame.result_is_plain(), "{result}");
+            let span = frame.payload_span().unwrap();
+            let written = complete(&answer, Some(ResultAt { span, plain: true }), "7", "tools/call");
+            assert_eq!(read(&written), read(&rendered(result, "tools/call")), "{result}");
+            assert!(written.contains(&result[1..]), "its bytes kept: {written}");
         }
         for read in
             [r#"{"_meta":{}}"#, r#"{"resultType":"x"}"#, r#"{"\u0074tlMs":1}"#, r#"{"a":{"cacheScope":1}}"#, "[]"]
         {
-            assert!(plain_result(read, "7", "tools/list").is_none(), "{read}");
+            assert!(plain_result(read, false, "7", "tools/list").is_none(), "{read}");
         }
     }
 

@@ -170,6 +170,12 @@ mod tests {
             (r#"{"io.modelcontextprotocol/protocol\u0056ersion":"2026-07-28","a":1}"#.to_owned(), r#"{"a":1}"#),
         ] {
             assert_eq!(sent(&request(&meta), &mut Splice::new()), request(without), "{meta}");
+            // As the lane submits it: under an id of another length, every
+            // place noted moved.
+            let lane = Frame::parse(request(&meta)).expect("a request").with_id_frame(r#""wm12345""#);
+            let mut splice = Splice::new();
+            take_envelope_off(&lane, &mut splice);
+            assert_eq!(splice.apply(lane.text()), request(without).replacen("1", r#""wm12345""#, 1), "{meta}");
         }
         // Nothing to take off: nothing spliced.
         let plain = request(r#"{"progressToken":7}"#);

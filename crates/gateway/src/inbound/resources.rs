@@ -42,11 +42,14 @@ struct Argument {
     value: String,
 }
 
-/// What the client filled in already, as the judged URI needs it.
+/// What the client filled in already, as the judged URI needs it. Any
+/// value is taken, and only strings are used: one value of another type
+/// must not drop the others from the URI (a server may ignore it, and
+/// expand the rest).
 #[derive(Deserialize)]
 struct Context {
     #[serde(default)]
-    arguments: std::collections::HashMap<String, String>,
+    arguments: std::collections::HashMap<String, serde_json::Value>,
 }
 
 impl CompleteParams<'_> {
@@ -67,7 +70,7 @@ impl CompleteParams<'_> {
         let uri = template.map(|template| {
             crate::catalog::expand_literally(template, |name| match &filled {
                 Some(filled) if filled.name == name => Some(filled.value.as_str()),
-                _ => before.as_ref().and_then(|before| before.arguments.get(name)).map(String::as_str),
+                _ => before.as_ref().and_then(|before| before.arguments.get(name)).and_then(serde_json::Value::as_str),
             })
         });
         Some(match uri {
@@ -216,6 +219,13 @@ mod tests {
         assert_eq!(judged["uri"], "file:///home/u/.ssh/id");
         assert_eq!(judged["argument"]["value"], ".ssh/id");
         assert_eq!(judged["context"]["arguments"]["root"], "home/u");
+        // A value of another type beside them leaves the others in the URI.
+        let mixed = r#"{"ref":{"type":"ref/resource","uri":"file:///{root}/{+path}"},
+            "argument":{"name":"path","value":".ssh/"},"context":{"arguments":{"root":"home/u","n":1,"o":null}}}"#;
+        let mixed: CompleteParams = serde_json::from_str(mixed).unwrap();
+        let judged: serde_json::Value =
+            serde_json::from_str(&mixed.judged(Some("file:///{root}/{+path}")).unwrap()).unwrap();
+        assert_eq!(judged["uri"], "file:///home/u/.ssh/");
         let prompt: serde_json::Value = serde_json::from_str(&params.judged(None).unwrap()).unwrap();
         assert!(prompt.get("uri").is_none(), "a prompt has no URI");
         let bare: CompleteParams = serde_json::from_str(r#"{"ref":{"type":"ref/prompt","name":"p"}}"#).unwrap();
